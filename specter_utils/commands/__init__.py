@@ -1,0 +1,1 @@
+"""One module per ``specter-utils`` subcommand; each exposes ``register(subparsers)``."""

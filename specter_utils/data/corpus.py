@@ -1,0 +1,29 @@
+"""A citation corpus: papers plus directed citation edges, whatever format it came from.
+
+Classification labels, where a corpus has them, are ``Paper.venue`` (hep-th: the normalised
+journal; the synthetic corpus: its topic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specter_utils.data.graph import CitationGraph
+from specter_utils.data.records import Paper, ReadReport
+
+
+@dataclass
+class Corpus:
+    name: str
+    papers: dict[str, Paper]
+    edges: list[tuple[str, str]]  # (citing, cited)
+    report: ReadReport = field(default_factory=ReadReport)
+    synthetic: bool = False  # True for the generated quick-start corpus; say so wherever it is used
+
+    def graph(self) -> CitationGraph:
+        """The citation graph (self-citations and duplicate edges dropped and counted in ``report``)."""
+        return CitationGraph.from_edges(self.edges, self.report)
+
+    def labels(self) -> dict[str, str]:
+        """Paper id -> class label (the venue), for papers that have one."""
+        return {pid: p.venue for pid, p in self.papers.items() if p.venue}

@@ -1,0 +1,96 @@
+"""A citation graph from any edge list, and its conversion to SPECTER ``data.json`` counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specter_utils.data.records import ReadReport
+from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION
+from specter_utils.errors import DataError
+from specter_utils.io import read_text
+
+
+@dataclass
+class CitationGraph:
+    """Directed citations: ``references[p]`` are the papers p cites, ``cited_by[p]`` those citing p."""
+
+    references: dict[str, set[str]] = field(default_factory=dict)
+    cited_by: dict[str, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_edges(cls, edges: Iterable[tuple[str, str]], report: ReadReport | None = None) -> CitationGraph:
+        graph = cls()
+        for citing, cited in edges:
+            if citing == cited:
+                if report is not None:
+                    report.note("self_citation_dropped", citing)
+                continue
+            refs = graph.references.setdefault(citing, set())
+            if cited in refs:
+                if report is not None:
+                    report.note("duplicate_edge", f"{citing}->{cited}")
+                continue
+            refs.add(cited)
+            graph.cited_by.setdefault(cited, set()).add(citing)
+        return graph
+
+    @property
+    def nodes(self) -> set[str]:
+        return set(self.references) | set(self.cited_by)
+
+    @property
+    def num_edges(self) -> int:
+        return sum(len(refs) for refs in self.references.values())
+
+    def edges(self) -> Iterable[tuple[str, str]]:
+        for citing, refs in self.references.items():
+            for cited in refs:
+                yield citing, cited
+
+    def subgraph(self, keep: set[str]) -> CitationGraph:
+        """Only edges whose both ends are in ``keep``."""
+        return CitationGraph.from_edges((a, b) for a, b in self.edges() if a in keep and b in keep)
+
+    def without_edges_of(self, papers: set[str]) -> CitationGraph:
+        """Drop every edge touching ``papers`` (for held-out evaluation queries)."""
+        return CitationGraph.from_edges((a, b) for a, b in self.edges() if a not in papers and b not in papers)
+
+    def to_specter_graph(
+        self, queries: Iterable[str] | None = None, allowed: set[str] | None = None
+    ) -> dict[str, dict[str, int]]:
+        """SPECTER ``data.json`` counts: 5 for a direct citation, 1 for a citation of a citation.
+
+        A count-1 candidate is cited by something the query cites and is not itself cited by the
+        query (nor the query itself). ``allowed`` restricts candidates (e.g. papers with text).
+        """
+        out: dict[str, dict[str, int]] = {}
+        for query in queries if queries is not None else self.references:
+            direct = {c for c in self.references.get(query, ()) if allowed is None or c in allowed}
+            if not direct:
+                continue
+            row = dict.fromkeys(sorted(direct), DIRECT_CITATION)
+            for cited in sorted(direct):
+                for second in self.references.get(cited, ()):
+                    if second == query or second in direct or (allowed is not None and second not in allowed):
+                        continue
+                    row.setdefault(second, CITATION_OF_CITATION)
+            out[query] = row
+        return out
+
+
+def read_edge_list(path: str | Path, report: ReadReport | None = None, sep: str | None = None) -> list[tuple[str, str]]:
+    """Read ``citing<sep>cited`` lines (``#`` comments allowed); ids are kept as strings."""
+    path = Path(path)
+    edges: list[tuple[str, str]] = []
+    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(sep)
+        if len(parts) != 2:
+            raise DataError(f"expected 'citing cited', got {len(parts)} fields: {line[:60]!r}", path, line_number)
+        edges.append((parts[0].strip(), parts[1].strip()))
+    if not edges:
+        raise DataError("empty edge list", path)
+    return edges

@@ -1,0 +1,164 @@
+"""The SPECTER training format: ``data.json``, ``metadata.json`` and ``{train,val,test}.txt``.
+
+``data.json`` maps ``query_id -> {candidate_id: {"count": c}}``; ``count == 5`` is a direct
+citation and ``count == 1`` a citation of a citation (see SPEC.md section 1).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specter_utils.data.records import Paper, ReadReport
+from specter_utils.errors import DataError
+from specter_utils.io import atomic_write, read_lines, read_text, write_json
+
+DIRECT_CITATION = 5
+CITATION_OF_CITATION = 1
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class SpecterData:
+    """An in-memory SPECTER training directory."""
+
+    graph: dict[str, dict[str, int]]  # query id -> candidate id -> count
+    metadata: dict[str, Paper]
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    report: ReadReport = field(default_factory=ReadReport)
+
+
+def _reject_duplicate_keys(path: Path):
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        seen: dict[str, object] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise DataError("duplicate id in one JSON object", path, record_id=key)
+            seen[key] = value
+        return seen
+
+    return hook
+
+
+def load_json_strict(path: str | Path) -> object:
+    """Parse JSON, rejecting duplicate keys (``json`` would silently keep the last one)."""
+    path = Path(path)
+    text = read_text(path)
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_keys(path))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
+
+
+def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, dict[str, int]]:
+    """Read ``data.json`` into ``{query: {candidate: count}}``, validating its shape."""
+    path = Path(path)
+    raw = load_json_strict(path)
+    if not isinstance(raw, dict):
+        raise DataError(f"expected a JSON object of queries, got {type(raw).__name__}", path)
+    if not raw:
+        raise DataError("empty corpus: no queries", path)
+    graph: dict[str, dict[str, int]] = {}
+    for query, candidates in raw.items():
+        if not isinstance(candidates, dict):
+            raise DataError("candidates must be an object {candidate_id: {count: c}}", path, record_id=query)
+        row: dict[str, int] = {}
+        for cand, info in candidates.items():
+            if not isinstance(info, dict) or "count" not in info:
+                raise DataError(f"candidate {cand!r} has no 'count'", path, record_id=query)
+            count = info["count"]
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise DataError(f"candidate {cand!r} count {count!r} is not an integer", path, record_id=query)
+            if cand == query:
+                if report is not None:
+                    report.note("self_citation_dropped", query)
+                continue
+            row[str(cand)] = count
+        if report is not None and not row:
+            report.note("query_without_candidates", query)
+        graph[str(query)] = row
+    return graph
+
+
+def read_metadata(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
+    """Read ``metadata.json``; papers without a title are dropped (and counted), as in SPECTER."""
+    path = Path(path)
+    raw = load_json_strict(path)
+    if not isinstance(raw, dict):
+        raise DataError(f"expected a JSON object of papers, got {type(raw).__name__}", path)
+    if not raw:
+        raise DataError("empty corpus: no papers", path)
+    papers: dict[str, Paper] = {}
+    for key, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise DataError("paper entry must be an object", path, record_id=key)
+        if "title" not in entry:
+            raise DataError("missing required field 'title'", path, record_id=key)
+        entry_id = str(entry.get("paper_id", key))
+        if entry_id != str(key):
+            raise DataError(f"key {key!r} differs from its paper_id {entry_id!r}", path, record_id=key)
+        title = (entry.get("title") or "").strip()
+        if not title:
+            if report is not None:
+                report.note("no_title_dropped", key)
+            continue
+        abstract = entry.get("abstract") or ""
+        if report is not None and not abstract.strip():
+            report.note("empty_abstract", key)
+        extras = {k: v for k, v in entry.items() if k not in {"paper_id", "title", "abstract"}}
+        papers[str(key)] = Paper(paper_id=str(key), title=title, abstract=abstract, extras=extras)
+    return papers
+
+
+def read_split(path: str | Path) -> list[str]:
+    """Read a split file (one query id per line); duplicate ids are an error."""
+    ids = read_lines(path)
+    seen: set[str] = set()
+    for line_number, paper_id in enumerate(ids, start=1):
+        if paper_id in seen:
+            raise DataError("duplicate id in split file", path, line_number, paper_id)
+        seen.add(paper_id)
+    return ids
+
+
+def read_specter_dir(data_dir: str | Path) -> SpecterData:
+    """Read a SPECTER training directory and count (never drop silently) its oddities.
+
+    ``data.json`` and ``metadata.json`` are required; split files are read where present.
+    """
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError("not a directory", data_dir)
+    report = ReadReport(source=str(data_dir))
+    graph = read_graph(data_dir / "data.json", report)
+    metadata = read_metadata(data_dir / "metadata.json", report)
+    splits = {name: read_split(data_dir / f"{name}.txt") for name in SPLITS if (data_dir / f"{name}.txt").exists()}
+    for query, candidates in graph.items():
+        if query not in metadata:
+            report.note("query_without_metadata", query)
+        for cand in candidates:
+            if cand not in metadata:
+                report.note("candidate_without_metadata", cand)
+    for name, ids in splits.items():
+        for paper_id in ids:
+            if paper_id not in graph:
+                report.note(f"{name}_id_not_in_data_json", paper_id)
+    return SpecterData(graph=graph, metadata=metadata, splits=splits, report=report)
+
+
+def write_specter_dir(out_dir: str | Path, data: SpecterData) -> None:
+    """Write ``data.json``, ``metadata.json`` and the split files (each atomically)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(
+        out_dir / "data.json",
+        {q: {c: {"count": n} for c, n in cands.items()} for q, cands in data.graph.items()},
+        indent=None,
+    )
+    write_json(
+        out_dir / "metadata.json", {pid: p.to_specter_metadata() for pid, p in data.metadata.items()}, indent=None
+    )
+    for name, ids in data.splits.items():
+        with atomic_write(out_dir / f"{name}.txt") as handle:
+            handle.writelines(f"{paper_id}\n" for paper_id in ids)

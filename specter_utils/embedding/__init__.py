@@ -1,0 +1,1 @@
+"""Embedding papers with any model, and the SCIDOCS embeddings file format."""

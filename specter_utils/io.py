@@ -1,0 +1,99 @@
+"""File helpers: atomic writes and JSON / JSONL readers that report file and line on error."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from specter_utils.errors import DataError
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+    """Write to a temporary file beside ``path`` and rename it into place only on success.
+
+    A crash part-way leaves the previous file (or no file) untouched, never a half-written one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    binary = "b" in mode
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON, atomically."""
+    with atomic_write(path) as handle:
+        json.dump(obj, handle, indent=indent, ensure_ascii=False)
+        handle.write("\n")
+
+
+def write_jsonl(path: str | Path, rows: Any) -> int:
+    """Write an iterable of JSON-serialisable rows, one per line, atomically; return the count."""
+    count = 0
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False))
+            handle.write("\n")
+            count += 1
+    return count
+
+
+def read_text(path: str | Path) -> str:
+    """Read a UTF-8 text file; non-UTF-8 bytes raise a DataError with the line they are on."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", path)
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})", path, line) from None
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file; errors name the file and line."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", path)
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not valid UTF-8 (offset {exc.start} in line)", path, line_number) from None
+            if not line.strip():
+                continue
+            try:
+                yield line_number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, line_number) from None
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """Non-blank, stripped lines of a text file (for example a split file of ids)."""
+    return [line.strip() for line in read_text(path).splitlines() if line.strip()]

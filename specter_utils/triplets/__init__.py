@@ -1,0 +1,1 @@
+"""Triplet mining (SPECTER, SPECTROID), leakage-safe splits and SCIDOCS-style benchmark building."""

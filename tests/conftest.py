@@ -1,0 +1,38 @@
+"""Shared fixtures: the real data folder (tests skip with a reason where it is absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from specter_utils.paths import shared_data_dir
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` (or ``$SPECTER_SHARED_DATA``); skips where it is absent."""
+    root = shared_data_dir()
+    if root is None:
+        pytest.skip("real data folder ../shared/data not found (set SPECTER_SHARED_DATA to point at it)")
+    return root
+
+
+@pytest.fixture(scope="session")
+def hepth_src(shared_data: Path) -> Path:
+    src = shared_data / "hepth"
+    if not (src / "cit-HepTh.txt").exists():
+        pytest.skip(f"hep-th files not found under {src}")
+    return src
+
+
+@pytest.fixture(scope="session")
+def hepth_corpus(hepth_src: Path):
+    """The whole hep-th corpus, read once per test session (about 5 s)."""
+    from specter_utils.data.hepth import read_hepth
+
+    return read_hepth(hepth_src)
