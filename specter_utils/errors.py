@@ -32,3 +32,7 @@ class DataError(ValueError):
 
 class OfflineError(RuntimeError):
     """Something needs the network and the machine is (or was told to be) offline."""
+
+
+class DownloadError(DataError):
+    """A download failed part-way or its bytes do not match the expected size or checksum."""

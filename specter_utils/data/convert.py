@@ -45,4 +45,14 @@ def corpus_to_specter(
     }
     report.note("queries", n=len(queries))
     report.note("papers", n=len(usable))
-    return SpecterData(graph=specter_graph, metadata=usable, splits=splits, report=report)
+    info = {
+        "corpus": corpus.name,
+        "synthetic": corpus.synthetic,
+        "seed": seed,
+        "val_fraction": val_fraction,
+        "test_fraction": test_fraction,
+        "excluded_papers": len(excluded),
+        "queries": len(queries),
+        "papers": len(usable),
+    }
+    return SpecterData(graph=specter_graph, metadata=usable, splits=splits, report=report, info=info)

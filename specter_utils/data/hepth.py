@@ -71,7 +71,8 @@ def parse_abs(text: str, paper_id: str, source: str = "") -> Paper:
     if not title:
         raise DataError("missing 'Title:' line", source, record_id=paper_id)
     abstract = re.sub(r"\s+", " ", blocks[2]).strip()
-    authors_raw = re.sub(r"\([^()]*\)", "", header.get("Authors", ""))  # affiliations in parentheses
+    # "Authors:" in most listings, "Author:" in about 4,300; affiliations are in parentheses.
+    authors_raw = re.sub(r"\([^()]*\)", "", header.get("Authors") or header.get("Author") or "")
     authors = [a.strip() for a in re.split(r",|\band\b|&", re.sub(r"\s+", " ", authors_raw)) if a.strip()]
     journal_ref = header.get("Journal-ref")
     journal_year = _YEAR.search(journal_ref or "")
@@ -122,6 +123,8 @@ def read_abstracts(path: str | Path, report: ReadReport | None = None) -> dict[s
                 raise DataError("duplicate paper id in archive", where, record_id=paper_id)
             if report is not None and not paper.abstract:
                 report.note("empty_abstract", paper_id)
+            if report is not None and not paper.authors:
+                report.note("no_authors", paper_id)
             papers[paper_id] = paper
     if not papers:
         raise DataError("no .abs files in archive", path)

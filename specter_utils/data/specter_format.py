@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
@@ -17,6 +18,7 @@ from specter_utils.io import atomic_write, read_lines, read_text, write_json
 DIRECT_CITATION = 5
 CITATION_OF_CITATION = 1
 SPLITS = ("train", "val", "test")
+INFO_FILE = "info.json"  # optional: where the data came from, e.g. {"corpus": "synthetic", "synthetic": true}
 
 
 @dataclass
@@ -27,6 +29,7 @@ class SpecterData:
     metadata: dict[str, Paper]
     splits: dict[str, list[str]] = field(default_factory=dict)
     report: ReadReport = field(default_factory=ReadReport)
+    info: dict[str, Any] = field(default_factory=dict)  # provenance, written to info.json when not empty
 
 
 def _reject_duplicate_keys(path: Path):
@@ -144,11 +147,14 @@ def read_specter_dir(data_dir: str | Path) -> SpecterData:
         for paper_id in ids:
             if paper_id not in graph:
                 report.note(f"{name}_id_not_in_data_json", paper_id)
-    return SpecterData(graph=graph, metadata=metadata, splits=splits, report=report)
+    info = load_json_strict(data_dir / INFO_FILE) if (data_dir / INFO_FILE).exists() else {}
+    if not isinstance(info, dict):
+        raise DataError("expected a JSON object", data_dir / INFO_FILE)
+    return SpecterData(graph=graph, metadata=metadata, splits=splits, report=report, info=info)
 
 
 def write_specter_dir(out_dir: str | Path, data: SpecterData) -> None:
-    """Write ``data.json``, ``metadata.json`` and the split files (each atomically)."""
+    """Write ``data.json``, ``metadata.json``, the split files and ``info.json`` if any (each atomically)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(
@@ -156,9 +162,15 @@ def write_specter_dir(out_dir: str | Path, data: SpecterData) -> None:
         {q: {c: {"count": n} for c, n in cands.items()} for q, cands in data.graph.items()},
         indent=None,
     )
+    # A synthetic corpus says so in every metadata entry too, so a copied file stays labelled.
+    flag = {"synthetic": True} if data.info.get("synthetic") else {}
     write_json(
-        out_dir / "metadata.json", {pid: p.to_specter_metadata() for pid, p in data.metadata.items()}, indent=None
+        out_dir / "metadata.json",
+        {pid: {**p.to_specter_metadata(), **flag} for pid, p in data.metadata.items()},
+        indent=None,
     )
     for name, ids in data.splits.items():
         with atomic_write(out_dir / f"{name}.txt") as handle:
             handle.writelines(f"{paper_id}\n" for paper_id in ids)
+    if data.info:
+        write_json(out_dir / INFO_FILE, data.info)

@@ -1,0 +1,212 @@
+"""``specter-utils data``: convert, inspect, download and generate corpora; audit splits for leakage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+CONVERT_FORMATS = ("hepth", "s2orc")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``data`` and its subcommands to the top-level parser."""
+    parser = subparsers.add_parser(
+        "data",
+        help="convert, inspect, download and generate corpora",
+        description="Data commands: convert a corpus to SPECTER training files, print counts of any data "
+        "path, download the real datasets, generate the synthetic quick-start corpus, audit leakage.",
+    )
+    parser.set_defaults(func=lambda args: _print_help(parser))
+    commands = parser.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
+
+    convert = commands.add_parser(
+        "convert",
+        help="write SPECTER-format training files (data.json, metadata.json, splits) from a corpus",
+        description="Read a citation corpus and write the SPECTER training format: data.json (count 5 = direct "
+        "citation, 1 = citation of a citation), metadata.json and train/val/test.txt. Prints counts and "
+        "every oddity met while reading.",
+    )
+    convert.add_argument("--format", required=True, choices=CONVERT_FORMATS, help="corpus format")
+    convert.add_argument(
+        "--src",
+        type=Path,
+        default=None,
+        help="hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc: the metadata .jsonl file "
+        "(default: the copy in ../shared/data)",
+    )
+    convert.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
+    convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split (default 0)")
+    convert.add_argument("--val-fraction", type=float, default=0.1, help="share of queries in val.txt (default 0.1)")
+    convert.add_argument("--test-fraction", type=float, default=0.0, help="share of queries in test.txt (default 0.0)")
+    convert.set_defaults(func=run_convert)
+
+    stats = commands.add_parser(
+        "stats",
+        help="print counts of a data path (format detected)",
+        description="Detect the format of PATH (SPECTER dir, SCIDOCS dir, benchmark dir, hep-th folder, S2ORC "
+        ".jsonl, SciRepEval files) and print papers, abstracts, edges, dangling ids, duplicates, queries "
+        "without metadata and the other oddities met while reading.",
+    )
+    stats.add_argument("path", type=Path, help="file or folder to inspect")
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
+    stats.set_defaults(func=run_stats)
+
+    download = commands.add_parser(
+        "download",
+        help="download SCIDOCS, the SPECTER training data or SNAP hep-th (needs internet)",
+        description="Download a real dataset over HTTPS into --out: resumable (FILE.part), size-checked, renamed "
+        "into place only when complete. scidocs: AI2's bucket specter/scidocs/ (~4.6 GB); specter: the "
+        "released training pickles (~19 GB); hepth: SNAP cit-HepTh (edges unpacked to cit-HepTh.txt). "
+        "Offline it fails at once and says what to do instead.",
+    )
+    download.add_argument("dataset", choices=("scidocs", "specter", "hepth"), help="which dataset")
+    download.add_argument("--out", type=Path, required=True, help="destination folder")
+    download.add_argument(
+        "--no-embeddings",
+        action="store_true",
+        help="scidocs: skip the released SPECTER embeddings (specter-embeddings/*.jsonl)",
+    )
+    download.set_defaults(func=run_download)
+
+    synthetic = commands.add_parser(
+        "synthetic",
+        help="generate the SYNTHETIC quick-start corpus as a benchmark (SCIDOCS layout + SPECTER training dir)",
+        description="Generate a deterministic synthetic citation corpus (topics with their own pseudo-word "
+        "vocabularies, citations mostly within topic, topic = class label) and write it as a benchmark: "
+        "OUT/scidocs (SCIDOCS layout), OUT/train (SPECTER format), OUT/benchmark.json and OUT/corpus.json. "
+        "Everything written is labelled synthetic.",
+    )
+    synthetic.add_argument("--out", type=Path, required=True, help="output folder")
+    synthetic.add_argument("--papers", type=int, default=600, help="number of papers (default 600)")
+    synthetic.add_argument("--topics", type=int, default=6, help="number of topics = classes (default 6)")
+    synthetic.add_argument("--seed", type=int, default=0, help="generator and split seed (default 0)")
+    synthetic.set_defaults(func=run_synthetic)
+
+    audit = commands.add_parser(
+        "audit",
+        help="check that training triplets do not touch held-out benchmark papers",
+        description="Audit a triplet file against a benchmark folder for leakage (held-out query papers or "
+        "their citation edges in training triplets). Prints the audit and exits 1 if it finds overlap.",
+    )
+    audit.add_argument("--triplets", type=Path, required=True, help="triplet .jsonl file (e.g. train.jsonl)")
+    audit.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (with scidocs/ and train/)")
+    audit.set_defaults(func=run_audit)
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 1
+
+
+def _specter_counts(data: Any) -> str:
+    pairs = [c for cands in data.graph.values() for c in cands.values()]
+    splits = ", ".join(f"{name} {len(ids):,}" for name, ids in data.splits.items())
+    return (
+        f"papers {len(data.metadata):,}; queries {len(data.graph):,} ({splits}); "
+        f"direct citations {pairs.count(5):,}; citations of citations {pairs.count(1):,}"
+    )
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Read a corpus and write it in the SPECTER training format."""
+    from specter_utils.data.convert import corpus_to_specter
+    from specter_utils.data.load import load_corpus
+    from specter_utils.data.specter_format import write_specter_dir
+    from specter_utils.errors import DataError
+
+    corpus = load_corpus(args.format, args.src)
+    print(
+        f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
+    )
+    data = corpus_to_specter(corpus, val_fraction=args.val_fraction, test_fraction=args.test_fraction, seed=args.seed)
+    if not data.graph:
+        print(corpus.report.summary())
+        raise DataError(
+            f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
+            f"({corpus.report.counts.get('dangling_citation', 0):,} citations point outside the corpus; the "
+            f"oddities above say what was dropped). Nothing was written.",
+            args.src or corpus.info.get("source"),
+        )
+    write_specter_dir(args.out, data)
+    print(f"wrote {args.out}: {_specter_counts(data)}")
+    print(corpus.report.summary())
+    print(data.report.summary())
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """Print the counts of a data path."""
+    from specter_utils.data.stats import corpus_stats, format_stats
+
+    stats = corpus_stats(args.path)
+    print(json.dumps(stats, indent=2, default=str) if args.json else format_stats(stats))
+    return 0
+
+
+def run_download(args: argparse.Namespace) -> int:
+    """Download one dataset."""
+    from specter_utils.data.download import download_dataset
+
+    results = download_dataset(args.dataset, args.out, include_embeddings=not args.no_embeddings)
+    total = sum(r.bytes for r in results)
+    fetched = sum(1 for r in results if not r.skipped)
+    print(f"{args.dataset}: {len(results)} files in {args.out} ({fetched} downloaded, {total:,} bytes)")
+    return 0
+
+
+def run_synthetic(args: argparse.Namespace) -> int:
+    """Generate the synthetic corpus and write it as a benchmark plus a SPECTER training dir."""
+    from specter_utils.data.convert import corpus_to_specter
+    from specter_utils.data.scidocs import read_qrel
+    from specter_utils.data.specter_format import write_specter_dir
+    from specter_utils.data.synthetic import generate_synthetic_corpus
+    from specter_utils.io import write_json
+    from specter_utils.triplets.benchmark import build_benchmark
+
+    corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
+    print(
+        f"SYNTHETIC corpus (seed {args.seed}): {len(corpus.papers):,} papers, {len(corpus.edges):,} citations, {args.topics} topics"
+    )
+    write_json(args.out / "corpus.json", corpus.describe())
+    result = build_benchmark(corpus, args.out, seed=args.seed)
+    train_dir = args.out / "train"
+    if not (train_dir / "data.json").exists():
+        # The benchmark builder did not write the training dir: build it here without any held-out query
+        # (every query of the benchmark's ranking tasks) or the edges touching them.
+        held_out = {q for path in sorted((args.out / "scidocs").glob("*/*.qrel")) for q in read_qrel(path)}
+        data = corpus_to_specter(corpus, exclude=held_out, seed=args.seed)
+        write_specter_dir(train_dir, data)
+        print(f"wrote {train_dir} without {len(held_out):,} held-out queries: {_specter_counts(data)}")
+    if isinstance(result, dict):
+        print(json.dumps(result, indent=2, default=str))
+    print(f"wrote the SYNTHETIC benchmark to {args.out} (labelled synthetic in benchmark.json and corpus.json)")
+    return 0
+
+
+def audit_found_overlap(audit: dict[str, Any]) -> bool:
+    """True if an audit dict reports leakage: ``ok`` false, or a non-empty ``overlap``/``leak`` entry."""
+    if isinstance(audit.get("ok"), bool):
+        return not audit["ok"]
+    for key, value in audit.items():
+        if ("overlap" in key or "leak" in key) and value:
+            if isinstance(value, dict):
+                if any(bool(v) for v in value.values()):
+                    return True
+            elif not isinstance(value, str):
+                return True
+    return False
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Audit training triplets against a benchmark; exit 1 on overlap."""
+    from specter_utils.triplets.splits import audit_leakage
+
+    audit = audit_leakage(args.triplets, args.benchmark)
+    print(json.dumps(audit, indent=2, default=str))
+    if audit_found_overlap(audit):
+        print("LEAKAGE: the triplets touch held-out benchmark papers")
+        return 1
+    print("no overlap between the triplets and the held-out benchmark papers")
+    return 0

@@ -1,0 +1,190 @@
+"""Training configuration: one dataclass of plain values, each with the reason for its value.
+
+Defaults are the paper's settings (SPEC.md section 3) except the base model, which is the offline
+``minilm``. Presets adjust them for a machine (``cpu``: minutes on a laptop; ``gpu``: the paper's
+run), and any field can then be overridden from the command line or from notebook parameters::
+
+    config = make_config("cpu", triplets="runs/mine", metadata="data/metadata.json", out="runs/train")
+
+Kinds of hyper-parameter (tuning playbook): *scientific* are what an experiment studies (base model,
+pooling, data); *fixed* are the paper's optimisation settings; *nuisance* depend on the hardware
+(per-device batch, precision, workers) and must not change the result beyond noise.
+
+This module imports nothing heavy, so ``specter-utils train --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from specter_utils.errors import DataError
+
+POOLING_MODES = ("cls", "mean")
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+# Fields that only say where things go or how to report; a resumed run may change them freely.
+RUN_ONLY_FIELDS = frozenset(
+    {"out", "resume", "overwrite", "keep_checkpoints", "progress_bar", "logging_steps", "dataloader_num_workers"}
+)
+
+
+@dataclass
+class TrainConfig:
+    """Everything a SPECTER training run depends on (see the comment on each field)."""
+
+    # --- data (scientific) ---
+    triplets: str = ""  # mining output dir with train.jsonl (and val.jsonl for a validation loss); paper ids only
+    metadata: str = ""  # SPECTER metadata.json: titles and abstracts are looked up here at training time
+    out: str = "runs/train"  # run dir: model/ (final model), checkpoints/, train_config.json, log_history.json
+    max_train_triplets: int = 0  # 0 = all; a cap (seeded sample) keeps CPU runs to minutes
+    max_val_triplets: int = 0  # 0 = all; the validation loss costs one forward pass per val triplet each time
+    # --- model (scientific) ---
+    base_model: str = "minilm"  # offline default (all-MiniLM-L6-v2); the paper starts from allenai/scibert_scivocab_uncased
+    pooling: str = "cls"  # SPECTER embeds a paper as the final-layer [CLS] vector; "mean" is the ablation
+    max_seq_length: int = 512  # SPECTER truncates "title [SEP] abstract" to 512 wordpieces
+    # --- loss (fixed) ---
+    triplet_margin: float = 1.0  # SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's
+    # --- optimisation (fixed: the paper's values) ---
+    learning_rate: float = 2e-5  # paper: Adam lr 2e-5
+    weight_decay: float = 0.01  # paper; never applied to biases or LayerNorm weights (checked at train start)
+    max_grad_norm: float = 1.0  # paper: gradient clipping at 1.0
+    warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, then linear decay to 0 (slanted triangular)
+    effective_batch_size: int = 32  # paper: 4 per step x 8 accumulation on a 12 GB Titan V
+    per_device_batch_size: int = 4  # nuisance: as large as memory allows; accumulation makes up the rest
+    gradient_accumulation_steps: int = 0  # 0 = effective_batch_size / (per_device_batch_size x number of processes)
+    epochs: float = 2.0  # paper: 2 epochs over the 684K training triplets
+    max_steps: int = -1  # > 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs
+    seed: int = 42  # model head init, data order and dropout; report spread over several seeds
+    # --- hardware (nuisance) ---
+    precision: str = "auto"  # auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU
+    torch_compile: bool = False  # torch.compile the model; only worth it on GPU for long runs (compile takes minutes)
+    group_by_length: bool = False  # batch triplets of similar length together: less padding, slightly less random batches
+    dataloader_num_workers: int = 0  # tokenisation happens in the collator; workers help a fast GPU, not a CPU run
+    # --- checkpoints and logging ---
+    save_steps: int = 500  # a checkpoint every N optimiser steps; a killed run resumes from the last one
+    save_total_limit: int = 2  # checkpoints kept on disk (each holds the optimiser state: about 3x the model)
+    keep_checkpoints: bool = False  # keep checkpoints/ after the final model is written
+    eval_steps: int = 500  # validation loss (and triplet accuracy) every N optimiser steps, and at the end
+    logging_steps: int = 50  # training loss, learning rate and gradient norm every N optimiser steps
+    resume: bool = True  # continue from the last checkpoint in out/checkpoints when there is one
+    overwrite: bool = False  # replace an existing final model in out/model (otherwise that is an error)
+    progress_bar: bool = True  # tqdm progress bar (turn off in logs of batch jobs)
+    preset: str = ""  # which preset these values started from (recorded in the model card)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def validate(self) -> TrainConfig:
+        """Raise a DataError naming the first field with an impossible value; return self."""
+
+        def bad(name: str, why: str) -> DataError:
+            return DataError(f"{name}={getattr(self, name)!r}: {why}", "TrainConfig", record_id=name)
+
+        if self.pooling not in POOLING_MODES:
+            raise bad("pooling", f"expected one of {POOLING_MODES}")
+        if self.precision not in PRECISIONS:
+            raise bad("precision", f"expected one of {PRECISIONS}")
+        for name in ("max_seq_length", "effective_batch_size", "per_device_batch_size", "save_steps"):
+            if getattr(self, name) < 1:
+                raise bad(name, "must be at least 1")
+        for name in ("eval_steps", "logging_steps", "save_total_limit"):
+            if getattr(self, name) < 1:
+                raise bad(name, "must be at least 1")
+        for name in ("max_train_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"):
+            if getattr(self, name) < 0:
+                raise bad(name, "must be 0 or more")
+        if not 0.0 <= self.warmup_ratio < 1.0:
+            raise bad("warmup_ratio", "must be in [0, 1)")
+        if self.learning_rate <= 0:
+            raise bad("learning_rate", "must be positive")
+        if self.weight_decay < 0 or self.max_grad_norm <= 0 or self.triplet_margin <= 0:
+            name = "weight_decay" if self.weight_decay < 0 else "max_grad_norm" if self.max_grad_norm <= 0 else "triplet_margin"
+            raise bad(name, "out of range")
+        if self.epochs <= 0 and self.max_steps <= 0:
+            raise bad("epochs", "must be positive (or set max_steps)")
+        if not self.triplets:
+            raise bad("triplets", "required: the mining output dir holding train.jsonl")
+        if not self.metadata:
+            raise bad("metadata", "required: the SPECTER metadata.json with titles and abstracts")
+        if not self.out:
+            raise bad("out", "required: the run directory")
+        return self
+
+    def accumulation_steps(self, world_size: int = 1) -> int:
+        """Gradient accumulation giving ``effective_batch_size`` over ``world_size`` processes."""
+        if self.gradient_accumulation_steps:
+            return self.gradient_accumulation_steps
+        per_step = self.per_device_batch_size * world_size
+        if self.effective_batch_size % per_step:
+            raise DataError(
+                f"effective_batch_size={self.effective_batch_size} is not a multiple of per_device_batch_size="
+                f"{self.per_device_batch_size} x {world_size} process(es); change one, or set gradient_accumulation_steps",
+                "TrainConfig",
+                record_id="effective_batch_size",
+            )
+        return self.effective_batch_size // per_step
+
+
+# Each preset changes only what differs from the defaults above, and says why.
+PRESETS: dict[str, dict[str, Any]] = {
+    # Minutes on a laptop CPU (MiniLM: about 4.5 triplets/s at 128 tokens on 2 free cores).
+    "cpu": {
+        "base_model": "minilm",
+        "max_seq_length": 128,  # most of a title and the start of the abstract; cost is linear to quadratic in length
+        "max_train_triplets": 400,  # 2 epochs x 400 triplets: about 3 minutes of compute
+        "max_val_triplets": 100,
+        "per_device_batch_size": 8,  # x 4 accumulation = the paper's effective batch of 32
+        "save_steps": 10,
+        "eval_steps": 10,
+        "logging_steps": 2,
+    },
+    # The paper's run: SciBERT, 512 wordpieces, every triplet, 2 epochs (needs the hub or a local copy).
+    "gpu": {
+        "base_model": "allenai/scibert_scivocab_uncased",
+        "max_seq_length": 512,
+        "per_device_batch_size": 32,  # 96 sequences of 512 per step fit an 80 GB GPU in bf16; 1 accumulation step
+        "save_steps": 1000,
+        "eval_steps": 2000,
+        "logging_steps": 50,
+        "dataloader_num_workers": 2,  # keep tokenisation off the training process
+    },
+}
+
+
+def field_comments() -> dict[str, str]:
+    """The comment written beside each TrainConfig field (used as command-line help)."""
+    comments = {}
+    for line in inspect.getsource(TrainConfig).splitlines():
+        match = re.match(r"\s{4}(\w+): [^#]+#\s*(.+)$", line)
+        if match:
+            comments[match.group(1)] = match.group(2).strip()
+    return comments
+
+
+def make_config(preset: str | None = None, **overrides: Any) -> TrainConfig:
+    """Defaults, then the preset's values, then ``overrides`` (CLI flags or notebook parameters)."""
+    values: dict[str, Any] = {}
+    if preset:
+        if preset not in PRESETS:
+            raise DataError(f"unknown preset {preset!r} (expected one of {sorted(PRESETS)})", "TrainConfig", record_id="preset")
+        values.update(PRESETS[preset])
+        values["preset"] = preset
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise DataError(f"unknown setting(s) {unknown}", "TrainConfig", record_id=unknown[0])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig(**values)
+
+
+def differing_fields(saved: dict[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
+    """Fields (other than run-only ones) whose value differs between a saved config and ``config``."""
+    current = config.to_dict()
+    return {
+        name: (saved.get(name), value)
+        for name, value in current.items()
+        if name not in RUN_ONLY_FIELDS and saved.get(name) != value
+    }

@@ -1,0 +1,363 @@
+"""Train a SPECTER model with the sentence-transformers trainer (no hand-written loop).
+
+``train_specter(config)`` reads top to bottom: 1 model, 2 data, 3 loss, 4 arguments, 5 evaluator,
+6 trainer, 7 train, 8 save with a model card. The run directory ``config.out`` holds::
+
+    model/              the final sentence-transformers model (written to a temp dir, then renamed)
+    checkpoints/        checkpoint-N/ every save_steps optimiser steps (a killed run resumes from the last)
+    train_config.json   the TrainConfig of the run (a resumed run must match it)
+    log_history.json    every logged training / validation loss
+
+The same call runs data parallel under ``torchrun --nproc_per_node N`` (the trainer handles DDP).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import logging
+import os
+import platform
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from specter_utils.errors import DataError
+from specter_utils.io import read_json, write_json
+from specter_utils.models import DEFAULT_MODEL, OFFLINE_ALIASES, resolve_model
+from specter_utils.training.config import TrainConfig, differing_fields
+from specter_utils.training.data import load_training_data
+from specter_utils.training.model_card import write_model_card
+
+logger = logging.getLogger(__name__)
+
+MODEL_DIR, CHECKPOINT_DIR, CONFIG_FILE, LOG_FILE = "model", "checkpoints", "train_config.json", "log_history.json"
+NO_DECAY_PATTERN = re.compile(r"bias|layernorm|layer_norm|(?:^|\.)norm(?:$|\.)", re.IGNORECASE)
+
+
+def world_size() -> int:
+    """Number of processes of a ``torchrun`` launch (1 otherwise)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def resolve_precision(precision: str) -> str:
+    """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs, fp32 on CPU."""
+    import torch
+
+    has_gpu = torch.cuda.is_available()
+    if precision == "auto":
+        if not has_gpu:
+            return "fp32"
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if precision in {"bf16", "fp16"} and not has_gpu:
+        raise DataError(f"precision={precision!r} needs a GPU (none found); use auto or fp32", "TrainConfig")
+    return precision
+
+
+def base_model_id(name: str) -> str:
+    """The hub id a base model name stands for (the offline alias is all-MiniLM-L6-v2)."""
+    if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    return name
+
+
+def build_model(base_model: str = DEFAULT_MODEL, pooling: str = "cls", max_seq_length: int = 512):
+    """A Transformer + Pooling sentence-transformers model initialised from ``base_model``.
+
+    Always SPECTER's architecture ([CLS] pooling unless ``pooling="mean"``), even when the base model
+    is a sentence-transformers model with its own pooling (MiniLM uses mean pooling).
+    """
+    from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    path = resolve_model(base_model)  # OfflineError at once for a hub id while offline
+    transformer = Transformer(path, max_seq_length=max_seq_length)
+    limit = getattr(transformer.auto_model.config, "max_position_embeddings", None)
+    if limit is not None and max_seq_length > limit:
+        raise DataError(f"max_seq_length={max_seq_length} exceeds the model's {limit} positions", path)
+    pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)
+    card = SentenceTransformerModelCardData(
+        model_name=f"SPECTER reproduction ({pooling} pooling) from {base_model_id(base_model)}",
+        local_files_only=True,  # never look the base model or data up on the hub
+        generate_widget_examples=False,
+    )
+    model = SentenceTransformer(modules=[transformer, pool], model_card_data=card)
+    model.model_card_data.base_model = base_model_id(base_model)
+    return model
+
+
+class WeightDecayCheck(TrainerCallback):
+    """At train start, fail if a bias or LayerNorm weight would be decayed (the paper: never)."""
+
+    def __init__(self) -> None:
+        self.decayed: list[str] = []
+        self.not_decayed: list[str] = []
+
+    def on_train_begin(self, args, state, control, model=None, optimizer=None, **kwargs) -> None:
+        names = {id(p): n for n, p in model.named_parameters()}
+        self.decayed, self.not_decayed = [], []
+        for group in optimizer.param_groups:
+            target = self.decayed if group["weight_decay"] > 0 else self.not_decayed
+            target.extend(names.get(id(p), "?") for p in group["params"])
+        wrong = [n for n in self.decayed if NO_DECAY_PATTERN.search(n)]
+        if wrong:
+            raise RuntimeError(f"weight decay would apply to bias / LayerNorm parameters: {wrong[:5]}")
+        logger.info("weight decay on %d tensors, none on %d (bias, LayerNorm)", len(self.decayed), len(self.not_decayed))
+
+
+def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
+    """The trainer's arguments: the paper's optimisation, seeded data order, checkpoints, logging."""
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    from specter_utils.training.sampler import EpochSeededBatchSampler
+
+    eval_strategy = "steps" if has_val else "no"
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir),
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.per_device_batch_size,
+        per_device_eval_batch_size=config.per_device_batch_size,
+        gradient_accumulation_steps=config.accumulation_steps(world_size()),
+        optim="adamw_torch",  # AdamW; weight decay groups exclude bias and LayerNorm (WeightDecayCheck)
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        max_grad_norm=config.max_grad_norm,
+        lr_scheduler_type="linear",
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a fraction of the total steps (transformers >= 5)
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        use_cpu=precision == "fp32" and not _cuda_available(),
+        torch_compile=config.torch_compile,
+        seed=config.seed,
+        data_seed=config.seed,
+        batch_sampler=functools.partial(EpochSeededBatchSampler, group_by_length=config.group_by_length),
+        dataloader_num_workers=config.dataloader_num_workers,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        eval_strategy=eval_strategy,
+        eval_steps=config.eval_steps if has_val else None,
+        eval_on_start=has_val,  # the validation loss before training, as a baseline
+        logging_strategy="steps",
+        logging_steps=config.logging_steps,
+        logging_first_step=True,
+        report_to="none",
+        disable_tqdm=not config.progress_bar,
+    )
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def last_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The highest-numbered complete ``checkpoint-N`` directory, if any."""
+    if not checkpoint_dir.is_dir():
+        return None
+    done = [
+        p
+        for p in checkpoint_dir.glob("checkpoint-*")
+        if p.name.split("-")[-1].isdigit() and (p / "trainer_state.json").exists()
+    ]
+    return max(done, key=lambda p: int(p.name.split("-")[-1]), default=None)
+
+
+def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
+    """Check the run dir, record the config, and return the checkpoint to resume from (if any)."""
+    final_dir = run_dir / MODEL_DIR
+    if final_dir.exists() and not config.overwrite:
+        raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
+    checkpoint = last_checkpoint(run_dir / CHECKPOINT_DIR) if config.resume else None
+    config_path = run_dir / CONFIG_FILE
+    if checkpoint is not None and config_path.exists():
+        changed = differing_fields(read_json(config_path), config)
+        if changed:
+            detail = "; ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in sorted(changed.items()))
+            raise DataError(
+                f"cannot resume from {checkpoint.name} with different settings ({detail}); "
+                "restore them, pass --no-resume to start over, or use another --out",
+                config_path,
+            )
+    if is_main_process():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
+            shutil.rmtree(stale, ignore_errors=True)
+        write_json(config_path, config.to_dict())
+    return checkpoint
+
+
+def _device_name() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"{world_size()} x {torch.cuda.get_device_name(0)}"
+    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
+def _results(log_history: list[dict[str, Any]], train_metrics: dict[str, Any]) -> dict[str, Any]:
+    """Losses and accuracies worth a line in the model card, from the trainer's log history."""
+    results: dict[str, Any] = {}
+    train_logs = [e for e in log_history if "loss" in e]
+    if train_logs:
+        results["train_loss_first_logged"] = train_logs[0]["loss"]
+        results["train_loss_last_logged"] = train_logs[-1]["loss"]
+    if "train_loss" in train_metrics:
+        results["train_loss_mean_this_process"] = train_metrics["train_loss"]
+    evals = [e for e in log_history if "eval_loss" in e]
+    if evals:
+        results["val_loss_before"] = evals[0]["eval_loss"]
+        results["val_loss_final"] = evals[-1]["eval_loss"]
+        for key, value in evals[-1].items():
+            if key.endswith("accuracy"):
+                results[key.removeprefix("eval_") + "_final"] = value
+        for key, value in evals[0].items():
+            if key.endswith("accuracy"):
+                results[key.removeprefix("eval_") + "_before"] = value
+    return results
+
+
+def save_final_model(model, final_dir: Path, summary: dict[str, Any]) -> Path:
+    """Write the model and its card to a temp dir beside ``final_dir``, then rename it into place."""
+    tmp_dir = final_dir.with_name(f".{final_dir.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    model.save_pretrained(str(tmp_dir))
+    write_model_card(tmp_dir, summary)
+    old_dir = None
+    if final_dir.exists():
+        old_dir = final_dir.with_name(f".{final_dir.name}.old-{os.getpid()}")
+        os.rename(final_dir, old_dir)
+    os.rename(tmp_dir, final_dir)
+    if old_dir is not None:
+        shutil.rmtree(old_dir, ignore_errors=True)
+    return final_dir
+
+
+def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
+    """Train SPECTER as ``config`` says and return the final model directory (``config.out/model``).
+
+    Args:
+        callbacks: extra ``transformers.TrainerCallback`` objects (for notebooks and tests).
+    """
+    config.validate()
+    from sentence_transformers import SentenceTransformerTrainer
+    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
+    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
+    from transformers import set_seed
+
+    started = time.time()
+    run_dir = Path(config.out)
+    precision = resolve_precision(config.precision)
+    checkpoint = _prepare_run_dir(config, run_dir)
+    set_seed(config.seed)
+
+    # 1. Model: Transformer + [CLS] (or mean) pooling, from the base model.
+    model = build_model(config.base_model, config.pooling, config.max_seq_length)
+    sep_token = model.tokenizer.sep_token or " "
+
+    # 2. Data: triplets of paper ids -> "title [SEP] abstract" texts from metadata.json.
+    data = load_training_data(
+        config.triplets,
+        config.metadata,
+        sep_token,
+        max_train=config.max_train_triplets,
+        max_val=config.max_val_triplets,
+        seed=config.seed,
+    )
+    train_dataset = data.train.to_dataset()
+    val_dataset = data.val.to_dataset() if data.val else None
+
+    # 3. Loss: max(d(q, pos) - d(q, neg) + margin, 0) with Euclidean d and SPECTER's margin.
+    loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin)
+
+    # 4. Arguments: the paper's optimisation, seeded data order, checkpoints, precision.
+    args = training_arguments(config, run_dir / CHECKPOINT_DIR, precision, has_val=val_dataset is not None)
+
+    # 5. Evaluator: on validation triplets, how often the positive is closer than the negative.
+    evaluator = None
+    if data.val:
+        evaluator = TripletEvaluator(
+            data.val.anchor,
+            data.val.positive,
+            data.val.negative,
+            main_similarity_function="euclidean",
+            similarity_fn_names=["euclidean"],
+            name="val",
+            batch_size=config.per_device_batch_size,
+        )
+
+    # 6. Trainer.
+    decay_check = WeightDecayCheck()
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        eval_dataset=val_dataset,
+        loss=loss,
+        evaluator=evaluator,
+        callbacks=[decay_check, *(callbacks or [])],
+    )
+
+    # 7. Train (resuming from the last checkpoint of an interrupted run).
+    if checkpoint is not None:
+        logger.info("resuming from %s", checkpoint)
+    output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    if val_dataset is not None and trainer.state.log_history and "eval_loss" not in trainer.state.log_history[-1]:
+        trainer.evaluate()  # the validation loss of the final weights
+
+    # 8. Save the final model with its card (main process only), then tidy the checkpoints.
+    final_dir = run_dir / MODEL_DIR
+    if trainer.is_world_process_zero():
+        log_history = trainer.state.log_history
+        write_json(run_dir / LOG_FILE, log_history)
+        summary = {
+            "config": config.to_dict(),
+            "base_model_id": base_model_id(config.base_model),
+            "sep_token": sep_token,
+            "data": data.counts(),
+            "derived": {
+                "world_size": world_size(),
+                "gradient_accumulation_steps": args.gradient_accumulation_steps,
+                "precision": precision,
+                "total_steps": trainer.state.max_steps,
+            },
+            "results": {**_results(log_history, output.metrics), "global_step": trainer.state.global_step},
+            "resumed_from": checkpoint.name if checkpoint else None,
+            "runtime_s": round(time.time() - started, 1),
+            "finished_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "device": _device_name(),
+            "versions": _versions(),
+        }
+        card = trainer.model.model_card_data
+        card.base_model = base_model_id(config.base_model)  # the trainer resets it to the resolved local path
+        card.widget = []  # full abstracts as widget examples only bloat the card
+        save_final_model(trainer.model, final_dir, summary)
+        if not config.keep_checkpoints:
+            shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
+        logger.info("final model written to %s", final_dir)
+        print(json.dumps({"model": str(final_dir), **summary["results"]}, indent=None))
+    trainer.accelerator.wait_for_everyone()
+    return final_dir
+
+
+def _versions() -> dict[str, str]:
+    import sentence_transformers
+    import torch
+    import transformers
+
+    return {
+        "sentence_transformers": sentence_transformers.__version__,
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+    }

@@ -1,0 +1,243 @@
+"""Training configuration, presets, CLI flags, triplet data, sampler and model card (no training here)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+import pytest
+
+from specter_utils.data.records import Paper
+from specter_utils.errors import DataError, OfflineError
+from specter_utils.io import write_json
+from specter_utils.training.config import PRESETS, TrainConfig, differing_fields, field_comments, make_config
+from specter_utils.training.data import load_training_data, triplet_texts
+from specter_utils.training.model_card import END, START, update_model_card, write_model_card
+from specter_utils.triplets.io import Triplet, write_triplets
+
+PATHS = {"triplets": "t", "metadata": "m.json", "out": "o"}
+
+
+# --- config and presets ---
+
+
+def test_defaults_are_the_papers_settings():
+    config = TrainConfig(**PATHS).validate()
+    assert (config.learning_rate, config.weight_decay, config.max_grad_norm) == (2e-5, 0.01, 1.0)
+    assert (config.warmup_ratio, config.epochs, config.triplet_margin) == (0.1, 2.0, 1.0)
+    assert (config.pooling, config.max_seq_length, config.base_model) == ("cls", 512, "minilm")
+    assert config.accumulation_steps() * config.per_device_batch_size == 32
+
+
+def test_presets_then_overrides():
+    cpu = make_config("cpu", **PATHS)
+    assert (cpu.max_seq_length, cpu.max_train_triplets, cpu.base_model, cpu.preset) == (128, 400, "minilm", "cpu")
+    assert cpu.accumulation_steps() * cpu.per_device_batch_size == 32
+    gpu = make_config("gpu", **PATHS)
+    assert (gpu.base_model, gpu.max_seq_length, gpu.max_train_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
+    assert gpu.accumulation_steps() == 1
+    assert make_config("cpu", max_seq_length=64, learning_rate=None, **PATHS).max_seq_length == 64
+    assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 2e-5  # None = not overridden
+    assert set(PRESETS) == {"cpu", "gpu"}
+
+
+def test_bad_settings_name_the_field():
+    with pytest.raises(DataError, match="unknown setting"):
+        make_config(learning_rat=1e-4)
+    with pytest.raises(DataError, match="unknown preset"):
+        make_config("tpu")
+    with pytest.raises(DataError, match="pooling"):
+        TrainConfig(pooling="max", **PATHS).validate()
+    with pytest.raises(DataError, match="warmup_ratio"):
+        TrainConfig(warmup_ratio=1.5, **PATHS).validate()
+    with pytest.raises(DataError, match="triplets"):
+        TrainConfig(metadata="m", out="o").validate()
+
+
+def test_accumulation_follows_processes():
+    config = TrainConfig(per_device_batch_size=4, **PATHS)
+    assert [config.accumulation_steps(n) for n in (1, 2, 4, 8)] == [8, 4, 2, 1]
+    with pytest.raises(DataError, match="not a multiple"):
+        config.accumulation_steps(3)
+    assert TrainConfig(gradient_accumulation_steps=5, **PATHS).accumulation_steps(3) == 5
+
+
+def test_every_field_has_a_comment():
+    comments = field_comments()
+    assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(comments)
+    assert "512" in comments["max_seq_length"]
+
+
+def test_resume_check_ignores_run_only_fields():
+    config = TrainConfig(**PATHS)
+    saved = {**config.to_dict(), "out": "elsewhere", "progress_bar": False, "learning_rate": 1e-4}
+    assert differing_fields(saved, config) == {"learning_rate": (1e-4, 2e-5)}
+
+
+# --- CLI ---
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    from specter_utils.cli import build_parser
+
+    return build_parser().parse_args(["train", *argv])
+
+
+def test_cli_flags_override_the_preset():
+    from specter_utils.commands.train import config_from_args
+
+    args = _parse(
+        ["--triplets", "T", "--metadata", "M", "--base-model", "minilm", "--out", "O", "--preset", "cpu"]
+        + ["--learning-rate", "1e-4", "--no-resume", "--pooling", "mean", "--max-seq-length", "64"]
+    )
+    config = config_from_args(args)
+    assert (config.triplets, config.metadata, config.out, config.preset) == ("T", "M", "O", "cpu")
+    assert (config.learning_rate, config.resume, config.pooling, config.max_seq_length) == (1e-4, False, "mean", 64)
+    assert config.max_train_triplets == 400  # from the preset, not overridden
+    with pytest.raises(SystemExit):
+        _parse(["--pooling", "max"])
+
+
+def test_cli_reports_bad_input_without_traceback(tmp_path, capsys):
+    from specter_utils.cli import main
+
+    code = main(["train", "--triplets", str(tmp_path / "none"), "--metadata", "m.json", "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "triplets directory not found" in capsys.readouterr().err
+
+
+# --- data ---
+
+
+@pytest.fixture
+def papers() -> dict[str, Paper]:
+    return {pid: Paper(pid, f"Title {pid}", f"Abstract {pid}.") for pid in ("a", "b", "c", "d")}
+
+
+def test_texts_are_title_sep_abstract(tmp_path, papers):
+    write_triplets(tmp_path / "train.jsonl", [Triplet("a", "b", "c", "hard"), Triplet("a", "b", "d", "easy")])
+    texts = triplet_texts(tmp_path / "train.jsonl", papers, "[SEP]")
+    assert texts.anchor[0] == "Title a[SEP]Abstract a."
+    assert (texts.positive[0], texts.negative[1]) == ("Title b[SEP]Abstract b.", "Title d[SEP]Abstract d.")
+    assert (texts.read, texts.used, texts.without_metadata, texts.kinds) == (2, 2, 0, {"hard": 1, "easy": 1})
+
+
+def test_triplets_without_metadata_are_counted(tmp_path, papers):
+    rows = [Triplet("a", "b", "c", "easy"), Triplet("a", "x", "c", "easy"), Triplet("y", "b", "x", "hard")]
+    write_triplets(tmp_path / "train.jsonl", rows)
+    texts = triplet_texts(tmp_path / "train.jsonl", papers, " ")
+    counts = texts.counts()
+    assert (counts["read"], counts["used"], counts["without_metadata"], counts["missing_paper_ids"]) == (3, 1, 2, 2)
+    assert set(counts["missing_examples"]) == {"x", "y"}
+
+
+def test_no_usable_triplet_is_an_error_naming_the_file(tmp_path, papers):
+    write_triplets(tmp_path / "train.jsonl", [Triplet("q1", "b", "c", "easy")])
+    with pytest.raises(DataError, match=r"train\.jsonl.*no usable triplets.*q1"):
+        triplet_texts(tmp_path / "train.jsonl", papers, " ")
+
+
+def test_cap_is_a_seeded_sample(tmp_path, papers):
+    rows = [Triplet("a", "b", "c", "easy"), Triplet("a", "b", "d", "easy"), Triplet("b", "a", "c", "easy")] * 3
+    write_triplets(tmp_path / "train.jsonl", rows)
+    first = triplet_texts(tmp_path / "train.jsonl", papers, " ", limit=4, seed=1)
+    again = triplet_texts(tmp_path / "train.jsonl", papers, " ", limit=4, seed=1)
+    assert (first.used, first.capped) == (4, 5)
+    assert first.anchor == again.anchor and first.negative == again.negative
+
+
+def test_training_data_needs_train_jsonl(tmp_path, papers):
+    write_json(tmp_path / "metadata.json", {pid: p.to_specter_metadata() for pid, p in papers.items()})
+    with pytest.raises(DataError, match="no train.jsonl"):
+        load_training_data(tmp_path, tmp_path / "metadata.json", " ")
+    write_triplets(tmp_path / "train.jsonl", [Triplet("a", "b", "c", "easy")])
+    data = load_training_data(tmp_path, tmp_path / "metadata.json", " ")
+    assert data.val is None and data.train.used == 1 and data.counts()["metadata_papers"] == 4
+
+
+# --- sampler ---
+
+
+def test_batch_order_depends_only_on_seed_and_epoch():
+    from datasets import Dataset
+
+    from specter_utils.training.sampler import EpochSeededBatchSampler
+
+    texts = ["x" * n for n in range(1, 24)]
+    dataset = Dataset.from_dict({"anchor": texts, "positive": texts, "negative": texts})
+    sampler = EpochSeededBatchSampler(dataset, batch_size=4, drop_last=False, seed=3)
+    epoch0 = list(sampler)
+    sampler.set_epoch(1)
+    epoch1 = list(sampler)
+    fresh = EpochSeededBatchSampler(dataset, batch_size=4, drop_last=False, seed=3)
+    fresh.set_epoch(1)
+    assert list(fresh) == epoch1 != epoch0
+    assert sorted(i for b in epoch1 for i in b) == list(range(23)) and len(sampler) == len(epoch1) == 6
+    grouped = EpochSeededBatchSampler(dataset, batch_size=4, drop_last=True, seed=3, group_by_length=True)
+    flat = [i for b in grouped for i in b]
+    # One mega-batch (50 batches) covers all 23 rows: longest first, the 3 shortest dropped with the last batch.
+    assert len(grouped) == 5 and flat == list(range(22, 2, -1))
+
+
+# --- model card ---
+
+
+def _summary() -> dict:
+    counts = {"file": "t/train.jsonl", "read": 10, "used": 8, "without_metadata": 2, "capped": 0}
+    counts |= {"kinds": {"hard": 3, "easy": 5}, "missing_paper_ids": 1, "missing_examples": ["p9"]}
+    return {
+        "config": TrainConfig(**PATHS).to_dict(),
+        "base_model_id": "sentence-transformers/all-MiniLM-L6-v2",
+        "sep_token": "[SEP]",
+        "data": {"metadata": "m.json", "metadata_papers": 12, "train": counts, "val": None},
+        "derived": {"world_size": 1, "precision": "fp32", "total_steps": 4},
+        "results": {"val_loss_final": 0.5},
+        "finished_at": "2025-01-01 00:00 UTC",
+        "device": "CPU",
+        "runtime_s": 1.0,
+    }
+
+
+def test_model_card_states_data_and_hyperparameters_and_takes_results_later(tmp_path):
+    (tmp_path / "README.md").write_text("---\ntags:\n- x\n---\n\n# Title\n\nAbout.\n\n## Usage\n\ncode\n")
+    write_model_card(tmp_path, _summary())
+    card = (tmp_path / "README.md").read_text()
+    assert card.startswith("---\ntags:") and card.index("# Title") < card.index(START) < card.index("## Usage")
+    assert "| train | `t/train.jsonl` | 10 | 8 | 2 (1 ids, e.g. p9) | 0 | easy 5, hard 3 |" in card
+    assert "| learning_rate | 2e-05 |" in card and "| val_loss_final | 0.5 |" in card
+    assert "Not evaluated yet" in card
+    update_model_card(tmp_path, {"cite_map": 81.25, "avg": 70.0})
+    update_model_card(tmp_path, {"cite_map": 82.5}, benchmark="hep-th")
+    card = (tmp_path / "README.md").read_text()
+    assert card.count(START) == card.count(END) == 1 and "Not evaluated yet" not in card
+    assert "**SCIDOCS**" in card and "| cite_map | 81.25 |" in card and "| cite_map | 82.5 |" in card
+    stored = json.loads((tmp_path / "specter_training.json").read_text())
+    assert stored["evaluation"] == {"SCIDOCS": {"cite_map": 81.25, "avg": 70.0}, "hep-th": {"cite_map": 82.5}}
+
+
+# --- device and model resolution ---
+
+
+def test_precision_on_cpu():
+    import torch
+
+    from specter_utils.training.train import resolve_precision
+
+    if torch.cuda.is_available():
+        pytest.skip("CPU-only behaviour")
+    assert resolve_precision("auto") == "fp32"
+    with pytest.raises(DataError, match="needs a GPU"):
+        resolve_precision("bf16")
+
+
+def test_offline_hub_model_fails_fast(tmp_path, monkeypatch):
+    from specter_utils.models import _in_hub_cache
+    from specter_utils.training import train_specter
+
+    if _in_hub_cache("allenai/scibert_scivocab_uncased"):
+        pytest.skip("SciBERT is in the local hub cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = make_config("gpu", triplets=str(tmp_path), metadata=str(tmp_path / "m.json"), out=str(tmp_path / "o"))
+    with pytest.raises(OfflineError, match="scibert"):
+        train_specter(config)
