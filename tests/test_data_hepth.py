@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 from collections import Counter
 
 import pytest
 
-from specter_utils.data.hepth import normalise_id, normalise_venue, parse_abs, read_edges
+from specter_utils.data.hepth import (
+    normalise_id,
+    normalise_venue,
+    parse_abs,
+    read_abstracts,
+    read_edges,
+    read_hepth,
+)
 from specter_utils.errors import DataError
 
 
@@ -144,3 +153,33 @@ def test_non_utf8_edge_file_names_the_line(tmp_path):
 def test_parse_abs_reads_the_singular_author_header():
     paper = parse_abs(ABS.replace("Authors: A. Author, B. Author and C. Author", "Author: D. Solo"), "9201001")
     assert paper.authors == ["D. Solo"]
+
+
+def _tar(path, members):
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in members:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_empty_archive_is_an_error(tmp_path):
+    path = _tar(tmp_path / "cit-HepTh-abstracts.tar.gz", [("README", "nothing here")])
+    with pytest.raises(DataError, match=r"cit-HepTh-abstracts.tar.gz.*no .abs files"):
+        read_abstracts(path)
+
+
+def test_duplicate_paper_in_archive_names_member_and_id(tmp_path):
+    path = _tar(tmp_path / "a.tar.gz", [("1992/9201001.abs", ABS), ("1993/9201001.abs", ABS)])
+    with pytest.raises(DataError, match=r"a.tar.gz:1993/9201001.abs \(id '9201001'\).*duplicate"):
+        read_abstracts(path)
+
+
+def test_dangling_edges_are_counted(tmp_path):
+    _tar(tmp_path / "cit-HepTh-abstracts.tar.gz", [("1992/9201001.abs", ABS)])
+    (tmp_path / "cit-HepTh.txt").write_text("9201001\t9999999\n")
+    corpus = read_hepth(tmp_path)
+    assert corpus.report.counts["edge_cited_unknown_id"] == 1
+    assert corpus.dangling_edges() == [("9201001", "9999999")]

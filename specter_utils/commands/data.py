@@ -157,30 +157,20 @@ def run_download(args: argparse.Namespace) -> int:
 
 
 def run_synthetic(args: argparse.Namespace) -> int:
-    """Generate the synthetic corpus and write it as a benchmark plus a SPECTER training dir."""
-    from specter_utils.data.convert import corpus_to_specter
-    from specter_utils.data.scidocs import read_qrel
-    from specter_utils.data.specter_format import write_specter_dir
+    """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.io import write_json
     from specter_utils.triplets.benchmark import build_benchmark
 
     corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
     print(
-        f"SYNTHETIC corpus (seed {args.seed}): {len(corpus.papers):,} papers, {len(corpus.edges):,} citations, {args.topics} topics"
+        f"SYNTHETIC corpus (seed {args.seed}): {len(corpus.papers):,} papers, "
+        f"{len(corpus.edges):,} citations, {args.topics} topics"
     )
     write_json(args.out / "corpus.json", corpus.describe())
+    # build_benchmark writes OUT/scidocs, OUT/train (SPECTER format, without held-out queries) and benchmark.json.
     result = build_benchmark(corpus, args.out, seed=args.seed)
-    train_dir = args.out / "train"
-    if not (train_dir / "data.json").exists():
-        # The benchmark builder did not write the training dir: build it here without any held-out query
-        # (every query of the benchmark's ranking tasks) or the edges touching them.
-        held_out = {q for path in sorted((args.out / "scidocs").glob("*/*.qrel")) for q in read_qrel(path)}
-        data = corpus_to_specter(corpus, exclude=held_out, seed=args.seed)
-        write_specter_dir(train_dir, data)
-        print(f"wrote {train_dir} without {len(held_out):,} held-out queries: {_specter_counts(data)}")
-    if isinstance(result, dict):
-        print(json.dumps(result, indent=2, default=str))
+    print(json.dumps(result, indent=2, default=str))
     print(f"wrote the SYNTHETIC benchmark to {args.out} (labelled synthetic in benchmark.json and corpus.json)")
     return 0
 

@@ -153,8 +153,8 @@ def download_file(
         if digest is not None and digest != sha256.lower():
             raise DownloadError(f"existing file's SHA-256 {digest} differs from the expected {sha256}", dest)
         return DownloadResult(dest, dest.stat().st_size, digest, 0, skipped=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     check_reachable(url, dest, timeout=min(timeout, 5.0))
+    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     offset = part.stat().st_size if part.exists() else 0
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})

@@ -69,7 +69,8 @@ def _parse_paper(record: Any, path: Path, where: str, report: ReadReport | None)
     if not isinstance(record, dict):
         raise DataError(f"{where}: expected a paper object, got {type(record).__name__}", path)
     if "title" not in record:
-        raise DataError(f"{where}: missing required field 'title'", path, record_id=record.get("corpus_id"))
+        cid = record.get("corpus_id", record.get("sha"))
+        raise DataError(f"{where}: missing required field 'title'", path, record_id=None if cid is None else str(cid))
     paper_id = _paper_id(record, path, where)
     title = _text_field(record, "title", path, where, paper_id)
     if not title:

@@ -37,8 +37,19 @@ QUERY_WITHOUT_METADATA = "query_without_metadata"
 FEWER_THAN_3 = "fewer_than_3_candidates"
 SAME_COUNT = "all_candidates_same_count"
 NO_VALID_POSITIVE = "no_valid_positive"
+NO_EASY_POOL = "no_easy_negative_pool"
 ALL_DROPPED = "all_triplets_dropped_no_metadata"
 CAPPED = "dropped_by_max_triplets"
+SKIP_REASONS = (
+    NOT_IN_DATA_JSON,
+    QUERY_WITHOUT_METADATA,
+    FEWER_THAN_3,
+    SAME_COUNT,
+    NO_VALID_POSITIVE,
+    NO_EASY_POOL,
+    ALL_DROPPED,
+    CAPPED,
+)
 _SPLIT_SALT = {"train": 1, "val": 2, "test": 3}
 _MAX_REJECTION_ROUNDS = 64
 
@@ -356,6 +367,10 @@ def sample_split(
         skipped[reason] += int(mask.sum())
     slot_row, pos, neg, hard = _sample_fast_rows(index, rows[fast], config, rng)
     easy_unavailable = int(((index.n_meta - index.cand_in_meta[rows[fast]] - 1) <= 0).sum())
+    empty = np.setdiff1d(rows[fast], slot_row)  # only without hard negatives and with no easy pool
+    for row in empty[:5].tolist():
+        skip(NO_EASY_POOL, index.ids[index.row_query[row]], 0)
+    skipped[NO_EASY_POOL] += len(empty)
     extra: list[tuple[int, int, int, bool]] = []
     for row in rows[general].tolist():
         planned, reason = _sample_general_row(index, row, config, rng)
@@ -394,7 +409,7 @@ def sample_split(
     metrics: dict[str, Any] = {
         "queries": len(query_ids),
         "queries_used": used,
-        "queries_skipped": dict(sorted(skipped.items())),
+        "queries_skipped": {reason: skipped[reason] for reason in SKIP_REASONS},
         "queries_skipped_total": len(query_ids) - used,
         "skip_examples": examples,
         "triplets": batch.kinds(),

@@ -1,0 +1,232 @@
+"""Real (tiny) training runs on real SPECTER triplets from scirepeval/specter_small.json.
+
+The model is all-MiniLM-L6-v2 cut to 2 layers (pretrained weights, SPECTER's [CLS] pooling) so each
+run takes seconds; the data are the first real triplets of the SciRepEval sample.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import TrainerCallback
+
+from specter_utils.io import write_json
+from specter_utils.training import make_config, train_specter
+from specter_utils.triplets.io import Triplet, write_triplets
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    """all-MiniLM-L6-v2 with its first 2 layers only, saved as a plain transformers model."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from specter_utils.models import resolve_model
+
+    source = resolve_model("minilm")
+    out = tmp_path_factory.mktemp("tiny_minilm")
+    model = AutoModel.from_pretrained(source)
+    model.encoder.layer = model.encoder.layer[:2]
+    model.config.num_hidden_layers = 2
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(source).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def triplet_dir(shared_data, tmp_path_factory) -> Path:
+    """16 train and 4 val real triplets, plus one train triplet whose papers have no metadata."""
+    from specter_utils.data.scirepeval import read_specter_triplets
+
+    src = shared_data / "scirepeval" / "specter_small.json"
+    if not src.exists():
+        pytest.skip(f"{src} not found")
+    triples, papers = read_specter_triplets(src)
+    rows = [Triplet(q.paper_id, p.paper_id, n.paper_id, "easy") for q, p, n in triples]
+    out = tmp_path_factory.mktemp("triplets")
+    write_triplets(out / "train.jsonl", [*rows[:16], Triplet("no-such-paper", rows[0].pos, "missing-too", "hard")])
+    write_triplets(out / "val.jsonl", rows[16:20])
+    write_json(out / "metadata.json", {pid: paper.to_specter_metadata() for pid, paper in papers.items()})
+    return out
+
+
+def _config(tiny_model: Path, triplet_dir: Path, out: Path, **overrides):
+    settings = dict(
+        triplets=str(triplet_dir),
+        metadata=str(triplet_dir / "metadata.json"),
+        out=str(out),
+        base_model=str(tiny_model),
+        max_seq_length=48,
+        per_device_batch_size=4,
+        effective_batch_size=8,
+        epochs=2,
+        save_steps=2,
+        eval_steps=2,
+        logging_steps=1,
+        progress_bar=False,
+        seed=7,
+    )
+    return make_config(**{**settings, **overrides})
+
+
+def _gap(model, texts) -> float:
+    """Mean d(q, pos) - d(q, neg) over the triplets (lower is better)."""
+    anchor, positive, negative = (model.encode(column, convert_to_tensor=True) for column in texts)
+    return ((anchor - positive).norm(dim=1) - (anchor - negative).norm(dim=1)).mean().item()
+
+
+class OptimizerGroups(TrainerCallback):
+    """Records which parameters each optimiser group decays."""
+
+    def __init__(self) -> None:
+        self.decayed: list[str] = []
+        self.not_decayed: list[str] = []
+        self.weight_decay = 0.0
+
+    def on_train_begin(self, args, state, control, model=None, optimizer=None, **kwargs):
+        names = {id(p): n for n, p in model.named_parameters()}
+        for group in optimizer.param_groups:
+            target = self.decayed if group["weight_decay"] > 0 else self.not_decayed
+            target.extend(names[id(p)] for p in group["params"])
+        self.weight_decay = max(g["weight_decay"] for g in optimizer.param_groups)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_model, triplet_dir, tmp_path_factory):
+    """One short run (4 optimiser steps, lr raised so a few steps move the embeddings)."""
+    from sentence_transformers import SentenceTransformer
+
+    from specter_utils.training.data import load_training_data
+    from specter_utils.training.train import build_model
+
+    before = build_model(str(tiny_model), "cls", 48)
+    data = load_training_data(triplet_dir, triplet_dir / "metadata.json", before.tokenizer.sep_token)
+    texts = (data.train.anchor, data.train.positive, data.train.negative)
+    gap_before = _gap(before, texts)
+    groups = OptimizerGroups()
+    out = tmp_path_factory.mktemp("run") / "run"
+    final_dir = train_specter(_config(tiny_model, triplet_dir, out, learning_rate=1e-4), callbacks=[groups])
+    gap_after = _gap(SentenceTransformer(str(final_dir)), texts)
+    return {"dir": final_dir, "out": out, "before": gap_before, "after": gap_after, "groups": groups, "texts": texts}
+
+
+def test_training_pulls_positives_closer(trained):
+    # Fails if the Euclidean metric's sign were inverted (as in some sentence-transformers releases).
+    assert trained["after"] < trained["before"] - 1e-4, (trained["before"], trained["after"])
+
+
+def test_weight_decay_skips_bias_and_layernorm(trained):
+    groups = trained["groups"]
+    assert groups.weight_decay == pytest.approx(0.01)
+    assert groups.decayed and groups.not_decayed
+    assert all("bias" in n or "LayerNorm" in n for n in groups.not_decayed), groups.not_decayed
+    assert not any("bias" in n or "LayerNorm" in n for n in groups.decayed)
+    assert any(n.endswith("attention.self.query.weight") for n in groups.decayed)
+
+
+def test_saved_model_loads_both_ways_with_cls_pooling(trained):
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    path = str(trained["dir"])
+    model = SentenceTransformer(path)
+    text = trained["texts"][0][0]
+    embedding = model.encode([text], convert_to_tensor=True)[0]
+    tokenizer, plain = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
+    batch = tokenizer([text], truncation=True, max_length=48, return_tensors="pt")
+    with torch.no_grad():
+        cls = plain(**batch).last_hidden_state[0, 0]
+    # The HF allenai/specter recipe (AutoModel, [CLS] vector) gives the same embedding.
+    assert torch.allclose(embedding, cls, atol=1e-4)
+    assert model.max_seq_length == 48
+
+
+def test_card_and_run_files(trained):
+    card = (trained["dir"] / "README.md").read_text()
+    summary = json.loads((trained["dir"] / "specter_training.json").read_text())
+    assert summary["data"]["train"]["read"] == 17 and summary["data"]["train"]["used"] == 16
+    assert summary["data"]["train"]["without_metadata"] == 1
+    assert set(summary["data"]["train"]["missing_examples"]) == {"no-such-paper", "missing-too"}
+    assert "| train |" in card and "| 17 | 16 | 1 (2 ids" in card
+    assert "| learning_rate | 0.0001 |" in card and "margin 1.0" in card
+    results = summary["results"]
+    assert results["global_step"] == 4 and "val_loss_final" in results and "val_loss_before" in results
+    assert "base_model:" in card.split("---")[1]
+    log = json.loads((trained["out"] / "log_history.json").read_text())
+    assert sum("eval_loss" in e for e in log) >= 3  # before training, at step 2 and step 4
+    assert not (trained["out"] / "checkpoints").exists()  # removed after a successful run
+    assert not list(trained["out"].glob(".model.*"))  # no temp dir left behind
+
+
+def test_existing_model_is_not_overwritten(trained, tiny_model, triplet_dir):
+    from specter_utils.errors import DataError
+
+    with pytest.raises(DataError, match="--overwrite"):
+        train_specter(_config(tiny_model, triplet_dir, trained["out"]))
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+from transformers import TrainerCallback
+from specter_utils.training import make_config, train_specter
+
+class KillAfterStep(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == {kill_at}:
+            os.kill(os.getpid(), signal.SIGKILL)  # kill -9: no clean-up, no final save
+
+train_specter(make_config(**{config!r}), callbacks=[KillAfterStep()])
+"""
+
+
+def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(model_dir / "model.safetensors"))
+
+
+def test_killed_run_resumes_to_the_same_weights(tiny_model, triplet_dir, tmp_path):
+    # 16 triplets, batch 2 x 2 accumulation: 4 steps per epoch, 8 in all; checkpoints every 3 steps.
+    settings = dict(per_device_batch_size=2, effective_batch_size=4, save_steps=3, eval_steps=3, learning_rate=1e-4)
+    reference = train_specter(_config(tiny_model, triplet_dir, tmp_path / "reference", **settings))
+
+    out = tmp_path / "interrupted"
+    config = _config(tiny_model, triplet_dir, out, **settings).to_dict()
+    script = KILL_SCRIPT.format(kill_at=5, config=config)  # dies in epoch 2, after checkpoint-3, before checkpoint-6
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    killed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert (out / "checkpoints" / "checkpoint-3").is_dir() and not (out / "model").exists()
+
+    # Resume through the command line, as a user would.
+    argv = [sys.executable, "-m", "specter_utils", "train", "--triplets", str(triplet_dir)]
+    argv += ["--metadata", str(triplet_dir / "metadata.json"), "--out", str(out)]
+    for name, value in config.items():
+        if name not in {"triplets", "metadata", "out", "preset"} and isinstance(value, int | float | str):
+            if isinstance(value, bool):
+                argv.append(f"--{'' if value else 'no-'}{name.replace('_', '-')}")
+            else:
+                argv += [f"--{name.replace('_', '-')}", str(value)]
+    resumed = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((out / "model" / "specter_training.json").read_text())
+    assert summary["resumed_from"] == "checkpoint-3" and summary["results"]["global_step"] == 8
+
+    expected, actual = _weights(reference), _weights(out / "model")
+    assert expected.keys() == actual.keys()
+    for name in expected:
+        assert torch.allclose(expected[name], actual[name], atol=1e-6), name
+    # ... and the run really moved the weights, so the comparison means something.
+    start = _weights(tiny_model)
+    moved = [n for n in start if n in expected and not torch.allclose(start[n], expected[n], atol=1e-6)]
+    assert moved
