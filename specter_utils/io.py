@@ -47,8 +47,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
     """Write ``obj`` as JSON, atomically."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)  # one C-encoder call; json.dump streams slowly
     with atomic_write(path) as handle:
-        json.dump(obj, handle, indent=indent, ensure_ascii=False)
+        handle.write(text)
         handle.write("\n")
 
 

@@ -1,0 +1,127 @@
+"""The notebook runner: parameters, run folders, and how a failing cell is reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from specter_utils.cli import main
+from specter_utils.paths import REPO_ROOT
+from specter_utils.pipeline import (
+    NOTEBOOKS,
+    PRESETS,
+    PipelineError,
+    RunPaths,
+    check_kernel,
+    load_params,
+    read_metrics,
+    run_parameters,
+    run_pipeline,
+    write_metrics,
+)
+
+
+def fake_notebook(path: Path, body: str) -> None:
+    params = new_code_cell('run_dir: str = "results/x"  # run folder\nvalue: int = 1  # a number')
+    params.metadata["tags"] = ["parameters"]
+    nb = new_notebook(cells=[new_markdown_cell("# fake"), params, new_code_cell(body)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def fake_layout(tmp_path: Path) -> tuple[Path, Path]:
+    notebooks, params = tmp_path / "notebooks", tmp_path / "params"
+    notebooks.mkdir()
+    (params / NOTEBOOKS[0]).mkdir(parents=True)
+    (params / NOTEBOOKS[0] / "smoke.yaml").write_text("value: 41\n")
+    return notebooks, params
+
+
+def test_run_paths_are_relative_to_the_repository() -> None:
+    paths = RunPaths.of("results/demo")
+    assert paths.run_dir == REPO_ROOT / "results" / "demo"
+    assert paths.model_dir == paths.run_dir / "03_train_specter" / "train" / "model"
+    assert paths.embedding_file("base").name == "base.jsonl"
+    assert paths.scidocs_dir() == paths.benchmark_dir / "scidocs"
+    assert paths.scidocs_dir("/data/scidocs") == Path("/data/scidocs")
+
+
+def test_metrics_round_trip(tmp_path: Path) -> None:
+    path = write_metrics(tmp_path, "05_scidocs_eval", {"cite": {"map": 1.5}})
+    assert path == tmp_path / "05_scidocs_eval" / "metrics.json"
+    assert read_metrics(tmp_path, "05_scidocs_eval") == {"cite": {"map": 1.5}}
+
+
+def test_every_notebook_has_every_preset() -> None:
+    for notebook in NOTEBOOKS:
+        for preset in PRESETS:
+            assert isinstance(load_params(notebook, preset), dict), (notebook, preset)
+    with pytest.raises(FileNotFoundError, match="presets of 01_prepare_data"):
+        load_params(NOTEBOOKS[0], "nope")
+
+
+def test_run_parameters_inject_run_dir_and_data_dir(tmp_path: Path) -> None:
+    first = run_parameters(NOTEBOOKS[0], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path))
+    assert first["run_dir"] == str(tmp_path / "run")
+    assert first["data_dir"] == str(tmp_path) and first["corpus"] == "hepth"
+    later = run_parameters(NOTEBOOKS[1], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path), declared={})
+    assert "data_dir" not in later and "figures_dir" not in later
+
+
+def test_kernel_runs_this_interpreter() -> None:
+    assert Path(check_kernel("python3")).exists()
+    with pytest.raises(RuntimeError, match="ipykernel install"):
+        check_kernel("no-such-kernel-anywhere")
+
+
+def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_path: Path) -> None:
+    notebooks, params = fake_layout
+    fake_notebook(
+        notebooks / f"{NOTEBOOKS[0]}.ipynb",
+        "from specter_utils.pipeline import write_metrics\n"
+        f"write_metrics(run_dir, {NOTEBOOKS[0]!r}, {{'value': value + 1}})",
+    )
+    result = run_pipeline(
+        "smoke", run="t", notebooks=["01"], results_root=tmp_path / "results", figures_dir=tmp_path / "figs",
+        params_dir=params, notebooks_dir=notebooks, progress_bar=False, echo=lambda *_: None,
+    )
+    out = tmp_path / "results" / "t" / NOTEBOOKS[0]
+    assert json.loads((out / "metrics.json").read_text()) == {"value": 42}
+    assert (out / f"{NOTEBOOKS[0]}.ipynb").exists()
+    assert "total:" in result.summary()
+
+
+def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Path) -> None:
+    notebooks, params = fake_layout
+    fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "x = value * 2\nraise ValueError(f'broken at {x}')")
+    with pytest.raises(PipelineError) as info:
+        run_pipeline(
+            "smoke", run="t", notebooks=["01"], results_root=tmp_path / "results", figures_dir=tmp_path / "figs",
+            params_dir=params, notebooks_dir=notebooks, progress_bar=False, echo=lambda *_: None,
+        )
+    message = str(info.value)
+    assert f"notebook {NOTEBOOKS[0]} failed in cell" in message
+    assert "raise ValueError(f'broken at {x}')" in message  # the cell's source
+    assert "ValueError: broken at 82" in message  # the error, with the preset's value injected
+
+
+def test_unknown_parameter_in_a_preset_is_an_error(fake_layout, tmp_path: Path) -> None:
+    notebooks, params = fake_layout
+    fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "pass")
+    (params / NOTEBOOKS[0] / "smoke.yaml").write_text("valeu: 3\n")
+    with pytest.raises(PipelineError, match="valeu"):
+        run_pipeline(
+            "smoke", notebooks=["01"], results_root=tmp_path, figures_dir=tmp_path, params_dir=params,
+            notebooks_dir=notebooks, echo=lambda *_: None,
+        )
+
+
+def test_cli_rejects_an_unknown_preset(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--preset", "nope"])
+    assert "invalid choice" in capsys.readouterr().err
