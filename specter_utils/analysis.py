@@ -180,16 +180,16 @@ def plot_projections(projections: list[Projection], path_stem: str | Path, title
     classes = sorted({label for p in projections for label in p.labels})
     cmap = plt.get_cmap("tab20" if len(classes) > 10 else "tab10")
     colour = {c: cmap(i % cmap.N) for i, c in enumerate(classes)}
-    fig, axes = plt.subplots(
-        len(methods), len(models), figsize=(4.6 * len(models), 4.4 * len(methods)), squeeze=False
-    )
+    fig, axes = plt.subplots(len(methods), len(models), figsize=(4.6 * len(models), 4.4 * len(methods)), squeeze=False)
     for p in projections:
         ax = axes[methods.index(p.method)][models.index(p.model)]
         ax.scatter(p.coords[:, 0], p.coords[:, 1], s=6, c=[colour[label] for label in p.labels], linewidths=0)
         name = {"tsne": "t-SNE", "umap": "UMAP"}.get(p.method, p.method)
         subtitle = f"{p.model} ({name})"
         if p.scores:
-            subtitle += f"\nDBSCAN homogeneity {p.scores['homogeneity']:.2f}, completeness {p.scores['completeness']:.2f}"
+            subtitle += (
+                f"\nDBSCAN homogeneity {p.scores['homogeneity']:.2f}, completeness {p.scores['completeness']:.2f}"
+            )
         ax.set_title(subtitle, fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
@@ -260,7 +260,10 @@ def analyse_embeddings(
 
 def scores_table(result: dict[str, Any]) -> str:
     """Markdown table of homogeneity / completeness per method and model, with the paper's values."""
-    lines = ["| projection | model | homogeneity | completeness | V-measure | clusters | noise |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| projection | model | homogeneity | completeness | V-measure | clusters | noise |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for method, per_model in result["scores"].items():
         for model, s in per_model.items():
             lines.append(

@@ -194,7 +194,10 @@ def compare_heads(
     }
     if svm:
         search = linear_svm(*data["train"], seed=config.seed)
-        results["linear_svm"] = {**classification_scores(y_test, search.predict(x_test)), "C": float(search.best_params_["C"])}
+        results["linear_svm"] = {
+            **classification_scores(y_test, search.predict(x_test)),
+            "C": float(search.best_params_["C"]),
+        }
     return {
         **results,
         "n_classes": len(set(data["train"][1])),
@@ -216,7 +219,9 @@ def compare_heads_on_task(
     from specter_utils.data.scidocs import read_classification_csv
 
     root = Path(scidocs_dir) / task
-    splits = {s: read_classification_csv(root / f"{s}.csv") for s in ("train", "val", "test") if (root / f"{s}.csv").exists()}
+    splits = {
+        s: read_classification_csv(root / f"{s}.csv") for s in ("train", "val", "test") if (root / f"{s}.csv").exists()
+    }
     if "train" not in splits or "test" not in splits:
         raise FileNotFoundError(f"{root} needs train.csv and test.csv")
     return {model: compare_heads(es, splits, config=config, svm=svm) for model, es in embedding_sets.items()}

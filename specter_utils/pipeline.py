@@ -247,7 +247,11 @@ class PipelineResult:
         total = sum(info["seconds"] for info in self.notebooks.values())
         lines.append(f"  total: {total / 60:.1f} min")
         if self.results_table.exists():
-            lines += ["", f"results table: {self.results_table}", self.results_table.read_text(encoding="utf-8").rstrip()]
+            lines += [
+                "",
+                f"results table: {self.results_table}",
+                self.results_table.read_text(encoding="utf-8").rstrip(),
+            ]
         figures = sorted(self.figures_dir.glob(f"*{self.run_dir.name}*.png")) if self.figures_dir.is_dir() else []
         if figures:
             lines += ["", f"figures ({self.figures_dir}, PNG + PDF):", *(f"  {p.name}" for p in figures)]
@@ -332,3 +336,308 @@ def run_pipeline(
         echo(f"[{notebook}] done in {seconds:.0f} s")
     write_json(run_dir / "pipeline.json", {"preset": preset, "data_dir": data_dir, "notebooks": result.notebooks})
     return result
+
+
+# ---------------------------------------------------------------- steps shared by notebooks 04, 05 and 07
+def papers_to_embed(scidocs_dir: str | Path) -> dict[str, Any]:
+    """Every paper of a SCIDOCS-layout folder's ``paper_metadata_*.json`` files (``{paper_id: Paper}``)."""
+    from specter_utils.data.scidocs import METADATA_FILES
+    from specter_utils.embedding.inputs import read_metadata_files
+
+    root = resolve(scidocs_dir)
+    files = [root / name for name in METADATA_FILES.values() if (root / name).exists()]
+    if not files:
+        raise FileNotFoundError(f"no paper_metadata_*.json under {root}")
+    return read_metadata_files(files)
+
+
+def embed_model(
+    model: str | Path,
+    papers: dict[str, Any],
+    out: str | Path,
+    max_seq_length: int = 512,
+    batch_size: int = 32,
+    pooling: str | None = None,
+) -> dict[str, Any]:
+    """Embed ``papers`` with ``model`` into ``out`` (SCIDOCS jsonl + sidecars); return what was done."""
+    from specter_utils.embedding.embed import embed_to_file
+
+    started = time.time()
+    result = embed_to_file(
+        str(model), papers, out, batch_size=batch_size, max_length=max_seq_length, pooling=pooling, progress=False
+    )
+    keep = ("model", "model_path", "pooling", "max_length", "dtype", "device")
+    return {
+        "file": str(out),
+        "count": len(result),
+        "dim": result.dim,
+        **{k: result.info[k] for k in keep if k in result.info},
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+def embed_baselines(
+    names: list[str],
+    papers: dict[str, Any],
+    out_dir: str | Path,
+    scidocs_dir: str | Path,
+    train_data_dir: str | Path | None = None,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """Write ``out_dir/<baseline>.jsonl`` for each of ``names`` (``evaluation.baselines``); return what was written.
+
+    The citation graph for ``sgc`` is the one in the evaluation metadata (``references``/``cited_by``), minus
+    every edge of the held-out ranking queries; TF-IDF and SIF are fitted on the training papers and the
+    evaluation papers together.
+    """
+    from specter_utils.data.graph import CitationGraph
+    from specter_utils.data.specter_format import read_metadata
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.evaluation.baselines import compute_baselines
+    from specter_utils.triplets.splits import benchmark_ids
+
+    if not names:
+        return {}
+    edges = set()
+    for pid, paper in papers.items():
+        edges.update((pid, str(ref)) for ref in paper.extras.get("references", []))
+        edges.update((str(src), pid) for src in paper.extras.get("cited_by", []))
+    held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
+    fit = dict(papers)
+    metadata = Path(train_data_dir) / "metadata.json" if train_data_dir else None
+    if metadata is not None and metadata.exists():
+        fit = {**read_metadata(metadata), **fit}
+    started = time.time()
+    files = compute_baselines(
+        papers, CitationGraph.from_edges(sorted(edges)), held_out, names, out_dir, seed=seed, fit_papers=fit
+    )
+    seconds = round(time.time() - started, 1)
+    written = {}
+    for name, path in files.items():
+        result = read_embeddings(Path(path).with_suffix(".npy"))
+        written[name] = {"file": str(path), "count": len(result), "dim": result.dim, **result.info}
+    for info in written.values():
+        info["seconds_all_baselines"] = seconds
+    return written
+
+
+# Each variant of notebook 07: the options it changes in mining (SamplerConfig) and training (TrainConfig).
+ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "specter": {"mine": {}, "train": {}},
+    "no_hard_negatives": {"mine": {"no_hard_negatives": True}, "train": {}},
+    "mean_pooling": {"mine": {}, "train": {"pooling": "mean"}},
+    "spectroid": {"mine": {"spectroid": True}, "train": {}},
+}
+# SPEC.md section 5, Table 2: averages over CLS / USR / CITE / REC / all.
+PAPER_TABLE2 = {
+    "SPECTER": (84.4, 88.2, 91.5, 37.2, 80.2),
+    "- abstract": (82.2, 72.2, 73.6, 34.5, 68.1),
+    "+ venue": (84.5, 88.0, 91.2, 36.7, 79.9),
+    "+ author": (82.7, 72.3, 71.0, 34.6, 67.3),
+    "no hard negatives": (82.4, 85.8, 89.8, 36.8, 78.4),
+    "start with BERT-Large": (81.7, 85.9, 87.8, 36.1, 77.5),
+}
+
+
+def run_ablation(
+    paths: RunPaths,
+    name: str,
+    base_model: str = "minilm",
+    max_seq_length: int = 128,
+    max_train_triplets: int = 400,
+    epochs: float = 1.0,
+    per_device_batch_size: int = 8,
+    train_preset: str = "cpu",
+    tasks: list[str] | None = None,
+    scidocs_dir: str = "",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One variant of notebook 07: mine, train, embed and evaluate with the variant's changes (``ABLATIONS``)."""
+    from specter_utils.io import read_json
+    from specter_utils.training.config import make_config
+    from specter_utils.training.train import train_specter
+    from specter_utils.triplets.sampler import SamplerConfig, mine_dir
+
+    if name not in ABLATIONS:
+        raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)}")
+    variant, out = ABLATIONS[name], paths.ablation_dir(name)
+    started = time.time()
+    mining = mine_dir(paths.train_data_dir, out / "triplets", SamplerConfig(seed=seed, **variant["mine"]))
+    config = make_config(
+        train_preset,
+        triplets=str(out / "triplets"),
+        metadata=str(paths.train_data_dir / "metadata.json"),
+        out=str(out / "train"),
+        base_model=base_model,
+        max_seq_length=max_seq_length,
+        max_train_triplets=max_train_triplets,
+        epochs=epochs,
+        per_device_batch_size=per_device_batch_size,
+        seed=seed,
+        overwrite=True,
+        progress_bar=False,
+        **variant["train"],
+    )
+    model_dir = train_specter(config)
+    scidocs = paths.scidocs_dir(scidocs_dir)
+    embedding_file = out / "embeddings.jsonl"
+    embedded = embed_model(model_dir, papers_to_embed(scidocs), embedding_file, max_seq_length)
+    results = evaluate_file(scidocs, embedding_file, tasks=tasks)
+    return {
+        "changes": variant,
+        "triplets": mining["train"]["triplets"],
+        "training": read_json(model_dir / "specter_training.json")["results"],
+        "embedding": embedded,
+        "results": results,
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+# ---------------------------------------------------------------- evaluation and tables (notebooks 05 and 07)
+TABLE1_COLUMNS = (  # the paper's Table 1 order: (task key, metric key, header)
+    ("mag", "f1", "MAG F1"),
+    ("mesh", "f1", "MeSH F1"),
+    ("co-view", "map", "co-view MAP"),
+    ("co-view", "ndcg", "co-view nDCG"),
+    ("co-read", "map", "co-read MAP"),
+    ("co-read", "ndcg", "co-read nDCG"),
+    ("cite", "map", "cite MAP"),
+    ("cite", "ndcg", "cite nDCG"),
+    ("co-cite", "map", "co-cite MAP"),
+    ("co-cite", "ndcg", "co-cite nDCG"),
+    ("recomm", "adj-NDCG", "recomm nDCG"),
+    ("recomm", "adj-P@1", "recomm P@1"),
+)
+
+
+def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """``{(task, metric): value}`` for the Table 1 metrics present in one model's SCIDOCS results."""
+    values = {}
+    for task, metric, _ in TABLE1_COLUMNS:
+        entry = results.get(task)
+        value = entry.get(metric) if isinstance(entry, dict) else None
+        if isinstance(value, dict):  # a mean with its spread over seeds (recommendation)
+            value = value.get("mean")
+        if isinstance(value, (int, float)):
+            values[(task, metric)] = float(value)
+    return values
+
+
+def evaluate_file(
+    scidocs_dir: str | Path, embedding_file: str | Path, tasks: list[str] | None = None, split: str = "test"
+) -> dict[str, Any]:
+    """SCIDOCS results (x 100) of one embeddings file on a SCIDOCS-layout folder."""
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.evaluation.suite import evaluate
+
+    embedding_file = Path(embedding_file)
+    npy = embedding_file.with_suffix(".npy")
+    embeddings = read_embeddings(npy if npy.exists() else embedding_file)
+    return evaluate(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
+
+
+def evaluate_embeddings(
+    scidocs_dir: str | Path,
+    embeddings_dir: str | Path,
+    models: list[str] | None = None,
+    tasks: list[str] | None = None,
+    split: str = "test",
+) -> dict[str, dict[str, Any]]:
+    """Evaluate ``embeddings_dir/<model>.jsonl`` for each model (default: every file, trained and base first)."""
+    embeddings_dir = Path(embeddings_dir)
+    if not models:
+        found = sorted(p.stem for p in embeddings_dir.glob("*.jsonl"))
+        models = [m for m in ("trained", "base") if m in found] + [m for m in found if m not in ("trained", "base")]
+    if not models:
+        raise FileNotFoundError(f"no embeddings (*.jsonl) in {embeddings_dir}")
+    return {name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, split) for name in models}
+
+
+def results_markdown(
+    results: dict[str, dict[str, Any]], paper_rows: dict[str, dict[tuple[str, str], float]] | None = None
+) -> str:
+    """Markdown table of every model's Table 1 metrics (only columns some model has), with an average column.
+
+    ``paper_rows`` (the paper's Table 1, same keys) are appended below a separator row for reference; their
+    average is over the same columns, so it differs from the paper's 12-metric average when columns are missing.
+    """
+    values = {name: metric_values(r) for name, r in results.items()}
+    columns = [c for c in TABLE1_COLUMNS if any((c[0], c[1]) in v for v in values.values())]
+    header = "| model | " + " | ".join(h for _, _, h in columns) + " | avg |"
+    lines = [header, "|" + "---|" * (len(columns) + 2)]
+
+    def row(name: str, got: dict[tuple[str, str], float]) -> str:
+        cells = [got.get((t, m)) for t, m, _ in columns]
+        present = [c for c in cells if c is not None]
+        avg = f"{sum(present) / len(present):.2f}" if present else ""
+        return f"| {name} | " + " | ".join("" if c is None else f"{c:.2f}" for c in cells) + f" | {avg} |"
+
+    lines += [row(name, got) for name, got in values.items()]
+    if paper_rows:
+        lines.append("| *paper (SCIDOCS)* |" + " |" * (len(columns) + 1))
+        lines += [row(f"{name} (paper)", got) for name, got in paper_rows.items()]
+    return "\n".join(lines)
+
+
+TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics
+    "CLS": ("mag", "mesh"),
+    "USR": ("co-view", "co-read"),
+    "CITE": ("cite", "co-cite"),
+    "REC": ("recomm",),
+}
+
+
+def group_averages(results: dict[str, Any]) -> dict[str, float | None]:
+    """CLS / USR / CITE / REC averages and ``all`` (over every metric present), as in the paper's Table 2."""
+    values = metric_values(results)
+    out: dict[str, float | None] = {}
+    for group, tasks in TABLE2_GROUPS.items():
+        got = [v for (task, _), v in values.items() if task in tasks]
+        out[group] = round(sum(got) / len(got), 2) if got else None
+    out["all"] = round(sum(values.values()) / len(values), 2) if values else None
+    return out
+
+
+def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
+    """Markdown: each variant's Table 2 group averages, then the paper's Table 2 rows for reference."""
+    columns = [*TABLE2_GROUPS, "all"]
+    averages = {name: group_averages(v["results"]) for name, v in variants.items()}
+    shown = [c for c in columns if any(a.get(c) is not None for a in averages.values())]
+    lines = ["| variant | " + " | ".join(shown) + " |", "|" + "---|" * (len(shown) + 1)]
+    for name, avg in averages.items():
+        lines.append(f"| {name} | " + " | ".join("" if avg[c] is None else f"{avg[c]:.2f}" for c in shown) + " |")
+    lines.append("| *paper, Table 2 (SCIDOCS, all 12 metrics)* |" + " |" * len(shown))
+    for name, numbers in PAPER_TABLE2.items():
+        paper = dict(zip(columns, numbers, strict=True))
+        lines.append(f"| {name} (paper) | " + " | ".join(f"{paper[c]:.1f}" for c in shown) + " |")
+    return "\n".join(lines)
+
+
+# SPEC.md section 5, Table 1 (the paper), in TABLE1_COLUMNS order.
+_PAPER_TABLE1_ROWS = {
+    "Random": (4.8, 9.4, 25.2, 51.6, 25.6, 51.9, 25.1, 51.5, 24.9, 51.4, 51.3, 16.8),
+    "SIF": (78.4, 81.4, 79.4, 89.4, 78.2, 88.9, 79.4, 90.5, 80.8, 90.9, 53.4, 19.5),
+    "SGC": (76.8, 82.7, 77.2, 88.0, 75.7, 87.5, 91.6, 96.2, 84.1, 92.5, 52.7, 18.2),
+    "SciBERT": (79.7, 80.7, 50.7, 73.1, 47.7, 71.1, 48.3, 71.7, 49.7, 72.6, 52.1, 17.9),
+    "SPECTER": (82.6, 86.3, 83.8, 91.8, 84.5, 92.7, 88.4, 94.9, 87.9, 94.7, 54.0, 20.4),
+}
+PAPER_TABLE1 = {
+    name: {(task, metric): value for (task, metric, _), value in zip(TABLE1_COLUMNS, row, strict=True)}
+    for name, row in _PAPER_TABLE1_ROWS.items()
+}
+
+
+def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
+    """Write ``out_dir/results.md`` (our rows, then the paper's on the same columns) and ``results.json``."""
+    from specter_utils.io import atomic_write
+
+    table = results_markdown(results, PAPER_TABLE1)
+    note = (
+        "Rows above the separator: this run, every model on the same benchmark and split. Paper rows: SCIDOCS "
+        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the columns shown."
+    )
+    out_dir = Path(out_dir)
+    with atomic_write(out_dir / RESULTS_TABLE) as handle:
+        handle.write(f"{table}\n\n{note}\n")
+    write_json(out_dir / "results.json", results)
+    return table

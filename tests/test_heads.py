@@ -37,7 +37,9 @@ def test_separable_classes_give_high_f1_for_both_classifiers() -> None:
 
 def test_noise_gives_chance_level_f1() -> None:
     embeddings, rows = labelled()
-    noise = EmbeddingSet(embeddings.ids, np.random.default_rng(5).normal(size=embeddings.vectors.shape).astype(np.float32))
+    noise = EmbeddingSet(
+        embeddings.ids, np.random.default_rng(5).normal(size=embeddings.vectors.shape).astype(np.float32)
+    )
     result = compare_heads(noise, {"train": rows[:160], "test": rows[160:]}, FAST, svm=False)
     assert result["mlp"]["macro_f1"] < 60
     assert "linear_svm" not in result

@@ -69,7 +69,9 @@ def test_run_parameters_inject_run_dir_and_data_dir(tmp_path: Path) -> None:
     first = run_parameters(NOTEBOOKS[0], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path))
     assert first["run_dir"] == str(tmp_path / "run")
     assert first["data_dir"] == str(tmp_path) and first["corpus"] == "hepth"
-    later = run_parameters(NOTEBOOKS[1], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path), declared={})
+    later = run_parameters(
+        NOTEBOOKS[1], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path), declared={}
+    )
     assert "data_dir" not in later and "figures_dir" not in later
 
 
@@ -87,8 +89,15 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
         f"write_metrics(run_dir, {NOTEBOOKS[0]!r}, {{'value': value + 1}})",
     )
     result = run_pipeline(
-        "smoke", run="t", notebooks=["01"], results_root=tmp_path / "results", figures_dir=tmp_path / "figs",
-        params_dir=params, notebooks_dir=notebooks, progress_bar=False, echo=lambda *_: None,
+        "smoke",
+        run="t",
+        notebooks=["01"],
+        results_root=tmp_path / "results",
+        figures_dir=tmp_path / "figs",
+        params_dir=params,
+        notebooks_dir=notebooks,
+        progress_bar=False,
+        echo=lambda *_: None,
     )
     out = tmp_path / "results" / "t" / NOTEBOOKS[0]
     assert json.loads((out / "metrics.json").read_text()) == {"value": 42}
@@ -101,8 +110,15 @@ def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Pa
     fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "x = value * 2\nraise ValueError(f'broken at {x}')")
     with pytest.raises(PipelineError) as info:
         run_pipeline(
-            "smoke", run="t", notebooks=["01"], results_root=tmp_path / "results", figures_dir=tmp_path / "figs",
-            params_dir=params, notebooks_dir=notebooks, progress_bar=False, echo=lambda *_: None,
+            "smoke",
+            run="t",
+            notebooks=["01"],
+            results_root=tmp_path / "results",
+            figures_dir=tmp_path / "figs",
+            params_dir=params,
+            notebooks_dir=notebooks,
+            progress_bar=False,
+            echo=lambda *_: None,
         )
     message = str(info.value)
     assert f"notebook {NOTEBOOKS[0]} failed in cell" in message
@@ -116,8 +132,13 @@ def test_unknown_parameter_in_a_preset_is_an_error(fake_layout, tmp_path: Path) 
     (params / NOTEBOOKS[0] / "smoke.yaml").write_text("valeu: 3\n")
     with pytest.raises(PipelineError, match="valeu"):
         run_pipeline(
-            "smoke", notebooks=["01"], results_root=tmp_path, figures_dir=tmp_path, params_dir=params,
-            notebooks_dir=notebooks, echo=lambda *_: None,
+            "smoke",
+            notebooks=["01"],
+            results_root=tmp_path,
+            figures_dir=tmp_path,
+            params_dir=params,
+            notebooks_dir=notebooks,
+            echo=lambda *_: None,
         )
 
 

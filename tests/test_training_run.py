@@ -44,6 +44,21 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def random_tiny_model(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer (fast enough to train thrice)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from specter_utils.models import resolve_model
+
+    torch.manual_seed(0)
+    out = tmp_path_factory.mktemp("random_bert")
+    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(out)
+    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
 def triplet_dir(shared_data, tmp_path_factory) -> Path:
     """16 train and 4 val real triplets, plus one train triplet whose papers have no metadata."""
     from specter_utils.data.scirepeval import read_specter_triplets
@@ -195,18 +210,20 @@ def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
     return load_file(str(model_dir / "model.safetensors"))
 
 
-def test_killed_run_resumes_to_the_same_weights(tiny_model, triplet_dir, tmp_path):
-    # 16 triplets, batch 2 x 2 accumulation: 4 steps per epoch, 8 in all; checkpoints every 3 steps.
-    settings = dict(per_device_batch_size=2, effective_batch_size=4, save_steps=3, eval_steps=3, learning_rate=1e-4)
+def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, tmp_path):
+    # 12 triplets, batch 2 x 2 accumulation: 3 steps per epoch, 6 in all; checkpoints every 2 steps.
+    tiny_model = random_tiny_model
+    settings = dict(per_device_batch_size=2, effective_batch_size=4, save_steps=2, eval_steps=100, learning_rate=1e-3)
+    settings |= dict(max_train_triplets=12, max_val_triplets=2, max_seq_length=32)
     reference = train_specter(_config(tiny_model, triplet_dir, tmp_path / "reference", **settings))
 
     out = tmp_path / "interrupted"
     config = _config(tiny_model, triplet_dir, out, **settings).to_dict()
-    script = KILL_SCRIPT.format(kill_at=5, config=config)  # dies in epoch 2, after checkpoint-3, before checkpoint-6
+    script = KILL_SCRIPT.format(kill_at=5, config=config)  # dies in epoch 2, after checkpoint-4, before checkpoint-6
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     killed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    assert (out / "checkpoints" / "checkpoint-3").is_dir() and not (out / "model").exists()
+    assert (out / "checkpoints" / "checkpoint-4").is_dir() and not (out / "model").exists()
 
     # Resume through the command line, as a user would.
     argv = [sys.executable, "-m", "specter_utils", "train", "--triplets", str(triplet_dir)]
@@ -220,7 +237,8 @@ def test_killed_run_resumes_to_the_same_weights(tiny_model, triplet_dir, tmp_pat
     resumed = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads((out / "model" / "specter_training.json").read_text())
-    assert summary["resumed_from"] == "checkpoint-3" and summary["results"]["global_step"] == 8
+    # Resumed mid-epoch 2: the trainer skips the batch already seen, in the same (seed, epoch) order.
+    assert summary["resumed_from"] == "checkpoint-4" and summary["results"]["global_step"] == 6
 
     expected, actual = _weights(reference), _weights(out / "model")
     assert expected.keys() == actual.keys()

@@ -42,7 +42,9 @@ class TrainConfig:
     max_train_triplets: int = 0  # 0 = all; a cap (seeded sample) keeps CPU runs to minutes
     max_val_triplets: int = 0  # 0 = all; the validation loss costs one forward pass per val triplet each time
     # --- model (scientific) ---
-    base_model: str = "minilm"  # offline default (all-MiniLM-L6-v2); the paper starts from allenai/scibert_scivocab_uncased
+    base_model: str = (
+        "minilm"  # offline default (all-MiniLM-L6-v2); the paper starts from allenai/scibert_scivocab_uncased
+    )
     pooling: str = "cls"  # SPECTER embeds a paper as the final-layer [CLS] vector; "mean" is the ablation
     max_seq_length: int = 512  # SPECTER truncates "title [SEP] abstract" to 512 wordpieces
     # --- loss (fixed) ---
@@ -61,7 +63,9 @@ class TrainConfig:
     # --- hardware (nuisance) ---
     precision: str = "auto"  # auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU
     torch_compile: bool = False  # torch.compile the model; only worth it on GPU for long runs (compile takes minutes)
-    group_by_length: bool = False  # batch triplets of similar length together: less padding, slightly less random batches
+    group_by_length: bool = (
+        False  # batch triplets of similar length together: less padding, slightly less random batches
+    )
     dataloader_num_workers: int = 0  # tokenisation happens in the collator; workers help a fast GPU, not a CPU run
     # --- checkpoints and logging ---
     save_steps: int = 500  # a checkpoint every N optimiser steps; a killed run resumes from the last one
@@ -101,7 +105,13 @@ class TrainConfig:
         if self.learning_rate <= 0:
             raise bad("learning_rate", "must be positive")
         if self.weight_decay < 0 or self.max_grad_norm <= 0 or self.triplet_margin <= 0:
-            name = "weight_decay" if self.weight_decay < 0 else "max_grad_norm" if self.max_grad_norm <= 0 else "triplet_margin"
+            name = (
+                "weight_decay"
+                if self.weight_decay < 0
+                else "max_grad_norm"
+                if self.max_grad_norm <= 0
+                else "triplet_margin"
+            )
             raise bad(name, "out of range")
         if self.epochs <= 0 and self.max_steps <= 0:
             raise bad("epochs", "must be positive (or set max_steps)")
@@ -169,7 +179,9 @@ def make_config(preset: str | None = None, **overrides: Any) -> TrainConfig:
     values: dict[str, Any] = {}
     if preset:
         if preset not in PRESETS:
-            raise DataError(f"unknown preset {preset!r} (expected one of {sorted(PRESETS)})", "TrainConfig", record_id="preset")
+            raise DataError(
+                f"unknown preset {preset!r} (expected one of {sorted(PRESETS)})", "TrainConfig", record_id="preset"
+            )
         values.update(PRESETS[preset])
         values["preset"] = preset
     known = {f.name for f in dataclasses.fields(TrainConfig)}

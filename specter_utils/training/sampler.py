@@ -1,9 +1,11 @@
 """A batch sampler whose order depends only on (seed, epoch), optionally grouping similar lengths.
 
-sentence-transformers' default sampler shuffles with one generator seeded when the dataloader is
-built, so a run resumed in its second epoch would replay the first epoch's order. Here each epoch's
-permutation is drawn from a generator seeded with ``seed`` and the epoch number, so a resumed run
-(the trainer skips the batches already seen) trains on exactly the batches of an uninterrupted one.
+Each epoch's permutation comes from a generator seeded with ``seed`` and the epoch number, so a run
+resumed mid-epoch (the trainer skips the batches already seen) trains on exactly the batches of an
+uninterrupted one. sentence-transformers' default sampler gets the same property only through
+accelerate swapping in its SeedableRandomSampler (transformers' default ``use_seedable_sampler=True``);
+this one does not depend on that setting, and adds length grouping, which sentence-transformers'
+samplers lack (transformers' ``group_by_length`` is ignored by its trainer).
 """
 
 from __future__ import annotations

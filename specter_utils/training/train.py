@@ -111,7 +111,9 @@ class WeightDecayCheck(TrainerCallback):
         wrong = [n for n in self.decayed if NO_DECAY_PATTERN.search(n)]
         if wrong:
             raise RuntimeError(f"weight decay would apply to bias / LayerNorm parameters: {wrong[:5]}")
-        logger.info("weight decay on %d tensors, none on %d (bias, LayerNorm)", len(self.decayed), len(self.not_decayed))
+        logger.info(
+            "weight decay on %d tensors, none on %d (bias, LayerNorm)", len(self.decayed), len(self.not_decayed)
+        )
 
 
 def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
@@ -313,7 +315,8 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     if checkpoint is not None:
         logger.info("resuming from %s", checkpoint)
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    if val_dataset is not None and trainer.state.log_history and "eval_loss" not in trainer.state.log_history[-1]:
+    evaluated = [entry for entry in trainer.state.log_history if "eval_loss" in entry]
+    if val_dataset is not None and (not evaluated or evaluated[-1].get("step") != trainer.state.global_step):
         trainer.evaluate()  # the validation loss of the final weights
 
     # 8. Save the final model with its card (main process only), then tidy the checkpoints.

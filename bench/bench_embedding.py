@@ -1,0 +1,151 @@
+"""Embedding throughput: the project's embedder vs the plain ``transformers`` recipe of the SPECTER README.
+
+The reference recipe (github.com/allenai/specter, "How to use the pretrained model")::
+
+    inputs = tokenizer(title_abs, padding=True, truncation=True, return_tensors="pt", max_length=512)
+    result = model(**inputs)
+    embeddings = result.last_hidden_state[:, 0, :]
+
+run over batches in input order (no sorting, and no ``torch.no_grad`` as in the README). Ours: the
+same model and weights, batches sorted by length, inference mode (optionally bf16 autocast).
+Both are timed in the same process, one after the other (``--blocks N`` interleaves them block by
+block, so that both see the same load on a shared machine, at the cost of sorting within blocks only); the vectors are compared by cosine similarity.
+
+    python bench/bench_embedding.py                    # 1,000 hep-th abstracts, minilm, [CLS], 512 tokens
+    python bench/bench_embedding.py --variants ref,ours,ours-bf16
+    python bench/bench_embedding.py --random-bert --device cuda --n 20000 --max-length 256 --variants ours-bf16
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from specter_utils.data.records import Paper  # noqa: E402
+from specter_utils.embedding.embed import embed_papers  # noqa: E402
+from specter_utils.embedding.encoder import Encoder, load_encoder  # noqa: E402
+from specter_utils.paths import hepth_dir  # noqa: E402
+
+
+def pick_papers(src: Path, n: int) -> list[Paper]:
+    """``n`` hep-th papers with an abstract, evenly spaced over the sorted ids (deterministic)."""
+    from specter_utils.data.hepth import read_hepth
+
+    corpus = read_hepth(src)
+    ids = sorted((pid for pid, p in corpus.papers.items() if p.abstract), key=int)
+    step = max(1, len(ids) // n)
+    chosen = ids[::step][:n]
+    if len(chosen) < n:  # more papers asked for than there are: cycle (for GPU throughput runs)
+        chosen = [chosen[i % len(chosen)] for i in range(n)]
+        return [
+            Paper(f"{pid}#{i}", corpus.papers[pid].title, corpus.papers[pid].abstract) for i, pid in enumerate(chosen)
+        ]
+    return [corpus.papers[pid] for pid in chosen]
+
+
+def reference_recipe(encoder: Encoder, papers: list[Paper], batch_size: int) -> np.ndarray:
+    """The SPECTER README recipe, batch by batch in input order, on the encoder's own weights."""
+    tokenizer, model = encoder.tokenizer, encoder.model[0].auto_model
+    device = next(model.parameters()).device
+    out = []
+    for start in range(0, len(papers), batch_size):
+        batch = papers[start : start + batch_size]
+        title_abs = [p.title + tokenizer.sep_token + (p.abstract or "") for p in batch]
+        inputs = tokenizer(title_abs, padding=True, truncation=True, return_tensors="pt", max_length=encoder.max_length)
+        result = model(**inputs.to(device))
+        out.append(result.last_hidden_state[:, 0, :].detach().float().cpu().numpy())
+    return np.vstack(out)
+
+
+def random_bert_dir(tokenizer_source: str, out: Path) -> Path:
+    """A BERT-base-shaped model (12 layers, 768 hidden, 12 heads) with random weights, saved with a BERT tokenizer."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source)
+    BertModel(BertConfig(vocab_size=tokenizer.vocab_size)).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hepth", type=Path, default=hepth_dir(), help="hep-th folder (default ../shared/data/hepth)")
+    parser.add_argument("--n", type=int, default=1000, help="papers (default 1000)")
+    parser.add_argument("--model", default="minilm", help="model (default minilm, with [CLS] pooling)")
+    parser.add_argument("--random-bert", action="store_true", help="a random BERT-base-shaped model instead")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--blocks", type=int, default=1, help="interleave the variants over this many blocks (each sorted on its own)"
+    )
+    parser.add_argument("--variants", default="ref,ours", help="comma list of ref, ours, ours-bf16")
+    args = parser.parse_args()
+    if args.hepth is None:
+        parser.error("hep-th data not found: pass --hepth DIR")
+    import torch
+
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    started = time.time()
+    papers = pick_papers(args.hepth, args.n)
+    print(f"{len(papers)} hep-th papers read in {time.time() - started:.0f} s; torch threads {torch.get_num_threads()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = str(random_bert_dir(args.model, Path(tmp) / "bert")) if args.random_bert else args.model
+        encoders = {
+            "ours": load_encoder(model, "cls", args.max_length, args.device, "float32"),
+            "ours-bf16": None,
+        }
+        if "ours-bf16" in variants:
+            encoders["ours-bf16"] = Encoder(**{**encoders["ours"].__dict__, "dtype": "bfloat16"})
+        encoder = encoders["ours"]
+        lengths = encoder.token_lengths([p.text(encoder.sep) for p in papers])
+        print(
+            f"model {'random BERT-base' if args.random_bert else args.model}, [CLS], max_length {encoder.max_length}, "
+            f"batch {args.batch_size}, {args.device}; wordpieces mean {lengths.mean():.0f}, max {lengths.max()}"
+        )
+        seconds = dict.fromkeys(variants, 0.0)
+        vectors: dict[str, list[np.ndarray]] = {v: [] for v in variants}
+        blocks = np.array_split(np.arange(len(papers)), args.blocks)
+        for number, block in enumerate(blocks):
+            block_papers = [papers[i] for i in block]
+            order = variants if number % 2 == 0 else variants[::-1]  # alternate who goes first
+            for variant in order:
+                if args.device.startswith("cuda"):
+                    torch.cuda.synchronize()
+                tick = time.perf_counter()
+                if variant == "ref":
+                    block_vectors = reference_recipe(encoder, block_papers, args.batch_size)
+                else:
+                    block_vectors = embed_papers(
+                        encoders[variant], block_papers, batch_size=args.batch_size, progress=False
+                    ).vectors
+                if args.device.startswith("cuda"):
+                    torch.cuda.synchronize()
+                seconds[variant] += time.perf_counter() - tick
+                vectors[variant].append(block_vectors)
+            done = ", ".join(f"{v} {sum(map(len, vectors[v])) / seconds[v]:.2f}" for v in variants)
+            print(f"  block {number + 1}/{len(blocks)}: docs/s so far: {done}", flush=True)
+    rates = {v: len(papers) / seconds[v] for v in variants}
+    print("\nresults (docs/s over all blocks)")
+    for variant in variants:
+        line = f"  {variant:10s} {rates[variant]:9.2f} docs/s  ({seconds[variant]:.1f} s)"
+        if "ref" in variants and variant != "ref":
+            cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ref"]))
+            line += f"  ratio to ref {rates[variant] / rates['ref']:.2f}x  min cosine {cos.min():.6f}"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

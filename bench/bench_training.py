@@ -1,0 +1,228 @@
+"""Training throughput of a BERT-base-shaped SPECTER model: the project's settings vs sentence-transformers defaults.
+
+Measures triplets/s, tokens/s and model FLOP utilisation (MFU: achieved / peak bf16 FLOP/s of the GPU)
+for a randomly initialised BERT with SciBERT's shape (12 layers, hidden 768, vocabulary 31,090; no
+download) at sequence lengths 256 and 512. Both settings run through the real sentence-transformers
+trainer with TripletLoss in the same process:
+
+* ``st-defaults``: what a plain ``SentenceTransformerTrainer`` does: fp32, batch 8, mean pooling.
+* ``project``: ``specter_utils.training`` (gpu preset): bf16 on a GPU that has it, batch 32, [CLS] pooling;
+  ``--compile`` adds a torch.compile variant.
+
+Every text is exactly ``seq_len`` tokens (random words), so there is no padding to flatter either side.
+Model FLOPs per token (PaLM appendix B): ``6 * N + 12 * layers * hidden * seq_len``, N = non-embedding
+parameters; three texts per triplet. The goal on one H100 is >= 40% of peak bf16 FLOP/s.
+
+    python bench/bench_training.py                      # GPU: full model, 256 and 512
+    python bench/bench_training.py --small --steps 3    # CPU: 2 layers, a few steps
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch  # noqa: E402
+from transformers import AutoTokenizer, BertConfig, BertModel, TrainerCallback  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from specter_utils.models import resolve_model  # noqa: E402
+from specter_utils.training.config import make_config  # noqa: E402
+
+SCIBERT_VOCAB = 31090
+# Dense bf16 peak FLOP/s (vendor datasheets, no sparsity).
+PEAK_BF16 = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12, "A10": 125e12}
+
+
+def peak_bf16(device_name: str) -> float | None:
+    for key in sorted(PEAK_BF16, key=len, reverse=True):  # "H100 PCIe" before "H100"
+        if all(part in device_name for part in key.split()):
+            return PEAK_BF16[key]
+    return None
+
+
+class StepTimer(TrainerCallback):
+    """Wall-clock time of each optimiser step (synchronising the GPU at each step end)."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if not self.ends:
+            self.ends.append(time.perf_counter())
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        self.ends.append(time.perf_counter())
+
+
+def make_base_model(out: Path, layers: int) -> tuple[Path, dict[str, int]]:
+    """A random BERT of SciBERT's shape (``layers`` layers) with MiniLM's tokenizer (its ids fit the vocab)."""
+    config = BertConfig(
+        vocab_size=SCIBERT_VOCAB,
+        hidden_size=768,
+        num_hidden_layers=layers,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=512,
+    )
+    model = BertModel(config)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
+    embedding = sum(p.numel() for n, p in model.named_parameters() if n.startswith("embeddings."))
+    total = sum(p.numel() for p in model.parameters())
+    return out, {"params": total, "non_embedding_params": total - embedding, "layers": layers, "hidden": 768}
+
+
+def synthetic_triplets(tokenizer, n: int, seq_len: int, seed: int = 0):
+    """``n`` triplets of random-word texts, each at least ``seq_len`` tokens (truncated to exactly that)."""
+    from datasets import Dataset
+
+    rng = random.Random(seed)
+    words = [w for w in tokenizer.get_vocab() if w.isalpha() and len(w) > 2]
+
+    def text() -> str:
+        return " ".join(rng.choice(words) for _ in range(seq_len))
+
+    return Dataset.from_dict({k: [text() for _ in range(n)] for k in ("anchor", "positive", "negative")})
+
+
+def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, warmup: int, shape: dict, **kw) -> dict:
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    from specter_utils.training.train import build_model, resolve_precision, training_arguments
+
+    out = Path(tempfile.mkdtemp(prefix=f"bench_{name}_"))
+    if kw.get("project"):
+        config = make_config(
+            "gpu",
+            triplets="-",
+            metadata="-",
+            out=str(out),
+            base_model=str(base),
+            max_seq_length=seq_len,
+            per_device_batch_size=batch,
+            effective_batch_size=batch,
+            max_steps=warmup + steps,
+            save_steps=10**9,
+            logging_steps=10**9,
+            progress_bar=False,
+            torch_compile=kw.get("compile", False),
+            dataloader_num_workers=0 if not torch.cuda.is_available() else 2,
+        )
+        precision = resolve_precision(config.precision)
+        model = build_model(str(base), "cls", seq_len)
+        args = training_arguments(config, out, precision, has_val=False)
+        args.save_strategy = "no"
+        loss = TripletLoss(model, TripletDistanceMetric.EUCLIDEAN, triplet_margin=1.0)
+    else:  # sentence-transformers defaults: a Transformer + (mean) Pooling model, default arguments
+        precision = "fp32"
+        transformer = Transformer(str(base), max_seq_length=seq_len)
+        model = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension())])
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(out),
+            per_device_train_batch_size=batch,
+            max_steps=warmup + steps,
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            logging_steps=10**9,
+        )
+        loss = TripletLoss(model)
+    data = synthetic_triplets(model.tokenizer, batch * (warmup + steps), seq_len)
+    timer = StepTimer()
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss, callbacks=[timer])
+    trainer.train()
+    measured = timer.ends[warmup:]
+    seconds = measured[-1] - measured[0]
+    n_steps = len(measured) - 1
+    triplets_s = n_steps * batch / seconds
+    tokens_s = triplets_s * 3 * seq_len
+    flops_per_token = 6 * shape["non_embedding_params"] + 12 * shape["layers"] * shape["hidden"] * seq_len
+    achieved = tokens_s * flops_per_token
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
+    peak = peak_bf16(device) if torch.cuda.is_available() else None
+    row = {
+        "setting": name,
+        "seq_len": seq_len,
+        "batch": batch,
+        "precision": precision,
+        "steps_timed": n_steps,
+        "seconds": round(seconds, 3),
+        "triplets_per_s": round(triplets_s, 3),
+        "tokens_per_s": round(tokens_s, 1),
+        "model_tflops_per_s": round(achieved / 1e12, 4),
+        "mfu_vs_bf16_peak": round(achieved / peak, 4) if peak else None,
+        "epoch_684k_hours": round(684_000 / triplets_s / 3600, 2),
+    }
+    del trainer, model
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seq-lens", type=int, nargs="+", default=[256, 512])
+    parser.add_argument("--steps", type=int, default=20, help="timed optimiser steps per setting")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (allocator, compile)")
+    parser.add_argument("--batch", type=int, default=32, help="per-device triplets per step, project setting")
+    parser.add_argument("--st-batch", type=int, default=8, help="sentence-transformers' default batch")
+    parser.add_argument("--small", action="store_true", help="CPU: 2 layers instead of 12, batch 2, 1 warm-up step")
+    parser.add_argument("--compile", action="store_true", help="also time the project setting with torch.compile")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args(argv)
+    layers = 2 if args.small else 12
+    if args.small:
+        args.batch, args.st_batch, args.warmup = 2, 2, 1
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        base, shape = make_base_model(Path(tmp) / "bert", layers)
+        device = (
+            torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({torch.get_num_threads()} threads)"
+        )
+        print(f"# device: {device}; model: {shape}; torch {torch.__version__}", flush=True)
+        rows = []
+        for seq_len in args.seq_lens:
+            settings = [("st-defaults", args.st_batch, {}), ("project", args.batch, {"project": True})]
+            if args.compile:
+                settings.append(("project+compile", args.batch, {"project": True, "compile": True}))
+            for name, batch, kw in settings:
+                row = run_setting(name, base, seq_len, batch, args.steps, args.warmup, shape, **kw)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        baseline = {r["seq_len"]: r["triplets_per_s"] for r in rows if r["setting"] == "st-defaults"}
+        print(
+            "\n| setting | seq len | batch | precision | triplets/s | tokens/s | model TFLOP/s | MFU (bf16 peak) | x st-defaults |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            mfu = f"{100 * r['mfu_vs_bf16_peak']:.1f}%" if r["mfu_vs_bf16_peak"] is not None else "n/a"
+            ratio = r["triplets_per_s"] / baseline[r["seq_len"]]
+            print(
+                f"| {r['setting']} | {r['seq_len']} | {r['batch']} | {r['precision']} | {r['triplets_per_s']:.2f} | "
+                f"{r['tokens_per_s']:.0f} | {r['model_tflops_per_s']:.3f} | {mfu} | {ratio:.2f} |"
+            )
+        if args.json:
+            args.json.write_text(json.dumps({"device": device, "model": shape, "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

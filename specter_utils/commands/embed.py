@@ -1,0 +1,213 @@
+"""``specter-utils embed``: embed papers with a model (or a baseline), shard the job, merge shard files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  specter-utils embed --model minilm --metadata data/metadata.json --out emb/minilm.jsonl
+  specter-utils embed --model allenai/specter --metadata scidocs/paper_metadata_mag_mesh.json \\
+      scidocs/paper_metadata_view_cite_read.json scidocs/paper_metadata_recomm.json --out emb/specter.jsonl
+  # a cluster array job of 8 shards (0-based index), then one merge:
+  specter-utils embed --model M --metadata F --out emb/part-$SLURM_ARRAY_TASK_ID.jsonl --shard $SLURM_ARRAY_TASK_ID/8
+  specter-utils embed --merge emb/part-*.jsonl --out emb/all.jsonl
+  # every visible GPU of one machine:
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --multi-gpu
+  # a baseline (sgc needs citations: the metadata's references/cited_by, or --edges):
+  specter-utils embed --baseline sgc --metadata F --held-out scidocs/cite/test.qrel --out emb/sgc.jsonl
+A killed run started again with the same arguments resumes from OUT.partial/ and writes the same file.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``embed`` to the top-level parser."""
+    parser = subparsers.add_parser(
+        "embed",
+        help="embed papers into a SCIDOCS embeddings file (jsonl + npy + ids + meta)",
+        description="Embed each paper's 'title [SEP] abstract' with a model ([CLS] for plain transformers models such "
+        "as SPECTER, a sentence-transformers model's own pooling) or compute a baseline, writing FILE.jsonl, "
+        "FILE.npy, FILE.ids.txt and FILE.meta.json atomically.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model", default="minilm", help="model name or path (default minilm, offline)")
+    parser.add_argument(
+        "--metadata",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        help="metadata.json (SPECTER) or paper_metadata_*.json (SCIDOCS) files; several are merged",
+    )
+    parser.add_argument("--ids", type=Path, help="only these paper ids (one per line), in this order")
+    parser.add_argument("--out", type=Path, required=True, help="output FILE.jsonl")
+    parser.add_argument("--batch-size", type=int, default=32, help="papers per forward pass (default 32)")
+    parser.add_argument("--max-length", type=int, default=512, help="wordpieces per paper (default 512)")
+    parser.add_argument(
+        "--pooling", choices=("auto", "cls", "mean"), default="auto", help="auto: the model's own if any, else [CLS]"
+    )
+    parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto", help="auto: bf16 on GPU")
+    parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
+    parser.add_argument("--shard", help="embed only shard i/n of the papers (0 <= i < n), for separate jobs")
+    parser.add_argument("--multi-gpu", action="store_true", help="spread the work over every visible GPU")
+    parser.add_argument("--chunk-size", type=int, help="papers per resumable chunk (default 1024; 16384 multi-GPU)")
+    parser.add_argument("--no-resume", action="store_true", help="discard a part-finished run instead of resuming")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="SHARD", help="merge these shard .jsonl files")
+    parser.add_argument("--baseline", help="compute a baseline instead: random, tfidf, tfidf-hash, tfidf-svd, sif, sgc")
+    parser.add_argument("--edges", type=Path, help="citations for sgc: 'citing cited' lines (default: from metadata)")
+    parser.add_argument(
+        "--held-out",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        help="sgc: query papers whose citations are dropped (.qrel files: their query ids; else one id a line)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for the baselines (default 0)")
+    parser.set_defaults(func=run)
+
+
+def _synthetic_flag(metadata: list[Path]) -> bool | None:
+    """The ``synthetic`` flag of a benchmark.json beside (or one level above) the metadata, if any."""
+    from specter_utils.io import read_json
+
+    for path in metadata:
+        for folder in (path.parent, path.parent.parent):
+            if (folder / "benchmark.json").exists():
+                value = read_json(folder / "benchmark.json").get("synthetic")
+                return bool(value) if value is not None else None
+    return None
+
+
+def _graph_from_metadata(papers: dict) -> list[tuple[str, str]]:
+    """SCIDOCS metadata carries ``references`` and ``cited_by`` lists: turn them into edges."""
+    edges: set[tuple[str, str]] = set()
+    for paper_id, paper in papers.items():
+        for cited in paper.extras.get("references") or []:
+            edges.add((paper_id, str(cited)))
+        for citing in paper.extras.get("cited_by") or []:
+            edges.add((str(citing), paper_id))
+    return sorted(edges)
+
+
+def _held_out_ids(paths: list[Path]) -> set[str]:
+    from specter_utils.data.scidocs import read_qrel
+    from specter_utils.io import read_lines
+
+    held: set[str] = set()
+    for path in paths:
+        held |= set(read_qrel(path)) if path.suffix == ".qrel" else set(read_lines(path))
+    return held
+
+
+def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
+    from specter_utils.data.graph import CitationGraph, read_edge_list
+    from specter_utils.embedding.io import EmbeddingSet, write_embeddings
+    from specter_utils.evaluation import baselines
+
+    name = args.baseline
+    if name not in baselines.BASELINES:
+        print(f"embed: unknown baseline {name!r}; known: {', '.join(baselines.BASELINES)}", file=sys.stderr)
+        return 2
+    graph = None
+    if name == "sgc":
+        edges = read_edge_list(args.edges) if args.edges else _graph_from_metadata(papers)
+        if not edges:
+            print("embed: sgc needs citations: none in the metadata; pass --edges FILE", file=sys.stderr)
+            return 2
+        graph = CitationGraph.from_edges(edges)
+    if name in {"model-cls", "model-mean"}:
+        result = baselines.model_embeddings(
+            papers,
+            args.model,
+            name.removeprefix("model-"),
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            progress=not args.quiet,
+        )
+    elif name == "random":
+        result = baselines.random_embeddings(papers, seed=args.seed)
+    elif name.startswith("tfidf"):
+        variant = {"tfidf": "raw", "tfidf-hash": "hash", "tfidf-svd": "svd"}[name]
+        result = baselines.tfidf_embeddings(papers, variant=variant, seed=args.seed)
+    elif name == "sif":
+        result = baselines.sif_embeddings(papers, seed=args.seed)
+    else:
+        result = baselines.sgc_embeddings(papers, graph, _held_out_ids(args.held_out), seed=args.seed)
+    info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
+    write_embeddings(args.out, EmbeddingSet(result.ids, result.vectors, result.titles, info))
+    details = ", ".join(f"{k} {v}" for k, v in result.info.items() if k != "baseline")
+    print(f"{name}: {len(result)} papers x {result.dim} dims ({details}); wrote {args.out}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Embed, compute a baseline, or merge shards."""
+    from specter_utils.data.records import ReadReport
+    from specter_utils.embedding.shards import merge_shard_files, parse_shard
+
+    if args.out.suffix != ".jsonl":
+        print(f"embed: --out must end in .jsonl, got {args.out}", file=sys.stderr)
+        return 2
+    if args.merge:
+        merged = merge_shard_files(args.merge, args.out)
+        print(
+            f"merged {merged.info['merged_shards']} shards: {len(merged)} papers x {merged.dim} dims; wrote {args.out}"
+        )
+        return 0
+    if not args.metadata:
+        print("embed: give --metadata FILE [FILE ...] (or --merge SHARD ...)", file=sys.stderr)
+        return 2
+    shard = None
+    if args.shard:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            print(f"embed: {exc}", file=sys.stderr)
+            return 2
+
+    from specter_utils.embedding.inputs import load_papers
+    from specter_utils.models import prepare_offline_env
+
+    prepare_offline_env()
+    report = ReadReport(source=", ".join(str(p) for p in args.metadata))
+    papers = load_papers(args.metadata, args.ids, report)
+    if report.counts:
+        print(report.summary(), file=sys.stderr)
+    synthetic = _synthetic_flag(args.metadata)
+    if args.baseline:
+        return _run_baseline(args, papers, synthetic)
+
+    from specter_utils.embedding.embed import describe, embed_to_file
+
+    devices = None
+    if args.multi_gpu:
+        import torch
+
+        count = torch.cuda.device_count()
+        if count > 1:
+            devices = [f"cuda:{i}" for i in range(count)]
+        else:
+            print(f"embed: --multi-gpu with {count} visible GPU(s): running on one device", file=sys.stderr)
+    result = embed_to_file(
+        args.model,
+        papers,
+        args.out,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        pooling=args.pooling,
+        device=args.device,
+        dtype=args.dtype,
+        devices=devices,
+        chunk_size=args.chunk_size,
+        shard=shard,
+        resume=not args.no_resume,
+        progress=not args.quiet,
+        info={"synthetic": synthetic} if synthetic is not None else None,
+    )
+    print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
+    return 0

@@ -1,0 +1,274 @@
+"""Embed papers with any model: SPECTER's text recipe, length-sorted batches, resumable output.
+
+Text is ``title + tokenizer.sep_token + abstract`` truncated to ``max_length`` wordpieces (512 by
+default, as the HF ``allenai/specter`` recipe). Papers are sorted by wordpiece length so that a batch
+carries little padding, cut into fixed chunks of whole batches, and each finished chunk is saved in
+``FILE.jsonl.partial/``; a killed run started again with the same inputs and settings skips the
+chunks already there, and because batches are the same the result is the same file, bit for bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from specter_utils.data.records import Paper
+from specter_utils.embedding.encoder import Encoder, load_encoder
+from specter_utils.embedding.io import EmbeddingSet, write_embeddings
+from specter_utils.embedding.shards import select_shard, shard_info
+from specter_utils.errors import DataError
+from specter_utils.io import atomic_write, read_json, write_json
+
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_CHUNK_SIZE = 1024  # papers per resumable chunk: a few minutes on a CPU, seconds on a GPU
+POOL_CHUNK_SIZE = 16384  # per chunk when a multi-process pool spreads it over several GPUs
+MANIFEST = "manifest.json"
+# Settings that change the vectors: a part-finished run is resumed only if all of them match.
+_RUN_KEYS = ("model_path", "pooling", "pooling_detail", "max_length", "dtype", "text")
+
+
+def as_paper_list(papers: dict[str, Paper] | Iterable[Paper]) -> list[Paper]:
+    """Papers in input order; duplicate ids are a DataError."""
+    items = list(papers.values()) if isinstance(papers, dict) else list(papers)
+    seen: set[str] = set()
+    for paper in items:
+        if paper.paper_id in seen:
+            raise DataError("duplicate paper id in the papers to embed", record_id=paper.paper_id)
+        seen.add(paper.paper_id)
+    if not items:
+        raise DataError("no papers to embed")
+    return items
+
+
+def paper_texts(papers: list[Paper], sep: str) -> list[str]:
+    """SPECTER input text per paper: ``title + sep + abstract``."""
+    return [paper.text(sep) for paper in papers]
+
+
+def length_order(lengths: np.ndarray) -> np.ndarray:
+    """Indices from longest to shortest; ties keep input order, so the order is deterministic."""
+    return np.argsort(-np.asarray(lengths), kind="stable")
+
+
+def plan_chunks(order: np.ndarray, batch_size: int, chunk_size: int) -> list[np.ndarray]:
+    """Consecutive slices of ``order``, each a whole number of batches."""
+    per_chunk = max(batch_size, (chunk_size // batch_size) * batch_size)
+    return [order[start : start + per_chunk] for start in range(0, len(order), per_chunk)]
+
+
+def _fingerprint(ids: list[str], texts: list[str]) -> str:
+    digest = hashlib.sha256()
+    for paper_id, text in zip(ids, texts, strict=True):
+        digest.update(paper_id.encode())
+        digest.update(b"\0")
+        digest.update(text.encode())
+        digest.update(b"\1")
+    return digest.hexdigest()
+
+
+class _ChunkStore:
+    """Finished chunks of a run in ``partial_dir`` (one ``.npy`` each, written atomically)."""
+
+    def __init__(self, partial_dir: Path, manifest: dict[str, Any]) -> None:
+        self.dir = partial_dir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / MANIFEST
+        if path.exists():
+            previous = read_json(path)
+            differs = sorted(k for k in manifest if previous.get(k) != manifest[k])
+            if differs:
+                raise DataError(
+                    f"holds a part-finished run with different {', '.join(differs)}; "
+                    "delete the folder (or pass --no-resume) to start afresh",
+                    self.dir,
+                )
+        else:
+            write_json(path, manifest)
+
+    def path(self, index: int) -> Path:
+        return self.dir / f"chunk-{index:06d}.npy"
+
+    def load(self, index: int, rows: int, dim: int) -> np.ndarray | None:
+        path = self.path(index)
+        if not path.exists():
+            return None
+        vectors = np.load(path)
+        if vectors.shape != (rows, dim) or vectors.dtype != np.float32:
+            raise DataError(f"chunk has shape {vectors.shape}, expected ({rows}, {dim}); delete the folder", path)
+        return vectors
+
+    def save(self, index: int, vectors: np.ndarray) -> None:
+        with atomic_write(self.path(index), "wb") as handle:
+            np.save(handle, vectors.astype(np.float32, copy=False))
+
+
+def _save_chunk(store: _ChunkStore | None, index: int, vectors: np.ndarray) -> None:
+    """Persist one finished chunk (a separate function so tests can interrupt a run here)."""
+    if store is not None:
+        store.save(index, vectors)
+
+
+def embed_papers(
+    model_name_or_path: str | Encoder,
+    papers: dict[str, Paper] | Iterable[Paper],
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_length: int = 512,
+    pooling: str | None = None,
+    device: str | None = None,
+    dtype: str | None = "auto",
+    devices: list[str] | None = None,
+    chunk_size: int | None = None,
+    partial_dir: str | Path | None = None,
+    progress: bool = True,
+    info: dict[str, Any] | None = None,
+) -> EmbeddingSet:
+    """Embed ``papers`` (rows in input order) with a model name/path or an already loaded Encoder.
+
+    Args:
+        pooling: ``cls``, ``mean`` or ``None``/``auto`` (a sentence-transformers model's own pooling,
+            ``[CLS]`` for any other model); ignored when an Encoder is passed.
+        dtype: ``auto`` (bf16 autocast on a GPU, float32 on CPU), ``float32`` or ``bfloat16``.
+        devices: several devices (e.g. every GPU) spread chunks over a multi-process pool.
+        partial_dir: where finished chunks are kept so an interrupted run can resume.
+        info: extra entries for the sidecar meta (e.g. ``{"synthetic": True}``).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    items = as_paper_list(papers)
+    encoder = (
+        model_name_or_path
+        if isinstance(model_name_or_path, Encoder)
+        else load_encoder(model_name_or_path, pooling, max_length, device, dtype, devices)
+    )
+    ids = [paper.paper_id for paper in items]
+    texts = paper_texts(items, encoder.sep)
+    order = length_order(encoder.token_lengths(texts))
+    use_pool = len(encoder.devices) > 1
+    chunk_size = chunk_size or (POOL_CHUNK_SIZE if use_pool else DEFAULT_CHUNK_SIZE)
+    chunks = plan_chunks(order, batch_size, chunk_size)
+    meta = {**encoder.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
+
+    store = None
+    if partial_dir is not None:
+        manifest = {k: meta[k] for k in _RUN_KEYS}
+        manifest.update(inputs=_fingerprint(ids, texts), count=len(ids), batch_size=batch_size, chunk_size=chunk_size)
+        store = _ChunkStore(Path(partial_dir), manifest)
+
+    vectors = np.zeros((len(items), encoder.dim), dtype=np.float32)
+    pending: list[int] = []
+    for index, rows in enumerate(chunks):
+        done = store.load(index, len(rows), encoder.dim) if store is not None else None
+        if done is None:
+            pending.append(index)
+        else:
+            vectors[rows] = done
+    resumed = len(items) - sum(len(chunks[i]) for i in pending)
+    if resumed:
+        meta["resumed_papers"] = resumed  # shown by the CLI, left out of the file's meta
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(items), initial=resumed, unit="paper", desc="embed", disable=not progress, file=sys.stderr)
+    pool = encoder.model.start_multi_process_pool(encoder.devices) if use_pool and pending else None
+    try:
+        for index in pending:
+            rows = chunks[index]
+            chunk_texts = [texts[i] for i in rows]
+            if pool is not None:
+                chunk_vectors = encoder.encode(chunk_texts, batch_size, pool=pool)
+                bar.update(len(rows))
+            else:
+                chunk_vectors = np.zeros((len(rows), encoder.dim), dtype=np.float32)
+                for start in range(0, len(rows), batch_size):
+                    batch = chunk_texts[start : start + batch_size]
+                    chunk_vectors[start : start + len(batch)] = encoder.encode(batch, batch_size)
+                    bar.update(len(batch))
+            if not np.isfinite(chunk_vectors).all():
+                bad = rows[int(np.argmax(~np.isfinite(chunk_vectors).all(axis=1)))]
+                raise DataError("model produced NaN or infinity", record_id=ids[bad])
+            _save_chunk(store, index, chunk_vectors)
+            vectors[rows] = chunk_vectors
+    finally:
+        bar.close()
+        if pool is not None:
+            encoder.model.stop_multi_process_pool(pool)
+    return EmbeddingSet(ids, vectors, [paper.title for paper in items], meta)
+
+
+def embed_to_file(
+    model_name_or_path: str | Encoder,
+    papers: dict[str, Paper] | Iterable[Paper],
+    out: str | Path,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_length: int = 512,
+    pooling: str | None = None,
+    device: str | None = None,
+    dtype: str | None = "auto",
+    devices: list[str] | None = None,
+    chunk_size: int | None = None,
+    shard: tuple[int, int] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    info: dict[str, Any] | None = None,
+) -> EmbeddingSet:
+    """Embed and write ``out`` (``.jsonl`` + ``.npy`` + ``.ids.txt`` + ``.meta.json``), resumably.
+
+    Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed.
+    ``shard=(i, n)`` embeds papers ``i, i+n, i+2n, ...`` of the input order (0 <= i < n); merge the
+    ``n`` shard files with :func:`specter_utils.embedding.shards.merge_shard_files`.
+    ``resume=False`` discards a part-finished run instead of continuing it.
+    """
+    out = Path(out)
+    if out.suffix != ".jsonl":
+        raise ValueError(f"output must be a .jsonl file, got {out}")
+    items = as_paper_list(papers)
+    extra = dict(info or {})
+    if shard is not None:
+        index, count = shard
+        all_ids = [paper.paper_id for paper in items]
+        keep = set(select_shard(all_ids, index, count))
+        items = [paper for paper in items if paper.paper_id in keep]
+        extra["shard"] = shard_info(all_ids, index, count)
+        if not items:
+            raise DataError(f"shard {index}/{count} is empty: only {len(all_ids)} papers")
+    partial_dir = Path(f"{out}.partial")
+    if not resume and partial_dir.exists():
+        shutil.rmtree(partial_dir)
+    result = embed_papers(
+        model_name_or_path,
+        items,
+        batch_size=batch_size,
+        max_length=max_length,
+        pooling=pooling,
+        device=device,
+        dtype=dtype,
+        devices=devices,
+        chunk_size=chunk_size,
+        partial_dir=partial_dir,
+        progress=progress,
+        info=extra,
+    )
+    write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, _stable_meta(result.info)))
+    shutil.rmtree(partial_dir, ignore_errors=True)
+    return result
+
+
+def _stable_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """The meta written to disk: the same for a resumed and an uninterrupted run."""
+    return {k: v for k, v in meta.items() if k != "resumed_papers"}
+
+
+def describe(result: EmbeddingSet) -> str:
+    """One line for the CLI: count, dimension, model, pooling."""
+    info = result.info
+    return (
+        f"{len(result)} papers x {result.dim} dims, model {info.get('model')}, pooling {info.get('pooling_detail')}, "
+        f"max_length {info.get('max_length')}, {info.get('dtype')} on {info.get('device')}"
+        + (f" ({info['resumed_papers']} resumed from a previous run)" if info.get("resumed_papers") else "")
+    )

@@ -1,0 +1,261 @@
+"""Load a model for embedding papers: pooling choice, maximum length, device and precision.
+
+Every model is wrapped as a sentence-transformers ``SentenceTransformer`` so that one code path
+serves a plain Hugging Face model (SPECTER, SciBERT: ``[CLS]`` pooling, as the HF ``allenai/specter``
+port does), a sentence-transformers model (its own pooling and normalisation) and several GPUs
+(sentence-transformers' multi-process pool).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from specter_utils.models import resolve_model
+
+POOLINGS = ("auto", "cls", "mean")
+DTYPES = ("auto", "float32", "bfloat16")
+
+
+def is_sentence_transformers_model(path: str) -> bool:
+    """True when ``path`` (a directory or a cached hub id) holds a sentence-transformers ``modules.json``."""
+    local = Path(path)
+    if local.is_dir():
+        return (local / "modules.json").exists()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(path, "modules.json"), str)
+    except Exception:
+        return False
+
+
+def resolve_pooling(path: str, pooling: str | None) -> str:
+    """``None``/``auto`` -> ``model`` (a sentence-transformers model's own pooling) or ``cls``."""
+    pooling = (pooling or "auto").lower()
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+    if pooling == "auto":
+        return "model" if is_sentence_transformers_model(path) else "cls"
+    return pooling
+
+
+def resolve_device(device: str | None) -> str:
+    """``None`` -> ``cuda`` when a GPU is visible, else ``cpu``."""
+    import torch
+
+    if device:
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(dtype: str | None, device: str) -> str:
+    """``auto`` -> bfloat16 on a GPU that supports it, float32 elsewhere (exact on CPU)."""
+    import torch
+
+    dtype = (dtype or "auto").lower()
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "bfloat16"
+    return "float32"
+
+
+@dataclass
+class Encoder:
+    """A loaded model plus the settings that decide its vectors (all recorded in the output's meta)."""
+
+    model: Any  # sentence_transformers.SentenceTransformer
+    model_name: str
+    model_path: str
+    pooling: str  # "cls", "mean" or "model"
+    pooling_detail: str  # e.g. "mean+normalize" for a sentence-transformers model's own pooling
+    max_length: int
+    device: str
+    dtype: str  # "float32", "bfloat16" (autocast) or "bfloat16-weights" (multi-process pool)
+    devices: list[str] = field(default_factory=list)  # >1 entries: multi-process pool
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    @property
+    def sep(self) -> str:
+        """The separator between title and abstract: the tokenizer's sep token (SPECTER's recipe)."""
+        return getattr(self.tokenizer, "sep_token", None) or " "
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    def info(self) -> dict[str, Any]:
+        """What the sidecar ``meta.json`` states about how the vectors were made."""
+        import sentence_transformers
+        import torch
+        import transformers
+
+        return {
+            "model": self.model_name,
+            "model_path": self.model_path,
+            "pooling": self.pooling,
+            "pooling_detail": self.pooling_detail,
+            "max_length": self.max_length,
+            "text": f"title + {self.sep!r} + abstract",
+            "dtype": self.dtype,
+            "device": ",".join(self.devices) if len(self.devices) > 1 else self.device,
+            "versions": {
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "sentence_transformers": sentence_transformers.__version__,
+            },
+        }
+
+    def token_lengths(self, texts: list[str], batch: int = 2048) -> np.ndarray:
+        """Wordpiece counts after truncation (used to sort texts so batches carry little padding)."""
+        lengths = np.zeros(len(texts), dtype=np.int64)
+        for start in range(0, len(texts), batch):
+            encoded = self.tokenizer(
+                texts[start : start + batch], truncation=True, max_length=self.max_length, add_special_tokens=True
+            )["input_ids"]
+            lengths[start : start + len(encoded)] = [len(ids) for ids in encoded]
+        return lengths
+
+    @contextlib.contextmanager
+    def _precision(self) -> Iterator[None]:
+        """bf16 autocast (matmuls in bf16, LayerNorm/softmax kept in fp32) or nothing."""
+        import torch
+
+        if self.dtype == "bfloat16":
+            with torch.autocast(device_type=self.device.split(":")[0], dtype=torch.bfloat16):
+                yield
+        else:
+            yield
+
+    def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
+        """Embed ``texts`` in their given order as one batch per ``batch_size`` slice; float32 rows."""
+        import torch
+
+        if pool is not None:
+            vectors = self.model.encode(
+                texts, batch_size=batch_size, pool=pool, convert_to_numpy=True, show_progress_bar=False
+            )
+            return np.asarray(vectors, dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        with torch.inference_mode(), self._precision():
+            for start in range(0, len(texts), batch_size):
+                batch = texts[start : start + batch_size]
+                vectors = self.model.encode(
+                    batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
+                )
+                out[start : start + len(batch)] = vectors
+        return out
+
+
+def _position_limit(transformer: Any) -> int | None:
+    """The longest input the model's position embeddings allow (not the tokenizer's limit, which
+    sentence-transformers overwrites with its own ``max_seq_length``)."""
+    config = getattr(getattr(transformer, "auto_model", None), "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return None
+    # RoBERTa-style models reserve 2 positions for the padding offset.
+    offset = 2 if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"} else 0
+    return positions - offset
+
+
+def _model_pooling_detail(path: str) -> str:
+    """Describe a sentence-transformers model's own head, e.g. ``mean+normalize``."""
+    try:
+        modules = json.loads((Path(path) / "modules.json").read_text())
+    except (OSError, ValueError):
+        return "model"
+    parts = []
+    for module in modules[1:]:
+        kind = module.get("type", "").rsplit(".", 1)[-1].lower()
+        if kind == "pooling":
+            try:
+                config = json.loads((Path(path) / module["path"] / "config.json").read_text())
+                mode = config.get("pooling_mode") or next(
+                    (k.removeprefix("pooling_mode_").removesuffix("_tokens") for k, v in config.items() if v is True),
+                    "?",
+                )
+            except (OSError, ValueError, KeyError):
+                mode = "?"
+            parts.append(str(mode))
+        else:
+            parts.append(kind)
+    return "+".join(parts) or "model"
+
+
+def load_encoder(
+    model_name_or_path: str,
+    pooling: str | None = None,
+    max_length: int = 512,
+    device: str | None = None,
+    dtype: str | None = "auto",
+    devices: list[str] | None = None,
+) -> Encoder:
+    """Load ``model_name_or_path`` (``minilm``, a local directory or a cached hub id) for embedding.
+
+    Args:
+        pooling: ``cls`` (final-layer ``[CLS]``, SPECTER's representation), ``mean`` (masked mean),
+            or ``None``/``auto``: the model's own pooling for a sentence-transformers model, else ``cls``.
+        max_length: wordpieces kept per paper, capped at what the model's position embeddings allow.
+        devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    if max_length < 2:
+        raise ValueError(f"max_length must be at least 2, got {max_length}")
+    path = resolve_model(model_name_or_path)
+    chosen = resolve_pooling(path, pooling)
+    device = resolve_device(device)
+    dtype = resolve_dtype(dtype, device)
+    if chosen == "model":
+        model = SentenceTransformer(path, device="cpu")
+        detail = _model_pooling_detail(path)
+    elif is_sentence_transformers_model(path):
+        # Keep the model's transformer, replace its head with plain cls / mean pooling.
+        base = SentenceTransformer(path, device="cpu")
+        model = SentenceTransformer(modules=[base[0], Pooling(base[0].get_embedding_dimension(), chosen)], device="cpu")
+        detail = chosen
+    else:
+        transformer = Transformer(path)
+        model = SentenceTransformer(
+            modules=[transformer, Pooling(transformer.get_embedding_dimension(), chosen)], device="cpu"
+        )
+        detail = chosen
+    limit = _position_limit(model[0])
+    effective = min(max_length, limit) if limit else max_length
+    model.max_seq_length = effective
+    model.eval()
+    devices = list(devices or [])
+    if len(devices) > 1 and dtype == "bfloat16":
+        # Pool workers run outside our autocast context: give them bf16 weights instead.
+        import torch
+
+        model.to(torch.bfloat16)
+        dtype = "bfloat16-weights"
+    if len(devices) <= 1:
+        model.to(devices[0] if devices else device)
+    return Encoder(
+        model=model,
+        model_name=str(model_name_or_path),
+        model_path=path,
+        pooling=chosen,
+        pooling_detail=detail,
+        max_length=effective,
+        device=devices[0] if len(devices) == 1 else device,
+        dtype=dtype,
+        devices=devices,
+    )

@@ -1,0 +1,182 @@
+"""The numbered notebooks: house rules checked statically, then every notebook run with the smoke preset.
+
+The smoke run (``-m notebooks``) executes the whole pipeline once with ``params/*/smoke.yaml`` through
+papermill on CPU (a few minutes on a free 2-core machine) and asserts on each notebook's metrics.json.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import nbformat
+import papermill as pm
+import pytest
+
+from specter_utils.paths import NOTEBOOKS_DIR
+from specter_utils.pipeline import NOTEBOOKS, PRESETS, load_params
+
+NOTEBOOK_PATHS = {name: NOTEBOOKS_DIR / f"{name}.ipynb" for name in NOTEBOOKS}
+
+
+def read(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOK_PATHS[name], as_version=4)
+
+
+def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def test_the_notebook_folder_holds_exactly_the_pipeline() -> None:
+    assert sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")) == sorted(NOTEBOOKS)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_title_bootstrap_and_one_parameters_cell(name: str) -> None:
+    nb = read(name)
+    title, bootstrap, parameters = nb.cells[:3]
+    assert title.cell_type == "markdown" and title.source.startswith(f"# {name[:2]} ")
+    assert "**Reads**" in title.source or "**Writes**" in title.source
+    assert bootstrap.cell_type == "code" and '"google.colab" in sys.modules' in bootstrap.source
+    assert not any(line.lstrip().startswith(("!", "%")) for line in bootstrap.source.splitlines())
+    tagged = [cell for cell in nb.cells if "parameters" in cell.metadata.get("tags", [])]
+    assert tagged == [parameters], "exactly one cell tagged 'parameters', right after the bootstrap cell"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_parameters_are_typed_literals_with_a_comment(name: str) -> None:
+    parameters = read(name).cells[2]
+    tree = ast.parse(parameters.source)
+    assert tree.body and all(isinstance(node, ast.AnnAssign) for node in tree.body)
+    for node in tree.body:
+        ast.literal_eval(node.value)  # a literal, nothing computed
+    for line in parameters.source.splitlines():
+        assert "  # " in line and line.count("=") == 1, f"one parameter per line with a comment: {line!r}"
+    documented = pm.inspect_notebook(str(NOTEBOOK_PATHS[name]))
+    assert set(documented) == {node.target.id for node in tree.body}
+    assert all(spec["help"] for spec in documented.values())
+    assert "run_dir" in documented
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_outputs_and_no_definitions(name: str) -> None:
+    nb = read(name)
+    for cell in code_cells(nb):
+        assert cell.outputs == [] and cell.execution_count is None, "strip outputs (nbstripout)"
+        for node in ast.walk(ast.parse(cell.source)):
+            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)), (
+                f"{name}: logic belongs in specter_utils, not in a notebook cell"
+            )
+        assert "!" not in "".join(line.lstrip()[:1] for line in cell.source.splitlines())
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_sections_are_numbered_and_the_last_cell_writes_metrics(name: str) -> None:
+    nb = read(name)
+    headings = [cell.source.splitlines()[0] for cell in nb.cells[3:] if cell.cell_type == "markdown"]
+    assert headings and all(h.startswith(f"## {i}. ") for i, h in enumerate(headings, start=1)), headings
+    assert f'write_metrics(run_dir, "{name}"' in code_cells(nb)[-1].source
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_preset_sets_only_declared_parameters(name: str) -> None:
+    declared = set(pm.inspect_notebook(str(NOTEBOOK_PATHS[name])))
+    for preset in PRESETS:
+        unknown = set(load_params(name, preset)) - declared
+        assert not unknown, f"params/{name}/{preset}.yaml sets undeclared {sorted(unknown)}"
+
+
+# ---------------------------------------------------------------- smoke run of the whole pipeline
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from specter_utils.pipeline import run_pipeline
+
+    root = tmp_path_factory.mktemp("smoke")
+    result = run_pipeline(
+        "smoke", run="smoke", results_root=root / "results", figures_dir=root / "figures", progress_bar=False
+    )
+    return result.run_dir, root / "figures"
+
+
+def metrics(run_dir: Path, name: str) -> dict:
+    path = run_dir / name / "metrics.json"
+    assert path.exists(), f"{name} wrote no metrics.json"
+    assert (run_dir / name / f"{name}.ipynb").exists(), "the executed copy is kept beside its metrics"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.notebooks
+def test_smoke_prepare_and_mine(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    prepared = metrics(run_dir, "01_prepare_data")
+    assert prepared["synthetic"] is True
+    assert prepared["benchmark"]["cite"]["queries"] > 0 and prepared["benchmark"]["mag"]["classes"] >= 2
+    mined = metrics(run_dir, "02_mine_triplets")
+    assert mined["train"]["triplets"]["total"] > 0 and mined["train"]["triplets"]["hard"] > 0
+    assert mined["leakage"]["leak_free"] is True
+
+
+@pytest.mark.notebooks
+def test_smoke_training_ran_and_saved_a_model(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    trained = metrics(run_dir, "03_train_specter")
+    assert trained["results"]["global_step"] >= 1
+    assert (Path(trained["model_dir"]) / "config.json").exists()
+
+
+@pytest.mark.notebooks
+def test_smoke_embeddings_cover_every_paper(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    embedded = metrics(run_dir, "04_embed_papers")["embeddings"]
+    assert {"base", "trained", "random", "sif", "sgc"} <= set(embedded)
+    assert {info["count"] for info in embedded.values()} == {metrics(run_dir, "04_embed_papers")["papers"]}
+
+
+@pytest.mark.notebooks
+def test_smoke_trained_model_beats_random_on_cite(smoke_run) -> None:
+    from specter_utils.pipeline import metric_values
+
+    run_dir, _ = smoke_run
+    results = metrics(run_dir, "05_scidocs_eval")["results"]
+    assert list(results)[:2] == ["trained", "base"]
+    trained, random = metric_values(results["trained"]), metric_values(results["random"])
+    assert trained[("cite", "map")] > random[("cite", "map")] + 10
+    assert ("mag", "f1") in trained and ("co-cite", "ndcg") in trained
+    table = (run_dir / "05_scidocs_eval" / "results.md").read_text()
+    assert "| trained |" in table and "| SPECTER (paper) |" in table
+
+
+@pytest.mark.notebooks
+def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
+    run_dir, figures = smoke_run
+    analysis = metrics(run_dir, "06_embedding_analysis")
+    for model in ("base", "trained"):
+        scores = analysis["scores"]["tsne"][model]
+        assert 0 <= scores["homogeneity"] <= 1 and 0 <= scores["completeness"] <= 1
+        assert scores["min_samples"] == 4 and scores["eps"] > 0
+    assert "knee" in analysis["dbscan_rule"]
+    for ext in ("png", "pdf"):
+        assert (figures / f"figure2_{run_dir.name}.{ext}").stat().st_size > 0
+
+
+@pytest.mark.notebooks
+def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
+    from specter_utils.pipeline import metric_values
+
+    run_dir, _ = smoke_run
+    variants = metrics(run_dir, "07_ablations")["variants"]
+    assert set(variants) == {"specter", "no_hard_negatives"}
+    assert variants["no_hard_negatives"]["triplets"]["hard"] == 0 < variants["specter"]["triplets"]["hard"]
+    for variant in variants.values():
+        assert ("cite", "map") in metric_values(variant["results"])
+    assert "no hard negatives (paper)" in (run_dir / "07_ablations" / "ablations.md").read_text()
+
+
+@pytest.mark.notebooks
+def test_smoke_heads_beat_chance(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    heads = metrics(run_dir, "08_classification_heads")["models"]
+    for result in heads.values():
+        chance = 100 / result["n_classes"]
+        assert result["mlp"]["macro_f1"] > chance + 20 and result["linear_svm"]["macro_f1"] > chance + 20
