@@ -6,7 +6,10 @@ each with the preset's parameters from ``params/<notebook>/<preset>.yaml`` plus 
 ``results/<run>/<notebook>/<notebook>.ipynb`` beside that notebook's ``metrics.json``. It stops at
 the first failing cell and says which cell failed and why.
 
-``RunPaths`` is the one place that says where each notebook leaves its artefacts for the next.
+``RunPaths`` is the one place that says where each notebook leaves its artefacts for the next. The
+steps that several notebooks share (embedding the benchmark's papers, the baselines, evaluating a
+folder of embedding files, one ablation variant end to end, the results tables with the paper's
+Table 1 and Table 2 numbers) live here too, so that the notebooks hold no logic.
 """
 
 from __future__ import annotations

@@ -74,8 +74,9 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
-    from specter_utils.training.train import train_specter
+    from specter_utils.training.train import is_main_process, train_specter
 
     final_dir = train_specter(config)
-    print(f"model: {final_dir}")
+    if is_main_process():  # one line, not one per torchrun process
+        print(f"model: {final_dir}")
     return 0
