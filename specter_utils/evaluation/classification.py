@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 PAPER_CS = tuple(float(c) for c in np.logspace(-4, 2, 7))  # the original's grid
 CV_FOLDS = 3
-GRAM_ACTIVE_FRACTION = 0.2  # switch from CG to exact Gram/Cholesky Newton below this mean active fraction
+GRAM_REFACTOR_STEPS = 8  # refactorise the Newton matrices when CG over the old factors needs more steps
 DEFAULT_TOL = 1e-4  # sklearn's LinearSVC default, passed to liblinear as eps
 
 
@@ -224,14 +224,16 @@ class _PathSolver:
         def hess(V: np.ndarray) -> np.ndarray:
             return V + 2 * C * self.gram.matvec(V)
 
-        return _pcg(hess, precondition, np.where(todo, -G, 0.0), 1e-3, d * 2)
+        return _pcg(hess, precondition, np.where(todo, -G, 0.0), 1e-2, 4 * GRAM_REFACTOR_STEPS)
 
     def solve(self, C: float) -> np.ndarray:
         """Minimise every column's objective at ``C``, warm-started from the previous solution."""
+        started = time.perf_counter()
+        before = dict(self.stats.__dict__)
         F = self.X @ self.W.astype(np.float32)
         stop = self.rel_stop * 2 * C * self.xty_norm
         factors: dict[int, Any] = {}
-        cg_steps = 0
+        cg_steps = GRAM_REFACTOR_STEPS + 1 if self.gram is not None else 0
         for _ in range(self.max_iter):
             active = self.S & (self.Y * F < 1)
             if self.gram is None and self._worth_gram(cg_steps, active):
@@ -246,6 +248,8 @@ class _PathSolver:
                 break
             self.stats.newton += 1
             if self.gram is not None:
+                if cg_steps > GRAM_REFACTOR_STEPS:
+                    factors.clear()  # the active sets moved away from the factorised ones
                 D, cg_steps = self._gram_direction(C, G, todo, factors)
             else:
                 D, cg_steps = self._cg_direction(C, G, active, todo)
@@ -258,6 +262,13 @@ class _PathSolver:
                 break  # no progress possible at this precision
             self.W += step
             F += (t.astype(np.float32) * Z).astype(np.float32)
+        logger.debug(
+            "C=%g: %.2fs, %s, gram=%s",
+            C,
+            time.perf_counter() - started,
+            {k: v - before[k] for k, v in self.stats.__dict__.items()},
+            self.gram is not None,
+        )
         return self.W.copy()
 
 

@@ -1,0 +1,308 @@
+"""The whole SCIDOCS evaluation: a drop-in for the original ``scidocs`` package.
+
+Same directory layout and files (``data.scidocs``), same result keys and nesting as
+``scidocs.get_scidocs_metrics``::
+
+    {"mag": {"f1": ..}, "mesh": {"f1": ..},
+     "co-view": {"map": .., "ndcg": ..}, "co-read": {..}, "cite": {..}, "co-cite": {..},
+     "recomm": {"adj-NDCG": .., "adj-P@1": ..}}
+
+values x 100 rounded to 2 decimals. Beside those keys the result carries ``coverage`` (per task: how
+many queries, candidates and labelled papers had embeddings), ``details`` (chosen C and CV accuracy,
+recommendation spread over seeds), ``skipped`` (tasks left out and why) and ``config``;
+:func:`scidocs_metrics` strips a result down to the original's keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from specter_utils.data.scidocs import (
+    CLASSIFICATION_TASKS,
+    RANKING_TASKS,
+    ScidocsData,
+    available_tasks,
+    read_scidocs_dir,
+    task_paths,
+)
+from specter_utils.embedding.io import EmbeddingSet, read_embeddings
+from specter_utils.errors import DataError
+from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig
+
+logger = logging.getLogger(__name__)
+
+ALL_TASKS = (*CLASSIFICATION_TASKS, *RANKING_TASKS, "recomm")  # directory names
+RESULT_KEYS = {  # directory name -> the original's result key
+    "mag": "mag",
+    "mesh": "mesh",
+    "coview": "co-view",
+    "coread": "co-read",
+    "cite": "cite",
+    "cocite": "co-cite",
+    "recomm": "recomm",
+}
+METRIC_KEYS = {  # the original's metric keys under each result key
+    "mag": ("f1",),
+    "mesh": ("f1",),
+    "co-view": ("map", "ndcg"),
+    "co-read": ("map", "ndcg"),
+    "cite": ("map", "ndcg"),
+    "co-cite": ("map", "ndcg"),
+    "recomm": ("adj-NDCG", "adj-P@1"),
+}
+# The three embedding files of the original: which tasks each one serves.
+EMBEDDING_GROUPS = {"cls": CLASSIFICATION_TASKS, "user-citation": RANKING_TASKS, "recomm": ("recomm",)}
+_GROUP_ALIASES = {"cls": "cls", "classification": "cls", "user-citation": "user-citation"}
+_GROUP_ALIASES.update({"user_citation": "user-citation", "user_activity_and_citations": "user-citation"})
+_GROUP_ALIASES["recomm"] = "recomm"
+
+EmbeddingSource = str | Path | EmbeddingSet
+
+
+def task_name(task: str) -> str:
+    """Directory name of a task given either spelling (``co-view`` or ``coview``)."""
+    by_key = {v: k for k, v in RESULT_KEYS.items()}
+    name = by_key.get(task, task)
+    if name not in RESULT_KEYS:
+        raise DataError(f"unknown task {task!r}; known: {', '.join(RESULT_KEYS)} (or {', '.join(by_key)})")
+    return name
+
+
+def group_of(task: str) -> str:
+    return next(group for group, tasks in EMBEDDING_GROUPS.items() if task in tasks)
+
+
+def _load(source: EmbeddingSource, cache: dict[str, EmbeddingSet]) -> EmbeddingSet:
+    if isinstance(source, EmbeddingSet):
+        return source
+    key = str(Path(source))
+    if key not in cache:
+        cache[key] = read_embeddings(source)
+    return cache[key]
+
+
+def _embedding_sources(
+    embeddings: EmbeddingSource | Mapping[str, EmbeddingSource],
+) -> dict[str, EmbeddingSource]:
+    """``{group: source}`` for the groups given (one source for all, or a dict by group name)."""
+    if isinstance(embeddings, Mapping):
+        out = {}
+        for name, source in embeddings.items():
+            if source is None:
+                continue
+            group = _GROUP_ALIASES.get(name)
+            if group is None:
+                raise DataError(f"unknown embeddings group {name!r}; use cls, user-citation or recomm")
+            out[group] = source
+        if not out:
+            raise DataError("no embeddings given")
+        return out
+    return dict.fromkeys(EMBEDDING_GROUPS, embeddings)
+
+
+def _describe(source: EmbeddingSource) -> str:
+    return "<EmbeddingSet>" if isinstance(source, EmbeddingSet) else str(source)
+
+
+# ---------------------------------------------------------------- tasks
+def _classification(
+    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    from specter_utils.evaluation.classification import classify
+
+    rows = data.classification[task]
+    if split not in rows:
+        raise DataError(f"no {split} split for {task}", task_paths(data.root)[f"{task}/{split}"])
+    coverage: dict[str, Any] = {}
+    arrays = {}
+    for part in ("train", split):
+        ids = [pid for pid, _ in rows[part]]
+        X, found = embeddings.lookup(ids)  # missing papers stay zero vectors, as in the original
+        arrays[part] = (X, np.asarray([label for _, label in rows[part]]))
+        coverage[part] = {
+            "papers": len(ids),
+            "papers_with_embedding": int(found.sum()),
+            "zero_filled": int((~found).sum()),
+            "example_missing": [pid for pid, ok in zip(ids, found, strict=True) if not ok][:5],
+        }
+        if not found.any():
+            raise DataError(
+                f"the embeddings cover none of the {len(ids)} papers of {task}/{part}.csv: wrong embeddings file?",
+                task_paths(data.root)[f"{task}/{part}"],
+            )
+        if not found.all():
+            logger.warning(
+                "%s/%s: %d of %d papers have no embedding and are zero vectors (as in the original); e.g. %s",
+                task,
+                part,
+                int((~found).sum()),
+                len(ids),
+                coverage[part]["example_missing"][:3],
+            )
+    result = classify(*arrays["train"], *arrays[split])
+    return {"f1": result.f1}, coverage, result.as_dict()
+
+
+def _ranking(
+    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    from specter_utils.evaluation.ranking import evaluate_ranking
+
+    qrels = data.ranking[task].get(split)
+    if qrels is None:
+        raise DataError(f"no {split} qrels for {task}", task_paths(data.root)[f"{task}/{split}"])
+    started = time.perf_counter()
+    result = evaluate_ranking(qrels, embeddings, name=f"{task}/{split}.qrel")
+    return result.metrics, result.coverage, {"seconds": round(time.perf_counter() - started, 2)}
+
+
+def _recomm(
+    data: ScidocsData, split: str, embeddings: EmbeddingSet, seeds: tuple[int, ...], config: RecommConfig | None
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    from specter_utils.evaluation.recomm import evaluate_recomm
+
+    started = time.perf_counter()
+    metadata = data.metadata.get("recomm")
+    if metadata is None:
+        raise DataError("recommendation needs paper_metadata_recomm.json", task_paths(data.root)["metadata/recomm"])
+    assert data.propensity_scores is not None
+    result = evaluate_recomm(data.recomm, metadata, data.propensity_scores, embeddings, split, seeds, config)
+    details = {"spread": result.spread, "config": result.config, "seconds": round(time.perf_counter() - started, 2)}
+    return result.metrics, result.coverage, details
+
+
+# ---------------------------------------------------------------- the suite
+def evaluate(
+    data_dir: str | Path,
+    embeddings: EmbeddingSource | Mapping[str, EmbeddingSource],
+    tasks: list[str] | tuple[str, ...] | None = None,
+    split: str = "test",
+    n_jobs: int = 1,
+    recomm_seeds: tuple[int, ...] = DEFAULT_SEEDS,
+    recomm_config: RecommConfig | None = None,
+) -> dict[str, Any]:
+    """Evaluate embeddings on a SCIDOCS-layout directory; see the module docstring for the result.
+
+    Args:
+        embeddings: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": ..,
+            "recomm": ..}`` like the original's three files (a group left out skips its tasks).
+        tasks: directory names or result keys; default every task whose files are present (the
+            others are skipped, saying so). A requested task with a missing file is an error.
+        n_jobs: threads for the two classification tasks (2 runs MAG and MeSH side by side).
+    """
+    started = time.perf_counter()
+    if split not in ("test", "val"):
+        raise DataError(f"split must be 'test' or 'val', got {split!r}")
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError("SCIDOCS data directory not found", data_dir)
+    sources = _embedding_sources(embeddings)
+    skipped: dict[str, str] = {}
+    if tasks:
+        wanted = [task_name(t) for t in tasks]
+        for task in wanted:
+            if group_of(task) not in sources:
+                raise DataError(f"task {task} needs the {group_of(task)!r} embeddings, which were not given")
+    else:
+        present = set(available_tasks(data_dir))
+        wanted = []
+        for task in ALL_TASKS:
+            if task not in present:
+                skipped[RESULT_KEYS[task]] = "files not found in the data directory"
+            elif group_of(task) not in sources:
+                skipped[RESULT_KEYS[task]] = f"no {group_of(task)} embeddings given"
+            else:
+                wanted.append(task)
+        for key, reason in skipped.items():
+            logger.warning("skipping %s: %s", key, reason)
+        if not wanted:
+            raise DataError("no SCIDOCS task can be evaluated (see the skipped tasks above)", data_dir)
+    data = read_scidocs_dir(data_dir, wanted)
+    cache: dict[str, EmbeddingSet] = {}
+    loaded = {group: _load(source, cache) for group, source in sources.items()}
+
+    outcomes: dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]] = {}
+    cls_tasks = [t for t in wanted if t in CLASSIFICATION_TASKS]
+    if cls_tasks:
+        outcomes.update(_run_classification(data, cls_tasks, split, loaded["cls"], n_jobs))
+    for task in wanted:
+        if task in RANKING_TASKS:
+            outcomes[task] = _ranking(data, task, split, loaded["user-citation"])
+        elif task == "recomm":
+            outcomes[task] = _recomm(data, split, loaded["recomm"], tuple(recomm_seeds), recomm_config)
+
+    result: dict[str, Any] = {}
+    for task in ALL_TASKS:  # the original's order
+        if task in outcomes:
+            result[RESULT_KEYS[task]] = outcomes[task][0]
+    result["coverage"] = {RESULT_KEYS[t]: outcomes[t][1] for t in ALL_TASKS if t in outcomes}
+    result["details"] = {RESULT_KEYS[t]: outcomes[t][2] for t in ALL_TASKS if t in outcomes}
+    result["skipped"] = skipped
+    result["config"] = {
+        "data_dir": str(data_dir),
+        "split": split,
+        "tasks": [RESULT_KEYS[t] for t in wanted],
+        "embeddings": {group: _describe(source) for group, source in sources.items()},
+        "embedding_dims": {group: emb.dim for group, emb in loaded.items()},
+        "classification": {"model": "linear SVM, squared hinge, one-vs-rest", "C_grid": "logspace(-4, 2, 7)"},
+        "ranking": {"score": "-L2 distance, rounded to 5 decimals", "metrics": "trec_eval map, ndcg"},
+        "recomm_seeds": list(recomm_seeds),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    return result
+
+
+def _run_classification(
+    data: ScidocsData, tasks: list[str], split: str, embeddings: EmbeddingSet, n_jobs: int
+) -> dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]]:
+    if n_jobs == 1 or len(tasks) == 1:
+        return {task: _classification(data, task, split, embeddings) for task in tasks}
+    from threadpoolctl import threadpool_limits
+
+    # one BLAS thread per task: two tasks side by side use two cores without oversubscription
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=len(tasks)) as pool:
+        futures = {task: pool.submit(_classification, data, task, split, embeddings) for task in tasks}
+        return {task: futures[task].result() for task in tasks}
+
+
+def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Only the original's keys (``{"mag": {"f1": ..}, ...}``) of an :func:`evaluate` result."""
+    return {key: {m: result[key][m] for m in METRIC_KEYS[key]} for key in METRIC_KEYS if key in result}
+
+
+def get_scidocs_metrics(
+    data_dir: str | Path,
+    classification_embeddings_path: EmbeddingSource | None,
+    user_activity_and_citations_embeddings_path: EmbeddingSource | None,
+    recomm_embeddings_path: EmbeddingSource | None,
+    val_or_test: str = "test",
+    n_jobs: int = 1,
+    cuda_device: int = -1,
+) -> dict[str, dict[str, float]]:
+    """The original ``scidocs.get_scidocs_metrics`` call (a data directory instead of ``DataPaths``)."""
+    del cuda_device  # the ranker is tiny; it always runs on the CPU
+    result = evaluate(
+        data_dir,
+        {
+            "cls": classification_embeddings_path,
+            "user-citation": user_activity_and_citations_embeddings_path,
+            "recomm": recomm_embeddings_path,
+        },
+        split=val_or_test,
+        n_jobs=n_jobs,
+    )
+    return scidocs_metrics(result)
+
+
+def write_results(path: str | Path, result: Mapping[str, Any]) -> None:
+    """Write a result (metrics, coverage, details, config) as JSON, atomically."""
+    from specter_utils.io import write_json
+
+    write_json(path, dict(result))

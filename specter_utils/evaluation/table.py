@@ -1,0 +1,100 @@
+"""Results in the paper's Table 1 column order, beside the paper's rows (SPEC.md section 5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+TABLE1_COLUMNS = (  # (result key, metric key, header), the paper's Table 1 order
+    ("mag", "f1", "MAG F1"),
+    ("mesh", "f1", "MeSH F1"),
+    ("co-view", "map", "co-view MAP"),
+    ("co-view", "ndcg", "co-view nDCG"),
+    ("co-read", "map", "co-read MAP"),
+    ("co-read", "ndcg", "co-read nDCG"),
+    ("cite", "map", "cite MAP"),
+    ("cite", "ndcg", "cite nDCG"),
+    ("co-cite", "map", "co-cite MAP"),
+    ("co-cite", "ndcg", "co-cite nDCG"),
+    ("recomm", "adj-NDCG", "recomm nDCG"),
+    ("recomm", "adj-P@1", "recomm P@1"),
+)
+HEADERS = tuple(h for _, _, h in TABLE1_COLUMNS)
+
+# SPEC.md section 5: the 12 metrics, then the paper's average.
+PAPER_TABLE1: dict[str, tuple[float, ...]] = {
+    "Random": (4.8, 9.4, 25.2, 51.6, 25.6, 51.9, 25.1, 51.5, 24.9, 51.4, 51.3, 16.8, 32.5),
+    "SIF": (78.4, 81.4, 79.4, 89.4, 78.2, 88.9, 79.4, 90.5, 80.8, 90.9, 53.4, 19.5, 75.9),
+    "Citeomatic": (67.1, 75.7, 81.1, 90.2, 80.5, 90.2, 86.3, 94.1, 84.4, 92.8, 52.5, 17.3, 76.0),
+    "SGC": (76.8, 82.7, 77.2, 88.0, 75.7, 87.5, 91.6, 96.2, 84.1, 92.5, 52.7, 18.2, 76.9),
+    "SciBERT": (79.7, 80.7, 50.7, 73.1, 47.7, 71.1, 48.3, 71.7, 49.7, 72.6, 52.1, 17.9, 59.6),
+    "Sent-BERT": (80.5, 69.1, 68.2, 83.3, 64.8, 81.3, 63.5, 81.6, 66.4, 82.8, 51.6, 17.1, 67.5),
+    "SPECTER": (82.6, 86.3, 83.8, 91.8, 84.5, 92.7, 88.4, 94.9, 87.9, 94.7, 54.0, 20.4, 80.2),
+}
+
+
+def metric_row(result: Mapping[str, Any]) -> dict[str, float]:
+    """``{header: value}`` for the Table 1 metrics present in one result (an :func:`evaluate` dict)."""
+    row = {}
+    for key, metric, header in TABLE1_COLUMNS:
+        entry = result.get(key)
+        value = entry.get(metric) if isinstance(entry, Mapping) else None
+        if isinstance(value, Mapping):  # {"mean": ..} forms
+            value = value.get("mean")
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            row[header] = float(value)
+    return row
+
+
+def comparison_table(
+    results: Mapping[str, Any] | Mapping[str, Mapping[str, Any]],
+    paper_rows: Iterable[str] | None = tuple(PAPER_TABLE1),
+    name: str = "ours",
+) -> pd.DataFrame:
+    """Our row(s) then the paper's, Table 1 columns, and averages.
+
+    ``results`` is one :func:`evaluate` result (shown as ``name``) or ``{model name: result}``.
+    ``avg`` is the mean over the metrics our rows have (the same columns for every row, so rows are
+    comparable when some tasks are absent); ``paper avg`` is the paper's own 12-metric average.
+    """
+    if any(key in results for key, _, _ in TABLE1_COLUMNS):
+        results = {name: results}
+    ours = {model: metric_row(r) for model, r in results.items()}
+    shared = [h for h in HEADERS if ours and all(h in row for row in ours.values())]
+    records = []
+    for model, row in ours.items():
+        records.append({"model": model, **row, "avg": _mean(row, shared), "paper avg": math.nan})
+    for model in paper_rows or ():
+        values = PAPER_TABLE1[model]
+        row = dict(zip(HEADERS, values[:12], strict=True))
+        records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[12]})
+    frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, "avg", "paper avg"])
+    return frame.set_index("model")
+
+
+def _mean(row: Mapping[str, float], columns: list[str]) -> float:
+    values = [row[c] for c in columns if c in row]
+    return round(sum(values) / len(values), 2) if values else math.nan
+
+
+def to_markdown(frame: pd.DataFrame, decimals: int = 2, drop_empty: bool = True) -> str:
+    """A GitHub markdown table of ``frame`` (no extra dependency); all-empty columns dropped."""
+    if drop_empty:
+        frame = frame.dropna(axis=1, how="all")
+    header = [frame.index.name or "", *map(str, frame.columns)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for index, row in frame.iterrows():
+        cells = ["" if pd.isna(v) else f"{v:.{decimals}f}" if isinstance(v, float) else str(v) for v in row]
+        lines.append("| " + " | ".join([str(index), *cells]) + " |")
+    return "\n".join(lines)
+
+
+def render(
+    results: Mapping[str, Any], paper_rows: Iterable[str] | None = tuple(PAPER_TABLE1), name: str = "ours"
+) -> tuple[pd.DataFrame, str]:
+    """One call: the comparison DataFrame and its markdown."""
+    frame = comparison_table(results, paper_rows, name)
+    return frame, to_markdown(frame)

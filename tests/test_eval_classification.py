@@ -1,0 +1,85 @@
+"""Classification: the fast solver reproduces GridSearchCV(LinearSVC) (same C, same F1) and liblinear's optimum."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.svm import LinearSVC
+
+from specter_utils.evaluation import classification
+from specter_utils.evaluation.classification import PAPER_CS, classify, fit_svm_path, select_c
+
+
+def blobs(n: int, k: int, d: int, spread: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0, 1, (k, d))
+    y = rng.integers(0, k, n)
+    X = centres[y] + rng.normal(0, spread, (n, d)) + 0.5
+    labels = np.array([f"class-{c}" for c in y])
+    return X.astype(np.float32), labels
+
+
+def objective(W: np.ndarray, X: np.ndarray, Y: np.ndarray, C: float) -> np.ndarray:
+    margins = Y * (np.hstack([X, np.ones((len(X), 1))]) @ W)
+    return 0.5 * (W * W).sum(0) + C * (np.maximum(0, 1 - margins) ** 2).sum(0)
+
+
+def test_separable_data_gives_f1_100():
+    X, y = blobs(240, 4, 6, 0.05)
+    result = classify(X[:160], y[:160], X[160:], y[160:])
+    assert result.f1 == 100.0
+    assert result.n_classes == 4 and set(result.cv_accuracy) == set(PAPER_CS)
+
+
+def test_same_choice_and_f1_as_gridsearch_linearsvc():
+    X, y = blobs(420, 3, 10, 1.6, seed=1)
+    Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
+    ref = GridSearchCV(
+        LinearSVC(loss="squared_hinge", random_state=42, max_iter=100000, tol=1e-8),
+        cv=3,
+        param_grid={"C": np.logspace(-4, 2, 7)},
+    ).fit(Xtr, ytr)
+    ref_f1 = round(100 * f1_score(yte, ref.predict(Xte), average="macro"), 2)
+    ours = classify(Xtr, ytr, Xte, yte)
+    assert ours.best_c == pytest.approx(ref.best_params_["C"])
+    assert abs(ours.f1 - ref_f1) <= 0.1
+    ref_scores = dict(zip(ref.cv_results_["param_C"], ref.cv_results_["mean_test_score"], strict=True))
+    for C, accuracy in ours.cv_accuracy.items():
+        assert accuracy == pytest.approx(ref_scores[C], abs=0.01)
+
+
+@pytest.mark.parametrize("gram", [False, True])
+def test_weights_reach_liblinears_optimum(monkeypatch, gram):
+    """Both inner solvers (CG over X, exact Gram Newton) reach the optimum liblinear converges to."""
+    if gram:  # make the Gram path win the cost comparison from the first step
+        monkeypatch.setattr(classification._PathSolver, "_worth_gram", lambda self, steps, active: True)
+    else:
+        monkeypatch.setattr(classification._PathSolver, "_worth_gram", lambda self, steps, active: False)
+    X, y = blobs(600, 3, 8, 1.2, seed=2)
+    Cs = (0.01, 1.0, 30.0)
+    ours = fit_svm_path(X, y, Cs, tol=1e-8)
+    classes = np.unique(y)
+    Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    for C, W in zip(Cs, ours, strict=True):
+        ref = LinearSVC(loss="squared_hinge", C=C, tol=1e-10, max_iter=100000, dual=False).fit(X, y)
+        W_ref = np.vstack([ref.coef_.T, ref.intercept_[None, :]])
+        assert np.allclose(W, W_ref, rtol=1e-3, atol=1e-3 * np.abs(W_ref).max())
+        assert objective(W, X, Y, C).sum() <= objective(W_ref, X, Y, C).sum() * (1 + 1e-6)
+
+
+def test_binary_task_uses_one_column_like_liblinear():
+    X, y = blobs(200, 2, 5, 1.0, seed=3)
+    W = fit_svm_path(X, y, (0.1,), tol=1e-8)[0]
+    ref = LinearSVC(loss="squared_hinge", C=0.1, tol=1e-10, max_iter=100000, dual=False).fit(X, y)
+    assert W.shape == (6, 1)
+    assert np.allclose(W[:, 0], np.append(ref.coef_[0], ref.intercept_[0]), rtol=1e-3, atol=1e-4)
+
+
+def test_c_selection_is_deterministic_and_first_on_ties():
+    X, y = blobs(150, 3, 4, 0.01, seed=4)  # every C separates perfectly: all CV accuracies tie at 1
+    best, accuracy, _ = select_c(X, y)
+    assert set(accuracy.values()) == {1.0}
+    assert best == PAPER_CS[0]
+    assert select_c(X, y)[:2] == (best, accuracy)
