@@ -497,33 +497,12 @@ def run_ablation(
 
 
 # ---------------------------------------------------------------- evaluation and tables (notebooks 05 and 07)
-TABLE1_COLUMNS = (  # the paper's Table 1 order: (task key, metric key, header)
-    ("mag", "f1", "MAG F1"),
-    ("mesh", "f1", "MeSH F1"),
-    ("co-view", "map", "co-view MAP"),
-    ("co-view", "ndcg", "co-view nDCG"),
-    ("co-read", "map", "co-read MAP"),
-    ("co-read", "ndcg", "co-read nDCG"),
-    ("cite", "map", "cite MAP"),
-    ("cite", "ndcg", "cite nDCG"),
-    ("co-cite", "map", "co-cite MAP"),
-    ("co-cite", "ndcg", "co-cite nDCG"),
-    ("recomm", "adj-NDCG", "recomm nDCG"),
-    ("recomm", "adj-P@1", "recomm P@1"),
-)
-
-
 def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
     """``{(task, metric): value}`` for the Table 1 metrics present in one model's SCIDOCS results."""
-    values = {}
-    for task, metric, _ in TABLE1_COLUMNS:
-        entry = results.get(task)
-        value = entry.get(metric) if isinstance(entry, dict) else None
-        if isinstance(value, dict):  # a mean with its spread over seeds (recommendation)
-            value = value.get("mean")
-        if isinstance(value, (int, float)):
-            values[(task, metric)] = float(value)
-    return values
+    from specter_utils.evaluation.table import TABLE1_COLUMNS, metric_row
+
+    row = metric_row(results)
+    return {(task, metric): row[header] for task, metric, header in TABLE1_COLUMNS if header in row}
 
 
 def evaluate_file(
@@ -554,32 +533,6 @@ def evaluate_embeddings(
     if not models:
         raise FileNotFoundError(f"no embeddings (*.jsonl) in {embeddings_dir}")
     return {name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, split) for name in models}
-
-
-def results_markdown(
-    results: dict[str, dict[str, Any]], paper_rows: dict[str, dict[tuple[str, str], float]] | None = None
-) -> str:
-    """Markdown table of every model's Table 1 metrics (only columns some model has), with an average column.
-
-    ``paper_rows`` (the paper's Table 1, same keys) are appended below a separator row for reference; their
-    average is over the same columns, so it differs from the paper's 12-metric average when columns are missing.
-    """
-    values = {name: metric_values(r) for name, r in results.items()}
-    columns = [c for c in TABLE1_COLUMNS if any((c[0], c[1]) in v for v in values.values())]
-    header = "| model | " + " | ".join(h for _, _, h in columns) + " | avg |"
-    lines = [header, "|" + "---|" * (len(columns) + 2)]
-
-    def row(name: str, got: dict[tuple[str, str], float]) -> str:
-        cells = [got.get((t, m)) for t, m, _ in columns]
-        present = [c for c in cells if c is not None]
-        avg = f"{sum(present) / len(present):.2f}" if present else ""
-        return f"| {name} | " + " | ".join("" if c is None else f"{c:.2f}" for c in cells) + f" | {avg} |"
-
-    lines += [row(name, got) for name, got in values.items()]
-    if paper_rows:
-        lines.append("| *paper (SCIDOCS)* |" + " |" * (len(columns) + 1))
-        lines += [row(f"{name} (paper)", got) for name, got in paper_rows.items()]
-    return "\n".join(lines)
 
 
 TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics
@@ -616,28 +569,16 @@ def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-# SPEC.md section 5, Table 1 (the paper), in TABLE1_COLUMNS order.
-_PAPER_TABLE1_ROWS = {
-    "Random": (4.8, 9.4, 25.2, 51.6, 25.6, 51.9, 25.1, 51.5, 24.9, 51.4, 51.3, 16.8),
-    "SIF": (78.4, 81.4, 79.4, 89.4, 78.2, 88.9, 79.4, 90.5, 80.8, 90.9, 53.4, 19.5),
-    "SGC": (76.8, 82.7, 77.2, 88.0, 75.7, 87.5, 91.6, 96.2, 84.1, 92.5, 52.7, 18.2),
-    "SciBERT": (79.7, 80.7, 50.7, 73.1, 47.7, 71.1, 48.3, 71.7, 49.7, 72.6, 52.1, 17.9),
-    "SPECTER": (82.6, 86.3, 83.8, 91.8, 84.5, 92.7, 88.4, 94.9, 87.9, 94.7, 54.0, 20.4),
-}
-PAPER_TABLE1 = {
-    name: {(task, metric): value for (task, metric, _), value in zip(TABLE1_COLUMNS, row, strict=True)}
-    for name, row in _PAPER_TABLE1_ROWS.items()
-}
-
-
 def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
-    """Write ``out_dir/results.md`` (our rows, then the paper's on the same columns) and ``results.json``."""
+    """Write ``out_dir/results.md`` (our rows, then the paper's Table 1, ``evaluation.table``) and ``results.json``."""
+    from specter_utils.evaluation.table import render
     from specter_utils.io import atomic_write
 
-    table = results_markdown(results, PAPER_TABLE1)
+    _, table = render(results)
     note = (
-        "Rows above the separator: this run, every model on the same benchmark and split. Paper rows: SCIDOCS "
-        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the columns shown."
+        "Rows without '(paper)': this run, every model on the same benchmark and split. '(paper)' rows: SCIDOCS "
+        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run has "
+        "(the same columns in every row), `paper avg` the paper's own 12-metric average."
     )
     out_dir = Path(out_dir)
     with atomic_write(out_dir / RESULTS_TABLE) as handle:

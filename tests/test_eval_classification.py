@@ -78,7 +78,8 @@ def test_binary_task_uses_one_column_like_liblinear():
 
 
 def test_c_selection_is_deterministic_and_first_on_ties():
-    X, y = blobs(150, 3, 4, 0.01, seed=4)  # every C separates perfectly: all CV accuracies tie at 1
+    X, y = blobs(150, 3, 4, 0.01, seed=4)
+    X = X * 100  # far-apart classes: every C separates perfectly, all CV accuracies tie at 1
     best, accuracy, _ = select_c(X, y)
     assert set(accuracy.values()) == {1.0}
     assert best == PAPER_CS[0]

@@ -35,7 +35,7 @@ def test_random_queries_match_pytrec_eval_mean():
     ids = [f"p{i}" for i in range(200)]
     vectors = EmbeddingSet(ids, rng.normal(size=(200, 6)).astype(np.float32))
     qrels = {}
-    for q in range(20):
+    for _ in range(20):
         cands = rng.choice(200, size=12, replace=False)
         qrels[f"p{cands[0]}"] = {f"p{c}": int(i < 4) for i, c in enumerate(cands[1:])}
     result = evaluate_ranking(qrels, vectors)

@@ -319,7 +319,6 @@ def evaluate_recomm(
     propensity = normalised_propensities(propensity_scores)
     featurizer = Featurizer(metadata, embeddings)
     coverage = recomm_coverage(clicks, featurizer)
-    missing = {s: c["papers"] - c["queries_with_embedding"] - c["candidates_with_embedding"] for s, c in coverage.items()}
     for name, cov in coverage.items():
         lacking = cov["queries"] - cov["queries_with_embedding"] + cov["candidates"] - cov["candidates_with_embedding"]
         if lacking:
@@ -332,10 +331,13 @@ def evaluate_recomm(
                 cov["candidates"],
                 cov["example_missing"][:3],
             )
-    del missing
     train = training_pairs(clicks["train"], featurizer, propensity, config, "train")
     # the original validates on val.csv when testing, and on nothing when val is the evaluated split
-    val = training_pairs(clicks["val"], featurizer, propensity, config, "val") if split == "test" and clicks.get("val") else None
+    val = (
+        training_pairs(clicks["val"], featurizer, propensity, config, "val")
+        if split == "test" and clicks.get("val")
+        else None
+    )
 
     test_clicks = clicks[split]
     clicked_rows, other_rows, positions = [], [], []
