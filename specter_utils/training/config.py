@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +44,7 @@ class TrainConfig:
     max_train_triplets: int = 0  # 0 = all; a cap (seeded sample) keeps CPU runs to minutes
     max_val_triplets: int = 0  # 0 = all; the validation loss costs one forward pass per val triplet each time
     # --- model (scientific) ---
-    base_model: str = (
-        "minilm"  # offline default (all-MiniLM-L6-v2); the paper starts from allenai/scibert_scivocab_uncased
-    )
+    base_model: str = "minilm"  # offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased
     pooling: str = "cls"  # SPECTER embeds a paper as the final-layer [CLS] vector; "mean" is the ablation
     max_seq_length: int = 512  # SPECTER truncates "title [SEP] abstract" to 512 wordpieces
     # --- loss (fixed) ---
@@ -63,9 +63,7 @@ class TrainConfig:
     # --- hardware (nuisance) ---
     precision: str = "auto"  # auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU
     torch_compile: bool = False  # torch.compile the model; only worth it on GPU for long runs (compile takes minutes)
-    group_by_length: bool = (
-        False  # batch triplets of similar length together: less padding, slightly less random batches
-    )
+    group_by_length: bool = False  # batch similar lengths together: less padding, slightly less random batches
     dataloader_num_workers: int = 0  # tokenisation happens in the collator; workers help a fast GPU, not a CPU run
     # --- checkpoints and logging ---
     save_steps: int = 500  # a checkpoint every N optimiser steps; a killed run resumes from the last one
@@ -140,11 +138,11 @@ class TrainConfig:
 
 # Each preset changes only what differs from the defaults above, and says why.
 PRESETS: dict[str, dict[str, Any]] = {
-    # Minutes on a laptop CPU (MiniLM: about 4.5 triplets/s at 128 tokens on 2 free cores).
+    # Minutes on a laptop CPU: MiniLM, 128 tokens, a few hundred triplets.
     "cpu": {
         "base_model": "minilm",
         "max_seq_length": 128,  # most of a title and the start of the abstract; cost is linear to quadratic in length
-        "max_train_triplets": 400,  # 2 epochs x 400 triplets: about 3 minutes of compute on 2 free cores
+        "max_train_triplets": 400,  # 2 epochs x 400 triplets on hep-th: 16.8 CPU-minutes in all (docs/benchmarks.md)
         "max_val_triplets": 64,  # each evaluation embeds 6 texts per val triplet (loss + triplet accuracy)
         "per_device_batch_size": 8,  # x 4 accumulation = the paper's effective batch of 32
         "save_steps": 5,  # a checkpoint every ~2 minutes: a killed run loses little
@@ -166,11 +164,16 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def field_comments() -> dict[str, str]:
     """The comment written beside each TrainConfig field (used as command-line help)."""
-    comments = {}
-    for line in inspect.getsource(TrainConfig).splitlines():
-        match = re.match(r"\s{4}(\w+): [^#]+#\s*(.+)$", line)
-        if match:
-            comments[match.group(1)] = match.group(2).strip()
+    comments: dict[str, str] = {}
+    current = None
+    source = inspect.getsource(TrainConfig)
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and token.string == "def":
+            current = None  # methods follow the fields
+        elif token.type == tokenize.NAME and re.match(rf"\s{{4}}{token.string}\s*:", token.line):
+            current = token.string
+        elif token.type == tokenize.COMMENT and current and not token.line.lstrip().startswith("#"):
+            comments.setdefault(current, token.string.lstrip("#").strip())
     return comments
 
 
