@@ -7,8 +7,8 @@ import sys
 
 PRESET_HELP = (
     "smoke: tiny parameters for the tests (a few minutes); "
-    "demo: offline, CPU, the bundled MiniLM model, the synthetic corpus (hep-th with --data-dir), under 20 minutes "
-    "on 2 cores; hepth: the real hep-th corpus end to end, under an hour on 2 CPU cores; "
+    "demo: offline, CPU, the bundled MiniLM model, the synthetic corpus (hep-th with --data-dir), sized for under "
+    "20 minutes on 2 free CPU cores; hepth: the real hep-th corpus end to end, sized for about an hour on 2 CPU cores; "
     "scidocs: the paper's setup (SciBERT, real SCIDOCS downloaded, S2ORC training corpus via --data-dir), needs a GPU"
 )
 
