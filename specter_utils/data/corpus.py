@@ -21,10 +21,18 @@ class Corpus:
     report: ReadReport = field(default_factory=ReadReport)
     synthetic: bool = False  # True for the generated quick-start corpus; say so wherever it is used
     info: dict[str, Any] = field(default_factory=dict)  # where it came from (source path, generator settings)
+    _graph: CitationGraph | None = field(default=None, init=False, repr=False, compare=False)
+    _graph_edges: int = field(default=-1, init=False, repr=False, compare=False)
 
     def graph(self) -> CitationGraph:
-        """The citation graph (self-citations and duplicate edges dropped and counted in ``report``)."""
-        return CitationGraph.from_edges(self.edges, self.report)
+        """The citation graph (self-citations and duplicate edges dropped and counted in ``report``).
+
+        Built once and reused (rebuilt if ``edges`` changed length), so the oddities are counted once.
+        """
+        if self._graph is None or self._graph_edges != len(self.edges):
+            self._graph = CitationGraph.from_edges(self.edges, self.report)
+            self._graph_edges = len(self.edges)
+        return self._graph
 
     def labels(self) -> dict[str, str]:
         """Paper id -> class label (the venue), for papers that have one."""
