@@ -569,12 +569,25 @@ def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def corpus_label(run_dir: str | Path) -> str:
+    """The run's corpus as shown in tables and figures, e.g. ``synthetic corpus (SYNTHETIC data)`` or ``hepth``."""
+    info_path = RunPaths.of(run_dir).benchmark_dir / "benchmark.json"
+    if not info_path.exists():
+        return "unknown corpus"
+    from specter_utils.io import read_json
+
+    info = read_json(info_path)
+    name = str(info.get("corpus", "unknown corpus"))
+    return f"{name} corpus (SYNTHETIC data)" if info.get("synthetic") else name
+
+
 def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
     """Write ``out_dir/results.md`` (our rows, then the paper's Table 1, ``evaluation.table``) and ``results.json``."""
     from specter_utils.evaluation.table import render
     from specter_utils.io import atomic_write
 
     _, table = render(results)
+    table = f"Benchmark: {corpus_label(Path(out_dir).parent)}\n\n{table}"
     note = (
         "Rows without '(paper)': this run, every model on the same benchmark and split. '(paper)' rows: SCIDOCS "
         "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run has "

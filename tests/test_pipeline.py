@@ -146,3 +146,22 @@ def test_cli_rejects_an_unknown_preset(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["run", "--preset", "nope"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
+    import json
+
+    from specter_utils.pipeline import RunPaths, corpus_label, write_results_table
+
+    run_dir = tmp_path / "run"
+    bench = RunPaths.of(run_dir).benchmark_dir
+    bench.mkdir(parents=True)
+    (bench / "benchmark.json").write_text(json.dumps({"corpus": "synthetic", "synthetic": True}))
+    assert "SYNTHETIC" in corpus_label(run_dir)
+    result = {"cite": {"map": 50.0, "ndcg": 70.0}}
+    table = write_results_table({"trained": result}, run_dir / "05_scidocs_eval")
+    assert table.startswith("Benchmark: synthetic corpus (SYNTHETIC data)")
+    assert "SYNTHETIC" in (run_dir / "05_scidocs_eval" / "results.md").read_text()
+
+    (bench / "benchmark.json").write_text(json.dumps({"corpus": "hepth", "synthetic": False}))
+    assert corpus_label(run_dir) == "hepth"
