@@ -129,22 +129,6 @@ def train_mlp_head(
     return MLPHead(network, classes, mean, scale, history)
 
 
-def linear_svm(x_train: np.ndarray, y_train: list[str], n_jobs: int = 1) -> Any:
-    """SCIDOCS's classifier exactly as the original runs it, fitted; ``predict`` gives labels.
-
-    ``GridSearchCV(LinearSVC(loss="squared_hinge", random_state=42), cv=3, param_grid={"C": logspace(-4, 2, 7)})``:
-    accuracy as the CV score, refit on the whole train split. (``evaluation.classification`` computes the
-    same macro-F1 with a faster solver but returns no predictions, which the accuracy here needs.)
-    """
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.svm import LinearSVC
-
-    search = GridSearchCV(
-        LinearSVC(loss="squared_hinge", random_state=42), {"C": np.logspace(-4, 2, 7)}, cv=3, n_jobs=n_jobs
-    )
-    return search.fit(np.asarray(x_train, dtype=np.float32), y_train)
-
-
 def _split_rows(
     splits: dict[str, list[tuple[str, str]]], config: HeadConfig
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], bool]:
@@ -194,10 +178,12 @@ def compare_heads(
         }
     }
     if svm:
-        search = linear_svm(*data["train"])
+        from specter_utils.evaluation.classification import classify
+
+        svm_result = classify(*data["train"], x_test, y_test)
         results["linear_svm"] = {
-            **classification_scores(y_test, search.predict(x_test)),
-            "C": float(search.best_params_["C"]),
+            **classification_scores(y_test, svm_result.predictions),
+            "C": float(svm_result.best_c),
         }
     return {
         **results,

@@ -52,6 +52,7 @@ class ClassificationResult:
     n_classes: int
     seconds: float
     solver: dict[str, Any] = field(default_factory=dict)
+    predictions: np.ndarray | None = field(default=None, repr=False)  # labels predicted for the evaluated split
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -405,4 +406,5 @@ def classify(
         n_classes=len(classes),
         seconds=time.perf_counter() - started,
         solver={"cv": cv_stats},
+        predictions=pred,
     )
