@@ -393,7 +393,7 @@ def embed_baselines(
     every edge of the held-out ranking queries; TF-IDF and SIF are fitted on the training papers and the
     evaluation papers together.
     """
-    from specter_utils.data.graph import CitationGraph
+    from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
     from specter_utils.data.specter_format import read_metadata
     from specter_utils.embedding.io import read_embeddings
     from specter_utils.evaluation.baselines import compute_baselines
@@ -401,10 +401,6 @@ def embed_baselines(
 
     if not names:
         return {}
-    edges = set()
-    for pid, paper in papers.items():
-        edges.update((pid, str(ref)) for ref in paper.extras.get("references", []))
-        edges.update((str(src), pid) for src in paper.extras.get("cited_by", []))
     held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
     fit = dict(papers)
     metadata = Path(train_data_dir) / "metadata.json" if train_data_dir else None
@@ -412,7 +408,13 @@ def embed_baselines(
         fit = {**read_metadata(metadata), **fit}
     started = time.time()
     files = compute_baselines(
-        papers, CitationGraph.from_edges(sorted(edges)), held_out, names, out_dir, seed=seed, fit_papers=fit
+        papers,
+        CitationGraph.from_edges(edges_from_paper_lists(papers)),
+        held_out,
+        names,
+        out_dir,
+        seed=seed,
+        fit_papers=fit,
     )
     seconds = round(time.time() - started, 1)
     written = {}

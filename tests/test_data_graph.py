@@ -46,3 +46,15 @@ def test_corpus_to_specter_excludes_held_out_and_splits_by_seed():
     assert sorted(data.splits["train"] + data.splits["val"]) == ["a", "q"]
     assert len(data.splits["val"]) == 1
     assert corpus_to_specter(corpus, exclude={"c"}, val_fraction=0.5, seed=1).splits == data.splits
+
+
+def test_edges_from_paper_lists_merges_references_and_cited_by():
+    from specter_utils.data.graph import edges_from_paper_lists
+    from specter_utils.data.records import Paper
+
+    papers = {
+        "a": Paper("a", "A", extras={"references": ["b", 7], "cited_by": ["c"]}),
+        "b": Paper("b", "B", extras={"cited_by": ["a"], "references": None}),
+        "c": Paper("c", "C"),
+    }
+    assert edges_from_paper_lists(papers) == [("a", "7"), ("a", "b"), ("c", "a")]

@@ -83,17 +83,6 @@ def _synthetic_flag(metadata: list[Path]) -> bool | None:
     return None
 
 
-def _graph_from_metadata(papers: dict) -> list[tuple[str, str]]:
-    """SCIDOCS metadata carries ``references`` and ``cited_by`` lists: turn them into edges."""
-    edges: set[tuple[str, str]] = set()
-    for paper_id, paper in papers.items():
-        for cited in paper.extras.get("references") or []:
-            edges.add((paper_id, str(cited)))
-        for citing in paper.extras.get("cited_by") or []:
-            edges.add((str(citing), paper_id))
-    return sorted(edges)
-
-
 def _held_out_ids(paths: list[Path]) -> set[str]:
     from specter_utils.data.scidocs import read_qrel
     from specter_utils.io import read_lines
@@ -105,7 +94,7 @@ def _held_out_ids(paths: list[Path]) -> set[str]:
 
 
 def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
-    from specter_utils.data.graph import CitationGraph, read_edge_list
+    from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
     from specter_utils.embedding.io import EmbeddingSet, write_embeddings
     from specter_utils.evaluation import baselines
 
@@ -115,7 +104,7 @@ def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None
         return 2
     graph = None
     if name == "sgc":
-        edges = read_edge_list(args.edges) if args.edges else _graph_from_metadata(papers)
+        edges = read_edge_list(args.edges) if args.edges else edges_from_paper_lists(papers)
         if not edges:
             print("embed: sgc needs citations: none in the metadata; pass --edges FILE", file=sys.stderr)
             return 2

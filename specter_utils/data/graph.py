@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specter_utils.data.records import ReadReport
+from specter_utils.data.records import Paper, ReadReport
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION
 from specter_utils.errors import DataError
 from specter_utils.io import read_text
@@ -78,6 +78,15 @@ class CitationGraph:
                     row.setdefault(second, CITATION_OF_CITATION)
             out[query] = row
         return out
+
+
+def edges_from_paper_lists(papers: dict[str, Paper]) -> list[tuple[str, str]]:
+    """Edges from the ``references`` / ``cited_by`` lists in papers' extras (as SCIDOCS metadata has them)."""
+    edges: set[tuple[str, str]] = set()
+    for paper_id, paper in papers.items():
+        edges.update((paper_id, str(cited)) for cited in paper.extras.get("references") or [])
+        edges.update((str(citing), paper_id) for citing in paper.extras.get("cited_by") or [])
+    return sorted(edges)
 
 
 def read_edge_list(path: str | Path, report: ReadReport | None = None, sep: str | None = None) -> list[tuple[str, str]]:
