@@ -342,16 +342,30 @@ def run_pipeline(
 
 
 # ---------------------------------------------------------------- steps shared by notebooks 04, 05 and 07
-def papers_to_embed(scidocs_dir: str | Path) -> dict[str, Any]:
-    """Every paper of a SCIDOCS-layout folder's ``paper_metadata_*.json`` files (``{paper_id: Paper}``)."""
-    from specter_utils.data.scidocs import METADATA_FILES
-    from specter_utils.embedding.inputs import read_metadata_files
+def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str] | None = None) -> dict[str, Any]:
+    """Papers of a SCIDOCS-layout folder to embed (``{paper_id: Paper}``).
 
+    ``split="all"`` takes every paper of the ``paper_metadata_*.json`` files, so either split can be
+    scored later; ``"test"`` or ``"val"`` only those the evaluation of that split reads for ``tasks``
+    (default: every task present), see :func:`data.scidocs.papers_needed`.
+    """
+    from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_scidocs_metadata
+    from specter_utils.embedding.inputs import read_metadata_files
+    from specter_utils.evaluation.suite import task_name
+
+    if split not in ("all", "test", "val"):
+        raise ValueError(f"split must be 'all', 'test' or 'val', got {split!r}")
     root = resolve(scidocs_dir)
     files = [root / name for name in METADATA_FILES.values() if (root / name).exists()]
     if not files:
         raise FileNotFoundError(f"no paper_metadata_*.json under {root}")
-    return read_metadata_files(files)
+    papers = read_metadata_files(files)
+    if split == "all":
+        return papers
+    wanted, whole_groups = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
+    for group in whole_groups:
+        wanted.update(read_scidocs_metadata(root / METADATA_FILES[group]))
+    return {pid: paper for pid, paper in papers.items() if pid in wanted}
 
 
 def embed_model(
@@ -457,7 +471,11 @@ def run_ablation(
     scidocs_dir: str = "",
     seed: int = 0,
 ) -> dict[str, Any]:
-    """One variant of notebook 07: mine, train, embed and evaluate with the variant's changes (``ABLATIONS``)."""
+    """One variant of notebook 07: mine, train, embed and evaluate on the test split with the variant's changes.
+
+    The changes of each variant are in ``ABLATIONS``; only the papers the test evaluation of ``tasks`` reads
+    are embedded.
+    """
     from specter_utils.io import read_json
     from specter_utils.training.config import make_config
     from specter_utils.training.train import train_specter
@@ -486,7 +504,8 @@ def run_ablation(
     model_dir = train_specter(config)
     scidocs = paths.scidocs_dir(scidocs_dir)
     embedding_file = out / "embeddings.jsonl"
-    embedded = embed_model(model_dir, papers_to_embed(scidocs), embedding_file, max_seq_length)
+    papers = papers_to_embed(scidocs, split="test", tasks=tasks)  # only what the test evaluation below reads
+    embedded = embed_model(model_dir, papers, embedding_file, max_seq_length)
     results = evaluate_file(scidocs, embedding_file, tasks=tasks)
     return {
         "changes": variant,

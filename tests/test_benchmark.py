@@ -81,3 +81,20 @@ def test_hepth_benchmark_has_1000_queries_per_task_and_5_venues(hepth_corpus, tm
     mine_dir(tmp_path / "train", tmp_path / "mined")
     audit = audit_leakage(tmp_path / "mined" / "train.jsonl", tmp_path)
     assert audit["ok"] and audit["query_overlap"]["distinct_ids"] == 0 and audit["triplets"] > 30_000
+
+
+def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from specter_utils.data.synthetic import generate_synthetic_corpus
+
+    corpus = generate_synthetic_corpus(n_papers=400, seed=1)
+    full = build_benchmark(corpus, tmp_path / "full", seed=2, n_queries=20)["counts"]["mag"]
+    capped = build_benchmark(corpus, tmp_path / "capped", seed=2, n_queries=20, max_class_papers=120)["counts"]["mag"]
+    assert capped["classes"] == full["classes"] and 0 < capped["sampled_fraction"] < 1
+    assert abs(sum(capped[s] for s in ("train", "val", "test")) - 120) <= capped["classes"]
+    rows = read_scidocs_dir(tmp_path / "capped" / "scidocs").classification["mag"]
+    per_class = Counter(label for split in rows.values() for _, label in split)
+    for label, n in per_class.items():  # stratified: each class keeps about the same share
+        assert abs(n - capped["sampled_fraction"] * full["class_sizes"][label]) <= 1
+    assert set(json.loads((tmp_path / "capped" / "benchmark.json").read_text())["counts"]["mag"]) >= {"train", "test"}

@@ -165,3 +165,25 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
 
     (bench / "benchmark.json").write_text(json.dumps({"corpus": "hepth", "synthetic": False}))
     assert corpus_label(run_dir) == "hepth"
+
+
+def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(tmp_path):
+    from specter_utils.data.scidocs import read_scidocs_dir
+    from specter_utils.data.synthetic import generate_synthetic_corpus
+    from specter_utils.pipeline import papers_to_embed
+    from specter_utils.triplets.benchmark import build_benchmark
+
+    build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
+    scidocs = tmp_path / "scidocs"
+    data = read_scidocs_dir(scidocs)
+    every = papers_to_embed(scidocs)
+    assert set(every) == set(data.metadata["view_cite_read"]) | set(data.metadata["mag_mesh"])
+    test = papers_to_embed(scidocs, split="test")
+    expected = {pid for part in ("train", "test") for pid, _ in data.classification["mag"][part]}
+    for task in ("cite", "cocite"):
+        expected |= {p for q, docs in data.ranking[task]["test"].items() for p in (q, *docs)}
+    assert set(test) == expected and len(test) < len(every)
+    cite_val = papers_to_embed(scidocs, split="val", tasks=["co-cite"])  # either spelling of a task
+    assert set(cite_val) == {p for q, docs in data.ranking["cocite"]["val"].items() for p in (q, *docs)}
+    with pytest.raises(ValueError, match="'all', 'test' or 'val'"):
+        papers_to_embed(scidocs, split="train")

@@ -23,6 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--n-queries", type=int, default=1000, help="queries per ranking task, val + test (1000)")
+    parser.add_argument(
+        "--max-class-papers",
+        type=int,
+        default=0,
+        help="cap on the classification task's papers, a stratified sample over all classes (default 0: all)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.triplets.benchmark import build_benchmark
 
     corpus = load_corpus(args.corpus, args.src) if args.corpus == "hepth" else load_corpus("synthetic", seed=args.seed)
-    info = build_benchmark(corpus, args.out, seed=args.seed, n_queries=args.n_queries)
+    info = build_benchmark(
+        corpus, args.out, seed=args.seed, n_queries=args.n_queries, max_class_papers=args.max_class_papers
+    )
     print(json.dumps(info["counts"], indent=2))
     if info["synthetic"]:
         print("NOTE: SYNTHETIC corpus (benchmark.json says so); its numbers say nothing about real papers")

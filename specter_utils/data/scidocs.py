@@ -253,6 +253,35 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
     return data
 
 
+def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> tuple[set[str], list[str]]:
+    """Ids whose embeddings the evaluation of ``split`` reads, and the metadata groups to take them from.
+
+    Classification reads its train rows and the ``split`` rows; ranking reads the ``split`` queries
+    and their candidates. Recommendation reads every paper of its metadata file, so a ``recomm`` task
+    adds its whole group (the returned ids are then only those of the other tasks).
+    """
+    if split not in ("val", "test"):
+        raise DataError(f"split must be 'test' or 'val', got {split!r}")
+    root = Path(root)
+    p = task_paths(root)
+    tasks = list(tasks) if tasks is not None else available_tasks(root)
+    ids: set[str] = set()
+    whole_groups: list[str] = []
+    for task in tasks:
+        if task in CLASSIFICATION_TASKS:
+            for part in ("train", split):
+                ids.update(pid for pid, _ in read_classification_csv(p[f"{task}/{part}"]))
+        elif task in RANKING_TASKS:
+            for query, docs in read_qrel(p[f"{task}/{split}"]).items():
+                ids.add(query)
+                ids.update(docs)
+        elif task == "recomm":
+            whole_groups.append("recomm")
+        else:
+            raise DataError(f"unknown task {task!r}; known: {', '.join(TASK_METADATA)}", root)
+    return ids, whole_groups
+
+
 def write_scidocs_dir(root: str | Path, data: ScidocsData) -> None:
     """Write every part present in ``data`` with the original file names."""
     root = Path(root)

@@ -46,6 +46,7 @@ class BenchmarkConfig:
     max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
     min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
     max_classes: int | None = None
+    max_class_papers: int | None = None  # labelled papers kept over all classes (stratified sample); None: all
     classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
     train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
 
@@ -127,8 +128,12 @@ def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, see
         kept = kept[: config.max_classes]
     rows: dict[str, list[tuple[str, str]]] = {"train": [], "val": [], "test": []}
     fractions = dict(zip(("train", "val", "test"), config.classification_split, strict=True))
-    for label in kept:  # stratified: each class split with the same fractions
+    total = sum(sizes[c] for c in kept)
+    keep_fraction = 1.0 if not config.max_class_papers else min(1.0, config.max_class_papers / max(total, 1))
+    for label in kept:  # stratified: each class sampled and split with the same fractions
         members = [pid for pid, lab in labels.items() if lab == label]
+        if keep_fraction < 1.0:
+            members = sample_ids(members, max(3, round(keep_fraction * len(members))), seed)
         for split, ids in split_ids(members, fractions, seed).items():
             rows[split].extend((pid, label) for pid in ids)
     for split in rows:
@@ -139,6 +144,7 @@ def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, see
         "class_sizes": {c: sizes[c] for c in kept},
         "labelled": len(labels),
         "min_class_size": min_size,
+        "sampled_fraction": round(keep_fraction, 4),
     }
 
 
@@ -148,12 +154,16 @@ def build_benchmark(
     seed: int = 0,
     n_queries: int = 1000,
     config: BenchmarkConfig | None = None,
+    max_class_papers: int | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
 
-    ``n_queries`` (per ranking task, val + test) overrides ``config.n_queries``.
+    ``n_queries`` (per ranking task, val + test) overrides ``config.n_queries``; ``max_class_papers``,
+    when given, overrides ``config.max_class_papers``.
     """
     config = replace(config or BenchmarkConfig(), n_queries=n_queries)
+    if max_class_papers is not None:
+        config = replace(config, max_class_papers=max_class_papers or None)
     out_dir = Path(out_dir)
     text = _has_text(corpus)
     if not text:
@@ -251,6 +261,7 @@ def build_benchmark(
             "classes": len(classes["classes"]) if "mag" in scidocs.classification else 0,
             "labelled_papers": classes["labelled"],
             "min_class_size": classes["min_class_size"],
+            "sampled_fraction": classes["sampled_fraction"],
             "class_sizes": classes["class_sizes"] if "mag" in scidocs.classification else {},
             **{split: len(rows) for split, rows in scidocs.classification.get("mag", {}).items()},
         },
