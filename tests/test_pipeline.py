@@ -179,7 +179,7 @@ def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(t
     every = papers_to_embed(scidocs)
     assert set(every) == set(data.metadata["view_cite_read"]) | set(data.metadata["mag_mesh"])
     test = papers_to_embed(scidocs, split="test")
-    expected = {pid for part in ("train", "test") for pid, _ in data.classification["mag"][part]}
+    expected = {pid for part in ("train", "val", "test") for pid, _ in data.classification["mag"][part]}
     for task in ("cite", "cocite"):
         expected |= {p for q, docs in data.ranking[task]["test"].items() for p in (q, *docs)}
     assert set(test) == expected

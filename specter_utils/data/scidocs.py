@@ -256,8 +256,8 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
 def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> tuple[set[str], list[str]]:
     """Ids whose embeddings the evaluation of ``split`` reads, and the metadata groups to take them from.
 
-    Classification reads its train rows and the ``split`` rows; ranking reads the ``split`` queries
-    and their candidates. Recommendation reads every paper of its metadata file, so a ``recomm`` task
+    Classification takes all its rows: the SVM reads train and ``split``, and the MLP heads early-stop
+    on val. Ranking reads the ``split`` queries and their candidates. Recommendation reads every paper of its metadata file, so a ``recomm`` task
     adds its whole group (the returned ids are then only those of the other tasks).
     """
     if split not in ("val", "test"):
@@ -269,8 +269,9 @@ def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) 
     whole_groups: list[str] = []
     for task in tasks:
         if task in CLASSIFICATION_TASKS:
-            for part in ("train", split):
-                ids.update(pid for pid, _ in read_classification_csv(p[f"{task}/{part}"]))
+            for part in ("train", "val", "test"):
+                if p[f"{task}/{part}"].exists() or part != "val":
+                    ids.update(pid for pid, _ in read_classification_csv(p[f"{task}/{part}"]))
         elif task in RANKING_TASKS:
             for query, docs in read_qrel(p[f"{task}/{split}"]).items():
                 ids.add(query)
