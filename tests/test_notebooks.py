@@ -112,6 +112,7 @@ def test_smoke_prepare_and_mine(smoke_run) -> None:
     prepared = metrics(run_dir, "01_prepare_data")
     assert prepared["synthetic"] is True
     assert prepared["benchmark"]["cite"]["queries"] > 0 and prepared["benchmark"]["mag"]["classes"] >= 2
+    assert prepared["benchmark"]["mag"]["sampled_fraction"] < 1  # max_class_papers took a stratified sample
     mined = metrics(run_dir, "02_mine_triplets")
     assert mined["train"]["triplets"]["total"] > 0 and mined["train"]["triplets"]["hard"] > 0
     assert mined["leakage"]["leak_free"] is True
@@ -135,11 +136,14 @@ def test_smoke_embeddings_cover_every_paper(smoke_run) -> None:
 
 @pytest.mark.notebooks
 def test_smoke_trained_model_beats_random_on_cite(smoke_run) -> None:
-    from specter_utils.pipeline import metric_values
+    from specter_utils.steps import metric_values
 
     run_dir, _ = smoke_run
     results = metrics(run_dir, "05_scidocs_eval")["results"]
     assert list(results)[:2] == ["trained", "base"]
+    coverage = results["trained"]["coverage"]  # notebook 04 embedded only the test split: still nothing missing
+    assert coverage["mag"]["test"]["zero_filled"] == coverage["mag"]["train"]["zero_filled"] == 0
+    assert coverage["cite"]["candidates_missing"] == 0 and coverage["cite"]["queries_evaluated"] > 0
     trained, random = metric_values(results["trained"]), metric_values(results["random"])
     assert trained[("cite", "map")] > random[("cite", "map")] + 10
     assert ("mag", "f1") in trained and ("co-cite", "ndcg") in trained
@@ -162,7 +166,7 @@ def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
 
 @pytest.mark.notebooks
 def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
-    from specter_utils.pipeline import metric_values
+    from specter_utils.steps import metric_values
 
     run_dir, _ = smoke_run
     variants = metrics(run_dir, "07_ablations")["variants"]

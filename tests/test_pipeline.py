@@ -15,14 +15,12 @@ from specter_utils.pipeline import (
     NOTEBOOKS,
     PRESETS,
     PipelineError,
-    RunPaths,
     check_kernel,
     load_params,
-    read_metrics,
     run_parameters,
     run_pipeline,
-    write_metrics,
 )
+from specter_utils.runs import RunPaths, read_metrics, write_metrics
 
 
 def fake_notebook(path: Path, body: str) -> None:
@@ -85,7 +83,7 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
     notebooks, params = fake_layout
     fake_notebook(
         notebooks / f"{NOTEBOOKS[0]}.ipynb",
-        "from specter_utils.pipeline import write_metrics\n"
+        "from specter_utils.runs import write_metrics\n"
         f"write_metrics(run_dir, {NOTEBOOKS[0]!r}, {{'value': value + 1}})",
     )
     result = run_pipeline(
@@ -151,7 +149,8 @@ def test_cli_rejects_an_unknown_preset(capsys) -> None:
 def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
     import json
 
-    from specter_utils.pipeline import RunPaths, corpus_label, write_results_table
+    from specter_utils.runs import RunPaths, corpus_label
+    from specter_utils.steps import write_results_table
 
     run_dir = tmp_path / "run"
     bench = RunPaths.of(run_dir).benchmark_dir
@@ -170,7 +169,7 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
 def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(tmp_path):
     from specter_utils.data.scidocs import read_scidocs_dir
     from specter_utils.data.synthetic import generate_synthetic_corpus
-    from specter_utils.pipeline import papers_to_embed
+    from specter_utils.steps import papers_to_embed
     from specter_utils.triplets.benchmark import build_benchmark
 
     build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
