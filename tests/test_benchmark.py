@@ -98,3 +98,5 @@ def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: P
     for label, n in per_class.items():  # stratified: each class keeps about the same share
         assert abs(n - capped["sampled_fraction"] * full["class_sizes"][label]) <= 1
     assert set(json.loads((tmp_path / "capped" / "benchmark.json").read_text())["counts"]["mag"]) >= {"train", "test"}
+    with pytest.raises(ValueError, match="max_class_papers"):
+        build_benchmark(corpus, tmp_path / "bad", seed=2, n_queries=20, max_class_papers=-5)

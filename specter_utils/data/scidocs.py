@@ -257,8 +257,8 @@ def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) 
     """Ids whose embeddings the evaluation of ``split`` reads, and the metadata groups to take them from.
 
     Classification takes all its rows: the SVM reads train and ``split``, and the MLP heads early-stop
-    on val. Ranking reads the ``split`` queries and their candidates. Recommendation reads every paper of its metadata file, so a ``recomm`` task
-    adds its whole group (the returned ids are then only those of the other tasks).
+    on val. Ranking reads the ``split`` queries and their candidates. Recommendation reads every paper
+    of its metadata file, so a ``recomm`` task adds its whole group (the ids cover the other tasks).
     """
     if split not in ("val", "test"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")

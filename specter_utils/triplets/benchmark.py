@@ -164,6 +164,10 @@ def build_benchmark(
     config = replace(config or BenchmarkConfig(), n_queries=n_queries)
     if max_class_papers is not None:
         config = replace(config, max_class_papers=max_class_papers or None)
+    if config.max_class_papers is not None and config.max_class_papers < 1:
+        raise ValueError(
+            f"max_class_papers must be a positive number of papers (0: all), got {config.max_class_papers}"
+        )
     out_dir = Path(out_dir)
     text = _has_text(corpus)
     if not text:
