@@ -2,7 +2,7 @@
 
 Reading a run's corpus (01), embedding the benchmark's papers and the baselines (04), evaluating a
 folder of embedding files and the results table beside the paper's Table 1 (05), and one ablation
-variant end to end with the Table 2 summary (07).
+variant end to end (07; its Table 2 summary is ``evaluation.table.ablation_table``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     scored later; ``"test"`` or ``"val"`` only those the evaluation of that split reads for ``tasks``
     (default: every task present), see :func:`data.scidocs.papers_needed`.
     """
-    from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_scidocs_metadata
+    from specter_utils.data.scidocs import METADATA_FILES, papers_needed
     from specter_utils.embedding.inputs import read_metadata_files
     from specter_utils.evaluation.suite import task_name
 
@@ -45,9 +45,7 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     papers = read_metadata_files(files)
     if split == "all":
         return papers
-    wanted, whole_groups = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
-    for group in whole_groups:
-        wanted.update(read_scidocs_metadata(root / METADATA_FILES[group]))
+    wanted = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
     return {pid: paper for pid, paper in papers.items() if pid in wanted}
 
 
@@ -130,15 +128,6 @@ ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "mean_pooling": {"mine": {}, "train": {"pooling": "mean"}},
     "spectroid": {"mine": {"spectroid": True}, "train": {}},
 }
-# SPEC.md section 5, Table 2: averages over CLS / USR / CITE / REC / all.
-PAPER_TABLE2 = {
-    "SPECTER": (84.4, 88.2, 91.5, 37.2, 80.2),
-    "- abstract": (82.2, 72.2, 73.6, 34.5, 68.1),
-    "+ venue": (84.5, 88.0, 91.2, 36.7, 79.9),
-    "+ author": (82.7, 72.3, 71.0, 34.6, 67.3),
-    "no hard negatives": (82.4, 85.8, 89.8, 36.8, 78.4),
-    "start with BERT-Large": (81.7, 85.9, 87.8, 36.1, 77.5),
-}
 
 
 def run_ablation(
@@ -200,15 +189,7 @@ def run_ablation(
     }
 
 
-# ---------------------------------------------------------------- evaluation and tables (notebooks 05 and 07)
-def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
-    """``{(task, metric): value}`` for the Table 1 metrics present in one model's SCIDOCS results."""
-    from specter_utils.evaluation.table import TABLE1_COLUMNS, metric_row
-
-    row = metric_row(results)
-    return {(task, metric): row[header] for task, metric, header in TABLE1_COLUMNS if header in row}
-
-
+# ---------------------------------------------------------------- evaluation and the results table (notebook 05)
 def evaluate_file(
     scidocs_dir: str | Path, embedding_file: str | Path, tasks: list[str] | None = None, split: str = "test"
 ) -> dict[str, Any]:
@@ -237,40 +218,6 @@ def evaluate_embeddings(
     if not models:
         raise FileNotFoundError(f"no embeddings (*.jsonl) in {embeddings_dir}")
     return {name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, split) for name in models}
-
-
-TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics
-    "CLS": ("mag", "mesh"),
-    "USR": ("co-view", "co-read"),
-    "CITE": ("cite", "co-cite"),
-    "REC": ("recomm",),
-}
-
-
-def group_averages(results: dict[str, Any]) -> dict[str, float | None]:
-    """CLS / USR / CITE / REC averages and ``all`` (over every metric present), as in the paper's Table 2."""
-    values = metric_values(results)
-    out: dict[str, float | None] = {}
-    for group, tasks in TABLE2_GROUPS.items():
-        got = [v for (task, _), v in values.items() if task in tasks]
-        out[group] = round(sum(got) / len(got), 2) if got else None
-    out["all"] = round(sum(values.values()) / len(values), 2) if values else None
-    return out
-
-
-def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
-    """Markdown: each variant's Table 2 group averages, then the paper's Table 2 rows for reference."""
-    columns = [*TABLE2_GROUPS, "all"]
-    averages = {name: group_averages(v["results"]) for name, v in variants.items()}
-    shown = [c for c in columns if any(a.get(c) is not None for a in averages.values())]
-    lines = ["| variant | " + " | ".join(shown) + " |", "|" + "---|" * (len(shown) + 1)]
-    for name, avg in averages.items():
-        lines.append(f"| {name} | " + " | ".join("" if avg[c] is None else f"{avg[c]:.2f}" for c in shown) + " |")
-    lines.append("| *paper, Table 2 (SCIDOCS, all 12 metrics)* |" + " |" * len(shown))
-    for name, numbers in PAPER_TABLE2.items():
-        paper = dict(zip(columns, numbers, strict=True))
-        lines.append(f"| {name} (paper) | " + " | ".join(f"{paper[c]:.1f}" for c in shown) + " |")
-    return "\n".join(lines)
 
 
 def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:

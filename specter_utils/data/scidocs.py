@@ -211,6 +211,16 @@ def available_tasks(root: str | Path) -> list[str]:
     return tasks
 
 
+def read_classification_splits(root: str | Path, task: str) -> dict[str, list[tuple[str, str]]]:
+    """``{split: rows}`` of a classification task: train and test must exist, val is optional."""
+    p = task_paths(root)
+    return {
+        split: read_classification_csv(p[f"{task}/{split}"])
+        for split in ("train", "val", "test")
+        if p[f"{task}/{split}"].exists() or split != "val"
+    }
+
+
 def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> ScidocsData:
     """Parse the given tasks (default: all present). A requested task with a missing file is an error."""
     root = Path(root)
@@ -229,11 +239,7 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
         if group not in data.metadata and p[f"metadata/{group}"].exists():
             data.metadata[group] = read_scidocs_metadata(p[f"metadata/{group}"])
         if task in CLASSIFICATION_TASKS:
-            data.classification[task] = {
-                split: read_classification_csv(p[f"{task}/{split}"])
-                for split in ("train", "val", "test")
-                if p[f"{task}/{split}"].exists() or split != "val"
-            }
+            data.classification[task] = read_classification_splits(root, task)
         elif task in RANKING_TASKS:
             data.ranking[task] = {
                 split: read_qrel(p[f"{task}/{split}"])
@@ -253,34 +259,30 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
     return data
 
 
-def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> tuple[set[str], list[str]]:
-    """Ids whose embeddings the evaluation of ``split`` reads, and the metadata groups to take them from.
+def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> set[str]:
+    """Ids whose embeddings the evaluation of ``split`` reads (default tasks: every task present).
 
     Classification takes all its rows: the SVM reads train and ``split``, and the MLP heads early-stop
-    on val. Ranking reads the ``split`` queries and their candidates. Recommendation reads every paper
-    of its metadata file, so a ``recomm`` task adds its whole group (the ids cover the other tasks).
+    on val. Ranking reads the ``split`` queries and their candidates. Recommendation takes every paper
+    of its metadata file.
     """
     if split not in ("val", "test"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
     root = Path(root)
     p = task_paths(root)
-    tasks = list(tasks) if tasks is not None else available_tasks(root)
     ids: set[str] = set()
-    whole_groups: list[str] = []
-    for task in tasks:
+    for task in list(tasks) if tasks is not None else available_tasks(root):
         if task in CLASSIFICATION_TASKS:
-            for part in ("train", "val", "test"):
-                if p[f"{task}/{part}"].exists() or part != "val":
-                    ids.update(pid for pid, _ in read_classification_csv(p[f"{task}/{part}"]))
+            ids.update(pid for rows in read_classification_splits(root, task).values() for pid, _ in rows)
         elif task in RANKING_TASKS:
             for query, docs in read_qrel(p[f"{task}/{split}"]).items():
                 ids.add(query)
                 ids.update(docs)
         elif task == "recomm":
-            whole_groups.append("recomm")
+            ids.update(read_scidocs_metadata(p["metadata/recomm"]))
         else:
             raise DataError(f"unknown task {task!r}; known: {', '.join(TASK_METADATA)}", root)
-    return ids, whole_groups
+    return ids
 
 
 def write_scidocs_dir(root: str | Path, data: ScidocsData) -> None:

@@ -1,4 +1,4 @@
-"""Results in the paper's Table 1 column order, beside the paper's rows (SPEC.md section 5)."""
+"""Results in the paper's Table 1 column order beside the paper's rows, and Table 2 group averages (SPEC.md 5)."""
 
 from __future__ import annotations
 
@@ -98,3 +98,55 @@ def render(
     """One call: the comparison DataFrame and its markdown."""
     frame = comparison_table(results, paper_rows, name)
     return frame, to_markdown(frame)
+
+
+# ---------------------------------------------------------------- Table 2 (ablations)
+# SPEC.md section 5, Table 2: averages over CLS / USR / CITE / REC / all.
+PAPER_TABLE2 = {
+    "SPECTER": (84.4, 88.2, 91.5, 37.2, 80.2),
+    "- abstract": (82.2, 72.2, 73.6, 34.5, 68.1),
+    "+ venue": (84.5, 88.0, 91.2, 36.7, 79.9),
+    "+ author": (82.7, 72.3, 71.0, 34.6, 67.3),
+    "no hard negatives": (82.4, 85.8, 89.8, 36.8, 78.4),
+    "start with BERT-Large": (81.7, 85.9, 87.8, 36.1, 77.5),
+}
+
+
+def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """``{(task, metric): value}`` for the Table 1 metrics present in one model's SCIDOCS results."""
+    row = metric_row(results)
+    return {(task, metric): row[header] for task, metric, header in TABLE1_COLUMNS if header in row}
+
+
+TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics
+    "CLS": ("mag", "mesh"),
+    "USR": ("co-view", "co-read"),
+    "CITE": ("cite", "co-cite"),
+    "REC": ("recomm",),
+}
+
+
+def group_averages(results: dict[str, Any]) -> dict[str, float | None]:
+    """CLS / USR / CITE / REC averages and ``all`` (over every metric present), as in the paper's Table 2."""
+    values = metric_values(results)
+    out: dict[str, float | None] = {}
+    for group, tasks in TABLE2_GROUPS.items():
+        got = [v for (task, _), v in values.items() if task in tasks]
+        out[group] = round(sum(got) / len(got), 2) if got else None
+    out["all"] = round(sum(values.values()) / len(values), 2) if values else None
+    return out
+
+
+def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
+    """Markdown: each variant's Table 2 group averages, then the paper's Table 2 rows for reference."""
+    columns = [*TABLE2_GROUPS, "all"]
+    averages = {name: group_averages(v["results"]) for name, v in variants.items()}
+    shown = [c for c in columns if any(a.get(c) is not None for a in averages.values())]
+    lines = ["| variant | " + " | ".join(shown) + " |", "|" + "---|" * (len(shown) + 1)]
+    for name, avg in averages.items():
+        lines.append(f"| {name} | " + " | ".join("" if avg[c] is None else f"{avg[c]:.2f}" for c in shown) + " |")
+    lines.append("| *paper, Table 2 (SCIDOCS, all 12 metrics)* |" + " |" * len(shown))
+    for name, numbers in PAPER_TABLE2.items():
+        paper = dict(zip(columns, numbers, strict=True))
+        lines.append(f"| {name} (paper) | " + " | ".join(f"{paper[c]:.1f}" for c in shown) + " |")
+    return "\n".join(lines)

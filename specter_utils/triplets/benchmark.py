@@ -46,7 +46,7 @@ class BenchmarkConfig:
     max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
     min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
     max_classes: int | None = None
-    max_class_papers: int | None = None  # labelled papers kept over all classes (stratified sample); None: all
+    max_class_papers: int | None = None  # labelled papers kept over all classes (stratified sample); None or 0: all
     classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
     train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
 
@@ -163,11 +163,9 @@ def build_benchmark(
     """
     config = replace(config or BenchmarkConfig(), n_queries=n_queries)
     if max_class_papers is not None:
-        config = replace(config, max_class_papers=max_class_papers or None)
-    if config.max_class_papers is not None and config.max_class_papers < 1:
-        raise ValueError(
-            f"max_class_papers must be a positive number of papers (0: all), got {config.max_class_papers}"
-        )
+        config = replace(config, max_class_papers=max_class_papers)
+    if (config.max_class_papers or 0) < 0:
+        raise ValueError(f"max_class_papers must be a number of papers (0: all), got {config.max_class_papers}")
     out_dir = Path(out_dir)
     text = _has_text(corpus)
     if not text:
