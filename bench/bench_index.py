@@ -59,7 +59,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--backends", default="faiss-hnsw", help="comma list of faiss-flat, faiss-hnsw, usearch")
-    parser.add_argument("--ef-search", type=int, default=HNSW_EF_SEARCH)
+    parser.add_argument(
+        "--ef-search", default=f"{HNSW_EF_SEARCH},256,512", help="HNSW efSearch values to try on one build (comma list)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -91,8 +93,7 @@ def main() -> None:
             index = build_index(emb, backend.removeprefix("faiss-"), threads=args.threads)
             build = time.perf_counter() - start
             size = index_bytes(index)
-            if backend == "faiss-hnsw":
-                index.index.hnsw.efSearch = args.ef_search
+            settings = [int(e) for e in args.ef_search.split(",")] if backend == "faiss-hnsw" else [None]
 
             def search_one(q, index=index):
                 return index.index.search(q, args.k)[1]
@@ -104,17 +105,23 @@ def main() -> None:
             build = time.perf_counter() - start
             size = index.memory_usage
 
+            settings = [None]
+
             def search_one(q, index=index):
                 return index.search(q, args.k, threads=1).keys.reshape(1, -1)
         else:
             raise SystemExit(f"unknown backend {backend}")
         grown = (process.memory_info().rss - rss) / 1e6
-        ms, found = latencies(search_one, queries)
-        print(
-            f"{backend:<11} build {build:7.1f} s  size {size / 1e6:7.0f} MB (RSS +{grown:.0f} MB)  "
-            f"recall@{args.k} {recall_at(found, truth):.3f}  latency p50 {np.percentile(ms, 50):.2f} ms  "
-            f"p99 {np.percentile(ms, 99):.2f} ms"
-        )
+        print(f"{backend:<11} build {build:7.1f} s  size {size / 1e6:7.0f} MB (RSS +{grown:.0f} MB)")
+        for ef in settings:
+            if ef is not None:
+                index.index.hnsw.efSearch = ef
+            ms, found = latencies(search_one, queries)
+            print(
+                f"    {'efSearch ' + str(ef) if ef else 'search':<13} recall@{args.k} {recall_at(found, truth):.3f}  "
+                f"latency p50 {np.percentile(ms, 50):.2f} ms  p99 {np.percentile(ms, 99):.2f} ms",
+                flush=True,
+            )
         del index
 
 
