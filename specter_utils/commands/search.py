@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pooling", help="check: pooling (default: the index's)")
     parser.add_argument("--max-length", type=int, help="check: wordpieces (default: the index's)")
     parser.add_argument("--device", help="torch device for a text query (default: cuda if visible, else cpu)")
+    parser.add_argument(
+        "--ef-search", type=int, help="HNSW index: candidates per query (higher: better recall, slower)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
 
@@ -63,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise DataError(f"-k must be positive, got {args.top_k}")
     index = load_index(args.index)
+    if args.ef_search is not None:
+        if index.info.get("kind") != "hnsw":
+            raise DataError(f"--ef-search applies to an HNSW index; {args.index} is {index.info.get('kind')}")
+        index.index.hnsw.efSearch = max(args.ef_search, args.top_k)
     exclude = None
     if args.paper_id is not None:
         paper_id = args.paper_id.strip()
