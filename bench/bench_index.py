@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--backends", default="faiss-hnsw", help="comma list of faiss-flat, faiss-hnsw, usearch")
     parser.add_argument(
-        "--ef-search", default=f"{HNSW_EF_SEARCH},256,512", help="HNSW efSearch values to try on one build (comma list)"
+        "--ef-search", default=f"128,256,{HNSW_EF_SEARCH}", help="HNSW efSearch values to try on one build (comma list)"
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

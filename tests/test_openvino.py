@@ -67,5 +67,24 @@ def test_cli_falls_back_to_torch_with_one_line(tmp_path: Path, monkeypatch, caps
     argv = ["embed", "--metadata", str(meta), "--out", str(out), "--max-length", "16", "--backend", "openvino"]
     assert main([*argv, "--quiet"]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "openvino" in line]
-    assert err == ["embed: --backend openvino unavailable: openvino is not installed; using torch"]
+    assert err == ["embed: backend openvino unavailable: openvino is not installed; using torch"]
     assert json.loads((tmp_path / "emb.meta.json").read_text())["dtype"] == "float32"
+
+
+def test_backend_auto_choice(monkeypatch) -> None:
+    """auto: OpenVINO only for a float32 CPU run with openvino installed; torch and explicit choices kept."""
+    import argparse
+    import importlib.util
+
+    from specter_utils.commands.embed import _wants_openvino
+
+    def args(**kw):
+        return argparse.Namespace(**{"backend": "auto", "dtype": "auto", "device": "cpu", **kw})
+
+    installed = importlib.util.find_spec("openvino") is not None
+    assert _wants_openvino(args(), None) is installed
+    assert not _wants_openvino(args(dtype="bfloat16"), None)
+    assert not _wants_openvino(args(device="cuda"), None)
+    assert not _wants_openvino(args(), ["cuda:0", "cuda:1"])
+    assert not _wants_openvino(args(backend="torch"), None)
+    assert _wants_openvino(args(backend="openvino", device="cuda"), None)  # tries, then falls back saying why

@@ -25,7 +25,9 @@ import numpy as np
 
 from specter_utils.embedding.encoder import Encoder
 
-PRECISIONS = {"auto": None, "float32": "f32", "bfloat16": "bf16"}
+# ``auto`` is f32, as the torch path on a CPU: OpenVINO would pick bf16 by itself on AMX /
+# avx512_bf16 CPUs, so a default run could give other vectors on another machine. bf16 is asked for.
+PRECISIONS = {"auto": "f32", "float32": "f32", "bfloat16": "bf16"}
 
 
 class BackendUnavailable(RuntimeError):
@@ -155,9 +157,7 @@ def to_openvino(encoder: Encoder, dtype: str | None = "auto") -> OpenVINOEncoder
             os.replace(tmp.with_suffix(".bin"), folder / "model.bin")
             os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
             (folder / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
-        config = {"CACHE_DIR": str(folder / "compiled")}
-        if PRECISIONS[dtype]:
-            config["INFERENCE_PRECISION_HINT"] = PRECISIONS[dtype]
+        config = {"CACHE_DIR": str(folder / "compiled"), "INFERENCE_PRECISION_HINT": PRECISIONS[dtype]}
         compiled = core.compile_model(model, "CPU", config)
     except Exception as exc:  # conversion or compilation failed: the caller falls back to torch
         raise BackendUnavailable(
