@@ -43,7 +43,7 @@ def test_openvino_matches_torch(pooling: str | None) -> None:
     assert (Path(ov_encoder.cache_dir) / "model.xml").exists()  # converted once, reused next time
 
 
-def test_unsupported_model_head_is_reported() -> None:
+def test_a_gpu_device_is_refused_with_a_reason() -> None:
     pytest.importorskip("openvino")
     from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 
