@@ -14,11 +14,19 @@ block, so that both see the same load on a shared machine, at the cost of sortin
     python bench/bench_embedding.py                    # 1,000 hep-th abstracts, minilm, [CLS], 512 tokens
     python bench/bench_embedding.py --variants ref,ours,ours-bf16
     python bench/bench_embedding.py --random-bert --device cuda --n 20000 --max-length 256 --variants ours-bf16
+    # the CPU backends (issue 15): OpenVINO fp32 against the recipe and the torch path, the model's own pooling
+    python bench/bench_embedding.py --n 600 --max-length 256 --pooling model --variants ref,ours,ov --blocks 3
+
+``ov`` is the OpenVINO backend (``embed --backend openvino``) at f32, ``ov-bf16`` asks OpenVINO for bf16;
+conversion and compilation happen before the clock starts (they are cached after the first run).
+With ``--pooling model``/``mean`` the reference recipe pools by the masked mean, as the model card's
+recipe for a sentence-transformers model does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -51,7 +59,10 @@ def pick_papers(src: Path, n: int) -> list[Paper]:
 
 
 def reference_recipe(encoder: Encoder, papers: list[Paper], batch_size: int) -> np.ndarray:
-    """The SPECTER README recipe, batch by batch in input order, on the encoder's own weights."""
+    """The SPECTER README recipe, batch by batch in input order, on the encoder's own weights.
+
+    [CLS] for a ``cls`` encoder, else the masked mean (cosines ignore the model's final normalisation).
+    """
     tokenizer, model = encoder.tokenizer, encoder.model[0].auto_model
     device = next(model.parameters()).device
     out = []
@@ -60,7 +71,13 @@ def reference_recipe(encoder: Encoder, papers: list[Paper], batch_size: int) -> 
         title_abs = [p.title + tokenizer.sep_token + (p.abstract or "") for p in batch]
         inputs = tokenizer(title_abs, padding=True, truncation=True, return_tensors="pt", max_length=encoder.max_length)
         result = model(**inputs.to(device))
-        out.append(result.last_hidden_state[:, 0, :].detach().float().cpu().numpy())
+        hidden = result.last_hidden_state
+        if encoder.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        out.append(pooled.detach().float().cpu().numpy())
     return np.vstack(out)
 
 
@@ -90,7 +107,10 @@ def main() -> int:
     parser.add_argument(
         "--blocks", type=int, default=1, help="interleave the variants over this many blocks (each sorted on its own)"
     )
-    parser.add_argument("--variants", default="ref,ours", help="comma list of ref, ours, ours-bf16")
+    parser.add_argument("--variants", default="ref,ours", help="comma list of ref, ours, ours-bf16, ov, ov-bf16")
+    parser.add_argument(
+        "--pooling", choices=("cls", "mean", "model"), default="cls", help="cls (default), mean, or the model's own"
+    )
     args = parser.parse_args()
     if args.hepth is None:
         parser.error("hep-th data not found: pass --hepth DIR")
@@ -103,15 +123,34 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model = str(random_bert_dir(args.model, Path(tmp) / "bert")) if args.random_bert else args.model
         encoders = {
-            "ours": load_encoder(model, "cls", args.max_length, args.device, "float32"),
+            "ours": load_encoder(
+                model, "auto" if args.pooling == "model" else args.pooling, args.max_length, args.device, "float32"
+            ),
             "ours-bf16": None,
         }
         if "ours-bf16" in variants:
             encoders["ours-bf16"] = Encoder(**{**encoders["ours"].__dict__, "dtype": "bfloat16"})
         encoder = encoders["ours"]
+        for variant, precision in (("ov", "float32"), ("ov-bf16", "bfloat16")):
+            if variant in variants:
+                from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+
+                tick = time.perf_counter()
+                try:
+                    encoders[variant] = to_openvino(encoder, precision)
+                except BackendUnavailable as exc:
+                    print(f"{variant}: skipped: {exc}")
+                    variants.remove(variant)
+                    continue
+                print(
+                    f"{variant}: OpenVINO {encoders[variant].openvino_version}, inference precision "
+                    f"{encoders[variant].precision}, ready in {time.perf_counter() - tick:.1f} s "
+                    f"(cache {encoders[variant].cache_dir})"
+                )
         lengths = encoder.token_lengths([p.text(encoder.sep) for p in papers])
         print(
-            f"model {'random BERT-base' if args.random_bert else args.model}, [CLS], max_length {encoder.max_length}, "
+            f"model {'random BERT-base' if args.random_bert else args.model}, pooling {encoder.pooling_detail}, "
+            f"max_length {encoder.max_length}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
             f"batch {args.batch_size}, {args.device}; wordpieces mean {lengths.mean():.0f}, max {lengths.max()}"
         )
         seconds = dict.fromkeys(variants, 0.0)
@@ -143,6 +182,9 @@ def main() -> int:
         if "ref" in variants and variant != "ref":
             cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ref"]))
             line += f"  ratio to ref {rates[variant] / rates['ref']:.2f}x  min cosine {cos.min():.6f}"
+        if "ours" in variants and variant not in {"ref", "ours"}:
+            cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ours"]))
+            line += f"  ratio to ours {rates[variant] / rates['ours']:.2f}x  min cosine to ours {cos.min():.6f}"
         print(line)
     return 0
 

@@ -16,6 +16,9 @@ examples:
   specter-utils embed --merge emb/part-*.jsonl --out emb/all.jsonl
   # every visible GPU of one machine:
   specter-utils embed --model M --metadata F --out emb/all.jsonl --multi-gpu
+  # on a CPU with openvino installed, --backend auto (the default) converts the model once to OpenVINO
+  # (cached beside the model folder); the plain torch path:
+  specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
   # a baseline (sgc needs citations: the metadata's references/cited_by, or --edges):
   specter-utils embed --baseline sgc --metadata F --held-out scidocs/cite/test.qrel --out emb/sgc.jsonl
 A killed run started again with the same arguments resumes from OUT.partial/ and writes the same file.
@@ -51,6 +54,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto", help="auto: bf16 on GPU")
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "torch", "openvino"),
+        default="auto",
+        help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
+        "auto (default): openvino for a float32 run on the CPU when it is installed, else torch",
+    )
     parser.add_argument("--shard", help="embed only shard i/n of the papers (0 <= i < n), for separate jobs")
     parser.add_argument("--multi-gpu", action="store_true", help="spread the work over every visible GPU")
     parser.add_argument("--chunk-size", type=int, help="papers per resumable chunk (default 1024; 16384 multi-GPU)")
@@ -134,6 +144,37 @@ def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None
     return 0
 
 
+def _wants_openvino(args: argparse.Namespace, devices: list[str] | None) -> bool:
+    """``--backend auto``: OpenVINO for a float32 run on the CPU, when it is installed (it is faster there
+    at cosine 1.0 to torch; docs/benchmarks.md). Explicit ``openvino`` always tries it."""
+    if args.backend != "auto":
+        return args.backend == "openvino"
+    import importlib.util
+
+    if devices or args.dtype == "bfloat16" or importlib.util.find_spec("openvino") is None:
+        return False
+    from specter_utils.embedding.encoder import resolve_device
+
+    return resolve_device(args.device).startswith("cpu")
+
+
+def _openvino_encoder(args: argparse.Namespace, devices: list[str] | None):
+    """The model as an OpenVINO encoder, or the torch encoder with one line saying why not."""
+    from specter_utils.embedding.encoder import load_encoder
+
+    encoder = load_encoder(args.model, args.pooling, args.max_length, args.device, args.dtype, devices)
+    try:
+        from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+    except ImportError as exc:  # sentence-transformers' module layout changed
+        print(f"embed: backend openvino unavailable ({exc}); using torch", file=sys.stderr)
+        return encoder
+    try:
+        return to_openvino(encoder, args.dtype)
+    except BackendUnavailable as exc:
+        print(f"embed: backend openvino unavailable: {exc}; using torch", file=sys.stderr)
+        return encoder
+
+
 def run(args: argparse.Namespace) -> int:
     """Embed, compute a baseline, or merge shards."""
     from specter_utils.data.records import ReadReport
@@ -182,8 +223,11 @@ def run(args: argparse.Namespace) -> int:
             devices = [f"cuda:{i}" for i in range(count)]
         else:
             print(f"embed: --multi-gpu with {count} visible GPU(s): running on one device", file=sys.stderr)
+    model = args.model
+    if _wants_openvino(args, devices):
+        model = _openvino_encoder(args, devices)
     result = embed_to_file(
-        args.model,
+        model,
         papers,
         args.out,
         batch_size=args.batch_size,
