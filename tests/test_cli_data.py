@@ -111,7 +111,6 @@ def test_audit_overlap_detection():
 
 @pytest.fixture(scope="module")
 def synthetic_benchmark(tmp_path_factory):
-    pytest.importorskip("specter_utils.triplets.benchmark", reason="build_benchmark (triplets.benchmark) not built yet")
     out = tmp_path_factory.mktemp("synthetic") / "bench"
     assert main(["data", "synthetic", "--out", str(out), "--papers", "120", "--topics", "3", "--seed", "1"]) == 0
     return out

@@ -170,7 +170,7 @@ def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(t
     from specter_utils.data.scidocs import read_scidocs_dir
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.steps import papers_to_embed
-    from specter_utils.triplets.benchmark import build_benchmark
+    from specter_utils.benchmark.build import build_benchmark
 
     build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
     scidocs = tmp_path / "scidocs"
