@@ -25,13 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"specter_utils.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"specter_utils.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"specter_utils.commands.{name}").register(subparsers)
     return parser
 
 

@@ -92,7 +92,7 @@ def embed_baselines(
     from specter_utils.data.specter_format import read_metadata
     from specter_utils.embedding.io import read_embeddings
     from specter_utils.evaluation.baselines import compute_baselines
-    from specter_utils.triplets.splits import benchmark_ids
+    from specter_utils.benchmark.splits import benchmark_ids
 
     if not names:
         return {}

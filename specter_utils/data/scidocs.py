@@ -34,7 +34,6 @@ TASK_METADATA = {
     "recomm": "recomm",
     **dict.fromkeys(RANKING_TASKS, "view_cite_read"),
 }
-METADATA_FIELDS = ("paper_id", "title", "abstract", "authors", "cited_by", "references", "year")
 
 
 @dataclass
