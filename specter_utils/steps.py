@@ -88,11 +88,11 @@ def embed_baselines(
     every edge of the held-out ranking queries; TF-IDF and SIF are fitted on the training papers and the
     evaluation papers together.
     """
+    from specter_utils.benchmark.splits import benchmark_ids
     from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
     from specter_utils.data.specter_format import read_metadata
     from specter_utils.embedding.io import read_embeddings
     from specter_utils.evaluation.baselines import compute_baselines
-    from specter_utils.benchmark.splits import benchmark_ids
 
     if not names:
         return {}

@@ -99,7 +99,6 @@ def test_stats_on_bad_path_is_a_clean_error(tmp_path, capsys):
     assert "unrecognised folder" in capsys.readouterr().err
 
 
-
 @pytest.fixture(scope="module")
 def synthetic_benchmark(tmp_path_factory):
     out = tmp_path_factory.mktemp("synthetic") / "bench"

@@ -167,10 +167,10 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
 
 
 def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(tmp_path):
+    from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.scidocs import read_scidocs_dir
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.steps import papers_to_embed
-    from specter_utils.benchmark.build import build_benchmark
 
     build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
     scidocs = tmp_path / "scidocs"

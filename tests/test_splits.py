@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.data.records import Paper
 from specter_utils.data.scidocs import ScidocsData, write_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
 from specter_utils.errors import DataError
-from specter_utils.triplets.io import Triplet, write_triplets
-from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.triplets.audit import audit_leakage
+from specter_utils.triplets.io import Triplet, write_triplets
 
 ids = st.lists(st.text("abc123", min_size=1, max_size=4), unique=True, max_size=40)
 

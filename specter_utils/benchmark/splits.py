@@ -16,7 +16,6 @@ from typing import Any
 
 from specter_utils.data.scidocs import CLASSIFICATION_TASKS, RANKING_TASKS, read_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
-from specter_utils.errors import DataError
 
 
 def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:

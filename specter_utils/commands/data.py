@@ -158,9 +158,9 @@ def run_download(args: argparse.Namespace) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
+    from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.io import write_json
-    from specter_utils.benchmark.build import build_benchmark
 
     corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
     print(
