@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = write_report(run_dir, args.out, args.preset)
     except FileNotFoundError as exc:
-        print(f"specter-utils report: {exc}")
+        print(f"specter-utils report: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out} ({len(list(out.glob('*.ipynb')))} executed notebooks)")
     return 0
