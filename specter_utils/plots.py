@@ -55,7 +55,7 @@ def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
             row["validation loss"] = float(entry["eval_loss"])
         for key, value in entry.items():
             if key.startswith("eval_") and key.endswith("accuracy") and isinstance(value, (int, float)):
-                name = key.removeprefix("eval_").replace("_", " ")
+                name = key.removeprefix("eval_").removeprefix("val_").replace("_", " ")
                 row[f"validation {name}"] = float(value)
     frame = pd.DataFrame.from_dict(rows, orient="index").sort_index()
     frame.index.name = "step"
@@ -163,7 +163,7 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
         ax.bar(x + i * width - 0.4 + width / 2, values, width, label=name, hatch="//" if "(paper)" in name else None)
     ax.set_xticks(x, metrics, rotation=20, ha="right")
     ax.set(ylabel="score x 100", title="SCIDOCS metrics: this run beside the paper's Table 1", ylim=(0, 100))
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
 
