@@ -211,3 +211,26 @@ def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(t
     assert len(cite_val) < len(every)
     with pytest.raises(ValueError, match="'all', 'test' or 'val'"):
         papers_to_embed(scidocs, split="train")
+
+
+def test_report_command_copies_a_finished_runs_notebooks(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "results" / "r"
+    for notebook in NOTEBOOKS[:2]:
+        (run_dir / notebook).mkdir(parents=True)
+        nbformat.write(
+            new_notebook(cells=[new_markdown_cell(f"# {notebook}")]), run_dir / notebook / f"{notebook}.ipynb"
+        )
+    (run_dir / "pipeline.json").write_text(
+        json.dumps({"preset": "hepth", "notebooks": {NOTEBOOKS[0]: {"seconds": 12}}})
+    )
+    (run_dir / "spec.yaml").write_text("seed: 0\n")
+    out = tmp_path / "reports" / "hepth"
+    argv = ["report", "--run", "r", "--results-dir", str(tmp_path / "results"), "--out", str(out)]
+    assert main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "spec.yaml", *(f"{nb}.ipynb" for nb in NOTEBOOKS[:2])]
+    )
+    index = (out / "README.md").read_text()
+    assert "`hepth` run" in index and f"| [{NOTEBOOKS[0]}]({NOTEBOOKS[0]}.ipynb) | 12 s |" in index
+    assert main(["report", "--run", "missing", "--results-dir", str(tmp_path / "results")]) == 2
+    assert "no executed notebooks" in capsys.readouterr().err
