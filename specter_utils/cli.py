@@ -14,7 +14,7 @@ from specter_utils import __version__
 from specter_utils.errors import DataError, OfflineError
 
 # Order here is the order shown in --help. Each module defines ``register(subparsers)``.
-COMMAND_MODULES = ("data", "mine", "build_benchmark", "train", "embed", "evaluate", "run", "report")
+COMMAND_MODULES = ("data", "mine", "build_benchmark", "train", "embed", "evaluate", "compare", "run", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

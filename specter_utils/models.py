@@ -7,6 +7,7 @@ requested while offline fails at once with a message naming the offline alternat
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -85,3 +86,40 @@ def prepare_offline_env() -> None:
     if not hub_reachable(timeout=1.0):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def is_sentence_transformers_model(path: str) -> bool:
+    """True when ``path`` (a directory or a cached hub id) holds a sentence-transformers ``modules.json``."""
+    local = Path(path)
+    if local.is_dir():
+        return (local / "modules.json").exists()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(path, "modules.json"), str)
+    except Exception:
+        return False
+
+
+def model_pooling_detail(path: str) -> str:
+    """Describe a sentence-transformers model's own head, e.g. ``mean+normalize``."""
+    try:
+        modules = json.loads((Path(path) / "modules.json").read_text())
+    except (OSError, ValueError):
+        return "model"
+    parts = []
+    for module in modules[1:]:
+        kind = module.get("type", "").rsplit(".", 1)[-1].lower()
+        if kind == "pooling":
+            try:
+                config = json.loads((Path(path) / module["path"] / "config.json").read_text())
+                mode = config.get("pooling_mode") or next(
+                    (k.removeprefix("pooling_mode_").removesuffix("_tokens") for k, v in config.items() if v is True),
+                    "?",
+                )
+            except (OSError, ValueError, KeyError):
+                mode = "?"
+            parts.append(str(mode))
+        else:
+            parts.append(kind)
+    return "+".join(parts) or "model"

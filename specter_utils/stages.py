@@ -38,7 +38,12 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     data = spec.section("data")
     corpus = load_corpus_for_run(data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"])
     benchmark = build_benchmark(
-        corpus, benchmark_dir, seed=data["seed"], n_queries=data["n_queries"], max_class_papers=data["max_class_papers"]
+        corpus,
+        benchmark_dir,
+        seed=data["seed"],
+        n_queries=data["n_queries"],
+        max_class_papers=data["max_class_papers"],
+        negative_pool=data["negative_pool"],
     )
     scidocs_stats = None
     if spec["evaluation.scidocs_dir"]:
@@ -102,7 +107,8 @@ def example_triplets(triplets_dir: str | Path, metadata: str | Path, n: int = 3,
 
 # ---------------------------------------------------------------- 3. train (notebook 03)
 def train(spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path) -> dict[str, Any]:
-    """Train with the ``training`` settings (any TrainConfig field) and the run's seed; return the model's summary.
+    """Train with the ``training`` settings (its ``preset`` and ``recipe``, then any TrainConfig field) and the
+    run's seed; return the model's summary.
 
     Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``) and
     ``log_history`` (the trainer's log: training and validation losses).

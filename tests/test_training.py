@@ -26,17 +26,22 @@ def test_defaults_are_the_papers_settings():
     config = TrainConfig(**PATHS).validate()
     assert (config.learning_rate, config.weight_decay, config.max_grad_norm) == (2e-5, 0.01, 1.0)
     assert (config.warmup_ratio, config.epochs, config.triplet_margin) == (0.1, 2.0, 1.0)
-    assert (config.pooling, config.max_seq_length, config.base_model) == ("cls", 512, "minilm")
+    # auto = [CLS] for a plain transformers base (SciBERT, the paper), the model's own pooling for MiniLM
+    assert (config.pooling, config.max_seq_length, config.base_model) == ("auto", 512, "minilm")
+    assert (config.loss, config.merge_with_base) == ("triplet", 1.0)
     assert config.accumulation_steps() * config.per_device_batch_size == 32
 
 
 def test_presets_then_overrides():
     cpu = make_config("cpu", **PATHS)
-    assert (cpu.max_seq_length, cpu.max_train_triplets, cpu.base_model, cpu.preset) == (128, 400, "minilm", "cpu")
-    assert cpu.accumulation_steps() * cpu.per_device_batch_size == 32
+    assert (cpu.max_seq_length, cpu.base_model, cpu.preset, cpu.recipe) == (128, "minilm", "cpu", "citation-mnrl")
+    assert (cpu.loss, cpu.pooling, cpu.per_device_batch_size, cpu.accumulation_steps()) == ("mnrl-citation", "auto", 64, 1)
+    paper = make_config("cpu", "paper", **PATHS)  # the paper's recipe is one argument away
+    assert (paper.loss, paper.pooling, paper.recipe) == ("triplet", "cls", "paper")
+    assert paper.accumulation_steps() * paper.per_device_batch_size == 32
     gpu = make_config("gpu", **PATHS)
     assert (gpu.base_model, gpu.max_seq_length, gpu.max_train_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
-    assert gpu.accumulation_steps() == 1
+    assert (gpu.accumulation_steps(), gpu.recipe, gpu.loss) == (1, "paper", "triplet")
     assert make_config("cpu", max_seq_length=64, learning_rate=None, **PATHS).max_seq_length == 64
     assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 2e-5  # None = not overridden
     assert set(PRESETS) == {"cpu", "gpu"}
@@ -47,6 +52,14 @@ def test_bad_settings_name_the_field():
         make_config(learning_rat=1e-4)
     with pytest.raises(DataError, match="unknown preset"):
         make_config("tpu")
+    with pytest.raises(DataError, match="unknown recipe"):
+        make_config("cpu", "magic", **PATHS)
+    with pytest.raises(DataError, match="loss"):
+        TrainConfig(loss="contrastive", **PATHS).validate()
+    with pytest.raises(DataError, match="at least 2 triplets"):
+        TrainConfig(loss="mnrl", per_device_batch_size=1, effective_batch_size=1, **PATHS).validate()
+    with pytest.raises(DataError, match="merge_with_base"):
+        TrainConfig(merge_with_base=0.0, **PATHS).validate()
     with pytest.raises(DataError, match="pooling"):
         TrainConfig(pooling="max", **PATHS).validate()
     with pytest.raises(DataError, match="warmup_ratio"):

@@ -29,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         help="cap on the classification task's papers, a stratified sample over all classes (default 0: all)",
     )
+    parser.add_argument(
+        "--negative-pool",
+        type=int,
+        default=0,
+        help="draw each query's random negatives from a seeded sample of this many papers, which bounds the papers "
+        "to embed per model (default 0: every paper with text)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -39,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
 
     corpus = load_corpus(args.corpus, args.src) if args.corpus == "hepth" else load_corpus("synthetic", seed=args.seed)
     info = build_benchmark(
-        corpus, args.out, seed=args.seed, n_queries=args.n_queries, max_class_papers=args.max_class_papers
+        corpus,
+        args.out,
+        seed=args.seed,
+        n_queries=args.n_queries,
+        max_class_papers=args.max_class_papers,
+        negative_pool=args.negative_pool,
     )
     print(json.dumps(info["counts"], indent=2))
     if info["synthetic"]:

@@ -6,6 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
+from specter_utils.errors import DataError
+
+STRATEGIES = ("specter", "spectroid", "scincl")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mine`` to the top-level parser."""
@@ -20,8 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--spectroid", action="store_true", help="SPECTROID: draw positives proportionally to their in-citations"
+        "--strategy",
+        choices=STRATEGIES,
+        default=None,
+        help="specter (the original sampler, default), spectroid (positives drawn in proportion to their "
+        "in-citations) or scincl (positives and hard negatives from bands of nearest neighbours in a citation-graph "
+        "embedding, SciNCL; see specter_utils.triplets.scincl)",
     )
+    parser.add_argument("--spectroid", action="store_true", help="the same as --strategy spectroid")
     parser.add_argument(
         "--no-hard-negatives", action="store_true", help="Table 2 ablation: every triplet easy (random negative)"
     )
@@ -37,11 +47,18 @@ def run(args: argparse.Namespace) -> int:
     """Mine, write the three files atomically and print the counts."""
     from specter_utils.triplets.sampler import SamplerConfig, mine_dir
 
+    strategy = args.strategy or ("spectroid" if args.spectroid else "specter")
+    if args.spectroid and strategy != "spectroid":
+        raise DataError(f"--spectroid contradicts --strategy {strategy}", "--strategy")
+    if args.max_triplets is not None and args.max_triplets < 1:
+        raise DataError(f"--max-triplets {args.max_triplets}: must be at least 1", "--max-triplets")
+    if strategy == "scincl":
+        return _run_scincl(args)
     config = SamplerConfig(
         triplets_per_query=args.triplets_per_query,
         hard_ratio=args.hard_ratio,
         no_hard_negatives=args.no_hard_negatives,
-        spectroid=args.spectroid,
+        spectroid=strategy == "spectroid",
         max_triplets=args.max_triplets,
         seed=args.seed,
     )
@@ -55,5 +72,33 @@ def run(args: argparse.Namespace) -> int:
             f"{m['queries_used']:,}/{m['queries']:,} queries; skipped: {skipped}"
         )
     print(f"papers: {json.dumps(metrics['papers'])}")
+    print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
+    return 0
+
+
+def _run_scincl(args: argparse.Namespace) -> int:
+    """SciNCL neighbourhood sampling; the SPECTER-only options are errors, not silently ignored."""
+    from specter_utils.triplets.scincl import ScinclConfig, mine_scincl_dir
+
+    if args.no_hard_negatives or args.triplets_per_query != 5 or args.hard_ratio != 0.3:
+        raise DataError(
+            "--no-hard-negatives, --triplets-per-query and --hard-ratio apply to the specter and spectroid "
+            "strategies only (scincl: 5 positives, 2 hard and 3 random negatives per query)",
+            "--strategy",
+        )
+    metrics = mine_scincl_dir(args.data_dir, args.out, ScinclConfig(max_triplets=args.max_triplets, seed=args.seed))
+    for split in ("train", "val"):
+        m = metrics[split]
+        t = m["triplets"]
+        print(
+            f"{split}: {t['total']:,} triplets ({t['hard']:,} hard, {t['easy']:,} easy) from "
+            f"{m['queries_used']:,}/{m['queries']:,} queries; skipped: {m['queries_skipped']}"
+        )
+    train = metrics["train"]
+    print(
+        f"graph: {train['graph_nodes']:,} nodes; positives = kNN ranks {train['positive_ranks'][0]}-"
+        f"{train['positive_ranks'][1]}, hard negatives = ranks {train['hard_negative_ranks'][0]}-"
+        f"{train['hard_negative_ranks'][1]} (SciNCL's 20-24 and 3998-3999 of 52.6M, log-rescaled)"
+    )
     print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
     return 0

@@ -10,12 +10,21 @@ import argparse
 import dataclasses
 import typing
 
-from specter_utils.training.config import POOLING_MODES, PRECISIONS, PRESETS, TrainConfig, field_comments, make_config
+from specter_utils.training.config import (
+    LOSSES,
+    POOLING_MODES,
+    PRECISIONS,
+    PRESETS,
+    RECIPES,
+    TrainConfig,
+    field_comments,
+    make_config,
+)
 
 # The four flags the issue names first; the rest follow in TrainConfig order.
 MAIN_FLAGS = ("triplets", "metadata", "base_model", "out")
 METAVARS = {"triplets": "DIR", "metadata": "FILE", "base_model": "NAME", "out": "DIR"}
-CHOICES = {"pooling": POOLING_MODES, "precision": PRECISIONS}
+CHOICES = {"pooling": POOLING_MODES, "precision": PRECISIONS, "loss": LOSSES}
 
 
 def _flag(name: str) -> str:
@@ -26,7 +35,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """One flag per TrainConfig field; defaults are None so that only given flags override."""
     comments = field_comments()
     hints = typing.get_type_hints(TrainConfig)
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig) if f.name != "preset"}
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig) if f.name not in ("preset", "recipe")}
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
     for name in ordered:
         default = fields[name].default
@@ -47,9 +56,9 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """The TrainConfig that the parsed flags describe."""
-    names = {f.name for f in dataclasses.fields(TrainConfig)} - {"preset"}
+    names = {f.name for f in dataclasses.fields(TrainConfig)} - {"preset", "recipe"}
     overrides = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
-    return make_config(args.preset, **overrides)
+    return make_config(args.preset, getattr(args, "recipe", None), **overrides)
 
 
 def register(subparsers) -> None:
@@ -57,7 +66,8 @@ def register(subparsers) -> None:
         "train",
         help="train a SPECTER model on mined triplets",
         description=(
-            "Train SPECTER (triplet loss, [CLS] pooling) with the sentence-transformers trainer. Writes OUT/model "
+            "Train SPECTER with the sentence-transformers trainer (--recipe paper: triplet loss, [CLS]; or an in-batch "
+            "negatives recipe). Writes OUT/model "
             "(a sentence-transformers model with a model card), OUT/checkpoints and OUT/log_history.json; an "
             "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun."
         ),
@@ -67,6 +77,14 @@ def register(subparsers) -> None:
         choices=sorted(PRESETS),
         default=None,
         help="cpu: MiniLM, 128 tokens, 400 triplets, minutes; gpu: the paper's settings (SciBERT, 512 tokens)",
+    )
+    parser.add_argument(
+        "--recipe",
+        choices=sorted(RECIPES),
+        default=None,
+        help="the scientific choices on top of the preset: paper (SPECTER: triplet loss, [CLS], batch 32) or "
+        "citation-mnrl (in-batch negatives, citation false negatives masked, the base model's own pooling); "
+        "default: the preset's (cpu: citation-mnrl, gpu: paper)",
     )
     add_config_arguments(parser)
     parser.set_defaults(func=run)

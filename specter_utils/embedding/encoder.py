@@ -9,31 +9,16 @@ port does), a sentence-transformers model (its own pooling and normalisation) an
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from specter_utils.models import resolve_model
+from specter_utils.models import is_sentence_transformers_model, model_pooling_detail, resolve_model
 
 POOLINGS = ("auto", "cls", "mean")
 DTYPES = ("auto", "float32", "bfloat16")
-
-
-def is_sentence_transformers_model(path: str) -> bool:
-    """True when ``path`` (a directory or a cached hub id) holds a sentence-transformers ``modules.json``."""
-    local = Path(path)
-    if local.is_dir():
-        return (local / "modules.json").exists()
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        return isinstance(try_to_load_from_cache(path, "modules.json"), str)
-    except Exception:
-        return False
 
 
 def resolve_pooling(path: str, pooling: str | None) -> str:
@@ -171,30 +156,6 @@ def _position_limit(transformer: Any) -> int | None:
     return positions - offset
 
 
-def _model_pooling_detail(path: str) -> str:
-    """Describe a sentence-transformers model's own head, e.g. ``mean+normalize``."""
-    try:
-        modules = json.loads((Path(path) / "modules.json").read_text())
-    except (OSError, ValueError):
-        return "model"
-    parts = []
-    for module in modules[1:]:
-        kind = module.get("type", "").rsplit(".", 1)[-1].lower()
-        if kind == "pooling":
-            try:
-                config = json.loads((Path(path) / module["path"] / "config.json").read_text())
-                mode = config.get("pooling_mode") or next(
-                    (k.removeprefix("pooling_mode_").removesuffix("_tokens") for k, v in config.items() if v is True),
-                    "?",
-                )
-            except (OSError, ValueError, KeyError):
-                mode = "?"
-            parts.append(str(mode))
-        else:
-            parts.append(kind)
-    return "+".join(parts) or "model"
-
-
 def load_encoder(
     model_name_or_path: str,
     pooling: str | None = None,
@@ -223,7 +184,7 @@ def load_encoder(
     dtype = resolve_dtype(dtype, device)
     if chosen == "model":
         model = SentenceTransformer(path, device="cpu")
-        detail = _model_pooling_detail(path)
+        detail = model_pooling_detail(path)
     elif is_sentence_transformers_model(path):
         # Keep the model's transformer, replace its head with plain cls / mean pooling.
         base = SentenceTransformer(path, device="cpu")

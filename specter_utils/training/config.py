@@ -25,7 +25,12 @@ from typing import Any
 
 from specter_utils.errors import DataError
 
-POOLING_MODES = ("cls", "mean")
+POOLING_MODES = ("auto", "cls", "mean")
+# triplet: the paper's margin loss; mnrl: in-batch negatives (MultipleNegativesRankingLoss) plus the mined negative;
+# mnrl-citation: mnrl with in-batch papers linked to the query in the training graph masked out; gist: GISTEmbedLoss
+# with the frozen base model as guide (the library's own false-negative filter).
+LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
+IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 # Fields that only say where things go or how to report; a resumed run may change them freely.
 RUN_ONLY_FIELDS = frozenset(
@@ -45,10 +50,16 @@ class TrainConfig:
     max_val_triplets: int = 0  # 0 = all; the validation loss costs one forward pass per val triplet each time
     # --- model (scientific) ---
     base_model: str = "minilm"  # offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased
-    pooling: str = "cls"  # SPECTER embeds a paper as the final-layer [CLS] vector; "mean" is the ablation
+    pooling: str = "auto"  # auto: a sentence-transformers base keeps its own pooling (+ normalisation), a plain
+    # transformers base (SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)
     max_seq_length: int = 512  # SPECTER truncates "title [SEP] abstract" to 512 wordpieces
-    # --- loss (fixed) ---
+    # --- loss (scientific) ---
+    loss: str = "triplet"  # triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES
     triplet_margin: float = 1.0  # SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's
+    mnrl_scale: float = 20.0  # in-batch losses: cosine x 20 (temperature 0.05), the library's default
+    cached_mini_batch: int = 0  # > 0: the Cached variant (GradCache) of mnrl / gist, whose memory depends on this
+    # mini-batch, not on the batch: large in-batch-negative batches on a small machine (costs one extra forward)
+    merge_with_base: float = 1.0  # WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge
     # --- optimisation (fixed: the paper's values) ---
     learning_rate: float = 2e-5  # paper: Adam lr 2e-5
     weight_decay: float = 0.01  # paper; never applied to biases or LayerNorm weights (checked at train start)
@@ -75,6 +86,7 @@ class TrainConfig:
     overwrite: bool = False  # replace an existing final model in out/model (otherwise that is an error)
     progress_bar: bool = True  # tqdm progress bar (turn off in logs of batch jobs)
     preset: str = ""  # which preset these values started from (recorded in the model card)
+    recipe: str = ""  # which recipe (RECIPES) was applied on top of the preset (recorded in the model card)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -87,6 +99,20 @@ class TrainConfig:
 
         if self.pooling not in POOLING_MODES:
             raise bad("pooling", f"expected one of {POOLING_MODES}")
+        if self.loss not in LOSSES:
+            raise bad("loss", f"expected one of {LOSSES}")
+        if self.loss in IN_BATCH_LOSSES and self.per_device_batch_size < 2:
+            raise bad(
+                "per_device_batch_size",
+                f"loss={self.loss!r} uses the other papers of a batch as negatives, so a batch needs at least 2 "
+                "triplets (gradient accumulation does not add in-batch negatives)",
+            )
+        if self.loss in IN_BATCH_LOSSES and self.cached_mini_batch < 0:
+            raise bad("cached_mini_batch", "must be 0 (off) or more")
+        if not 0.0 < self.merge_with_base <= 1.0:
+            raise bad("merge_with_base", "must be in (0, 1]: the trained model's share of the merged weights")
+        if self.mnrl_scale <= 0:
+            raise bad("mnrl_scale", "must be positive")
         if self.precision not in PRECISIONS:
             raise bad("precision", f"expected one of {PRECISIONS}")
         for name in ("max_seq_length", "effective_batch_size", "per_device_batch_size", "save_steps"):
@@ -142,12 +168,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu": {
         "base_model": "minilm",
         "max_seq_length": 128,  # most of a title and the start of the abstract; cost is linear to quadratic in length
-        "max_train_triplets": 400,  # 2 epochs x 400 triplets on hep-th: 16.8 CPU-minutes in all (docs/benchmarks.md)
-        "max_val_triplets": 64,  # each evaluation embeds 6 texts per val triplet (loss + triplet accuracy)
-        "per_device_batch_size": 8,  # x 4 accumulation = the paper's effective batch of 32
-        "save_steps": 5,  # a checkpoint every ~2 minutes: a killed run loses little
-        "eval_steps": 13,  # 13 steps = one epoch of 400 triplets: val loss before, after epoch 1, at the end
-        "logging_steps": 1,
+        # 3,000 triplets, one pass: about 15 minutes on 2 cores with the recommended recipe, the budget at which
+        # it beats its base model on held-out hep-th papers (docs/results.md, "Training recipes")
+        "max_train_triplets": 3000,
+        "epochs": 1.0,
+        "max_val_triplets": 200,  # each evaluation embeds 3 texts per val triplet (loss + triplet accuracy)
+        # One forward batch of 32, not 8 x 4 accumulation: the same gradient, and on 2 cores about 3x the
+        # triplets/s (larger matrix products; bench/bench_losses.py). In-batch recipes raise it to 64.
+        "per_device_batch_size": 32,
+        "save_steps": 50,  # checkpoints hold the optimiser state (about 270 MB for MiniLM): every ~10 minutes
+        "eval_steps": 1000,  # validation before training and at the end (a 1-epoch CPU run has ~50 steps)
+        "logging_steps": 5,
     },
     # The paper's run: SciBERT, 512 wordpieces, every triplet, 2 epochs (needs the hub or a local copy).
     "gpu": {
@@ -160,6 +191,30 @@ PRESETS: dict[str, dict[str, Any]] = {
         "dataloader_num_workers": 2,  # keep tokenisation off the training process
     },
 }
+
+
+# A recipe is a set of scientific choices (loss, pooling, optimisation) applied on top of a preset, which
+# only fits the run to a machine. ``paper`` is SPECTER's recipe, unchanged; the recommended recipe is the one
+# that beats its base model on held-out hep-th papers (docs/results.md, "Training recipes").
+RECIPES: dict[str, dict[str, Any]] = {
+    # SPECTER (SPEC.md section 3): triplet loss, L2 distance, margin 1, final-layer [CLS], batch 32, lr 2e-5.
+    "paper": {
+        "loss": "triplet",
+        "pooling": "cls",
+        "triplet_margin": 1.0,
+        "learning_rate": 2e-5,
+        "effective_batch_size": 32,
+    },
+    # In-batch negatives with the training graph's false negatives masked, the base model's own pooling.
+    "citation-mnrl": {
+        "loss": "mnrl-citation",
+        "pooling": "auto",
+        "learning_rate": 2e-5,
+        "effective_batch_size": 64,  # every row of a batch is a negative of the others: bigger is better
+        "per_device_batch_size": 64,  # in-batch negatives come from one forward batch, so no accumulation
+    },
+}
+DEFAULT_RECIPE = {"cpu": "citation-mnrl", "gpu": "paper"}  # a preset's recipe when none is named
 
 
 def field_comments() -> dict[str, str]:
@@ -177,8 +232,12 @@ def field_comments() -> dict[str, str]:
     return comments
 
 
-def make_config(preset: str | None = None, **overrides: Any) -> TrainConfig:
-    """Defaults, then the preset's values, then ``overrides`` (CLI flags or notebook parameters)."""
+def make_config(preset: str | None = None, recipe: str | None = None, **overrides: Any) -> TrainConfig:
+    """Defaults, then the preset's values, then the recipe's, then ``overrides`` (CLI flags or notebook parameters).
+
+    ``recipe`` defaults to the preset's (``DEFAULT_RECIPE``); without a preset, to none (the plain defaults,
+    which are the paper's optimisation with ``pooling="auto"``).
+    """
     values: dict[str, Any] = {}
     if preset:
         if preset not in PRESETS:
@@ -187,6 +246,14 @@ def make_config(preset: str | None = None, **overrides: Any) -> TrainConfig:
             )
         values.update(PRESETS[preset])
         values["preset"] = preset
+    recipe = recipe or (DEFAULT_RECIPE.get(preset, "") if preset else "")
+    if recipe:
+        if recipe not in RECIPES:
+            raise DataError(
+                f"unknown recipe {recipe!r} (expected one of {sorted(RECIPES)})", "TrainConfig", record_id="recipe"
+            )
+        values.update(RECIPES[recipe])
+        values["recipe"] = recipe
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -198,8 +265,10 @@ def make_config(preset: str | None = None, **overrides: Any) -> TrainConfig:
 def differing_fields(saved: dict[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
     """Fields (other than run-only ones) whose value differs between a saved config and ``config``."""
     current = config.to_dict()
+    defaults = TrainConfig().to_dict()
     return {
         name: (saved.get(name), value)
         for name, value in current.items()
-        if name not in RUN_ONLY_FIELDS and saved.get(name) != value
+        if name not in RUN_ONLY_FIELDS
+        and saved.get(name, defaults[name]) != value  # a field added since the save had its default then
     }

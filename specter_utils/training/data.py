@@ -36,16 +36,24 @@ class TripletTexts:
     capped: int  # usable triplets left out by the max_*_triplets cap
     kinds: dict[str, int] = field(default_factory=dict)  # hard / easy among those used
     report: ReadReport = field(default_factory=ReadReport)
+    ids: list[tuple[str, str, str]] = field(default_factory=list)  # (query, positive, negative) of each row
 
     @property
     def used(self) -> int:
         return len(self.anchor)
 
-    def to_dataset(self):
-        """A ``datasets.Dataset`` with columns anchor, positive, negative."""
+    def to_dataset(self, row_offset: int | None = None):
+        """A ``datasets.Dataset`` with columns anchor, positive, negative.
+
+        With ``row_offset``, also a ``label`` column holding ``row_offset + row`` (the row's index into the
+        paper ids a loss such as ``mnrl-citation`` looks up; the collator hands it to the loss as labels).
+        """
         from datasets import Dataset
 
-        return Dataset.from_dict({"anchor": self.anchor, "positive": self.positive, "negative": self.negative})
+        columns = {"anchor": self.anchor, "positive": self.positive, "negative": self.negative}
+        if row_offset is not None:
+            columns["label"] = list(range(row_offset, row_offset + self.used))
+        return Dataset.from_dict(columns)
 
     def counts(self) -> dict[str, Any]:
         return {
@@ -120,6 +128,7 @@ def triplet_texts(
         capped=capped,
         kinds=kinds,
         report=report,
+        ids=[(t.query, t.pos, t.neg) for t in usable],
     )
 
 

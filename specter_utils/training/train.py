@@ -29,8 +29,14 @@ from transformers import TrainerCallback
 
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
-from specter_utils.models import DEFAULT_MODEL, OFFLINE_ALIASES, resolve_model
-from specter_utils.training.config import TrainConfig, differing_fields
+from specter_utils.models import (
+    DEFAULT_MODEL,
+    OFFLINE_ALIASES,
+    is_sentence_transformers_model,
+    model_pooling_detail,
+    resolve_model,
+)
+from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
 from specter_utils.training.model_card import write_model_card
 
@@ -70,29 +76,73 @@ def base_model_id(name: str) -> str:
     return name
 
 
-def build_model(base_model: str = DEFAULT_MODEL, pooling: str = "cls", max_seq_length: int = 512):
-    """A Transformer + Pooling sentence-transformers model initialised from ``base_model``.
+def resolve_training_pooling(base_model: str, pooling: str) -> str:
+    """``auto`` -> ``model`` for a sentence-transformers base (its own pooling), ``cls`` otherwise."""
+    if pooling != "auto":
+        return pooling
+    return "model" if is_sentence_transformers_model(resolve_model(base_model)) else "cls"
 
-    Always SPECTER's architecture ([CLS] pooling unless ``pooling="mean"``), even when the base model
-    is a sentence-transformers model with its own pooling (MiniLM uses mean pooling).
+
+def describe_pooling(base_model: str, pooling: str) -> str:
+    """What the trained model's pooling is, e.g. ``mean+normalize (the base model's own)`` or ``cls``."""
+    resolved = resolve_training_pooling(base_model, pooling)
+    if resolved == "model":
+        return f"{model_pooling_detail(resolve_model(base_model))} (the base model's own)"
+    return resolved
+
+
+def build_model(base_model: str = DEFAULT_MODEL, pooling: str = "auto", max_seq_length: int = 512):
+    """A sentence-transformers model initialised from ``base_model``, pooled as ``pooling`` says.
+
+    ``auto``: a sentence-transformers base keeps all its modules (MiniLM: mean pooling, then
+    normalisation), a plain transformers base (SciBERT) gets SPECTER's [CLS]; ``cls`` / ``mean`` put
+    that pooling (and nothing after it) on the base model's transformer.
     """
     from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     path = resolve_model(base_model)  # OfflineError at once for a hub id while offline
-    transformer = Transformer(path, max_seq_length=max_seq_length)
-    limit = getattr(transformer.auto_model.config, "max_position_embeddings", None)
-    if limit is not None and max_seq_length > limit:
-        raise DataError(f"max_seq_length={max_seq_length} exceeds the model's {limit} positions", path)
-    pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)
+    resolved = resolve_training_pooling(base_model, pooling)
+    detail = describe_pooling(base_model, pooling)
     card = SentenceTransformerModelCardData(
-        model_name=f"SPECTER reproduction ({pooling} pooling) from {base_model_id(base_model)}",
+        model_name=f"SPECTER reproduction ({detail} pooling) from {base_model_id(base_model)}",
         local_files_only=True,  # never look the base model or data up on the hub
         generate_widget_examples=False,
     )
-    model = SentenceTransformer(modules=[transformer, pool], model_card_data=card)
+    if resolved == "model":
+        model = SentenceTransformer(path, device="cpu", model_card_data=card)
+        transformer = model[0]
+    else:
+        transformer = Transformer(path, max_seq_length=max_seq_length)
+        pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=resolved)
+        model = SentenceTransformer(modules=[transformer, pool], model_card_data=card)
+    limit = getattr(transformer.auto_model.config, "max_position_embeddings", None)
+    if limit is not None and max_seq_length > limit:
+        raise DataError(f"max_seq_length={max_seq_length} exceeds the model's {limit} positions", path)
+    model.max_seq_length = max_seq_length
     model.model_card_data.base_model = base_model_id(base_model)
     return model
+
+
+def merge_with_base(model, base, alpha: float) -> int:
+    """WiSE-FT: set every weight of ``model`` to ``alpha`` x itself + (1 - alpha) x ``base``'s; return the count.
+
+    Both models must have the same architecture (the same state-dict keys and shapes).
+    """
+    import torch
+
+    trained, original = model.state_dict(), base.state_dict()
+    if trained.keys() != original.keys():
+        raise DataError("cannot merge: the trained and base models have different modules", "merge_with_base")
+    merged = 0
+    with torch.no_grad():
+        for name, tensor in trained.items():
+            if tensor.shape != original[name].shape:
+                raise DataError(f"cannot merge {name}: shapes {tuple(tensor.shape)} and {tuple(original[name].shape)}")
+            if tensor.is_floating_point():
+                tensor.mul_(alpha).add_(original[name].to(tensor.device, tensor.dtype), alpha=1.0 - alpha)
+                merged += 1
+    return merged
 
 
 class WeightDecayCheck(TrainerCallback):
@@ -119,9 +169,15 @@ class WeightDecayCheck(TrainerCallback):
 def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
     """The trainer's arguments: the paper's optimisation, seeded data order, checkpoints, logging."""
     from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
 
     from specter_utils.training.sampler import EpochSeededBatchSampler
 
+    if config.loss in IN_BATCH_LOSSES:
+        # In-batch negatives: a text twice in one batch would be its own false negative.
+        batch_sampler = NoDuplicatesBatchSampler
+    else:
+        batch_sampler = functools.partial(EpochSeededBatchSampler, group_by_length=config.group_by_length)
     eval_strategy = "steps" if has_val else "no"
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
@@ -142,7 +198,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         torch_compile=config.torch_compile,
         seed=config.seed,
         data_seed=config.seed,
-        batch_sampler=functools.partial(EpochSeededBatchSampler, group_by_length=config.group_by_length),
+        batch_sampler=batch_sampler,
         dataloader_num_workers=config.dataloader_num_workers,
         save_strategy="steps",
         save_steps=config.save_steps,
@@ -196,7 +252,9 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
             shutil.rmtree(stale, ignore_errors=True)
-        write_json(config_path, config.to_dict())
+        write_json(
+            config_path, {**config.to_dict(), "resolved_pooling": describe_pooling(config.base_model, config.pooling)}
+        )
     return checkpoint
 
 
@@ -255,8 +313,9 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     config.validate()
     from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
-    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from transformers import set_seed
+
+    from specter_utils.training.losses import build_loss
 
     started = time.time()
     run_dir = Path(config.out)
@@ -264,8 +323,11 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     checkpoint = _prepare_run_dir(config, run_dir)
     set_seed(config.seed)
 
-    # 1. Model: Transformer + [CLS] (or mean) pooling, from the base model.
+    # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
     model = build_model(config.base_model, config.pooling, config.max_seq_length)
+    # The frozen base model: GIST's guide, and the other end of a WiSE-FT merge.
+    needs_base = config.loss == "gist" or config.merge_with_base < 1.0
+    base = build_model(config.base_model, config.pooling, config.max_seq_length) if needs_base else None
     sep_token = model.tokenizer.sep_token or " "
 
     # 2. Data: triplets of paper ids -> "title [SEP] abstract" texts from metadata.json.
@@ -277,11 +339,13 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         max_val=config.max_val_triplets,
         seed=config.seed,
     )
-    train_dataset = data.train.to_dataset()
-    val_dataset = data.val.to_dataset() if data.val else None
+    with_rows = config.loss == "mnrl-citation"  # its loss looks each row's paper ids up by index
+    train_dataset = data.train.to_dataset(0 if with_rows else None)
+    val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
+    row_papers = data.train.ids + (data.val.ids if data.val else [])
 
-    # 3. Loss: max(d(q, pos) - d(q, neg) + margin, 0) with Euclidean d and SPECTER's margin.
-    loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin)
+    # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses).
+    loss = build_loss(config, model, row_papers, base_model=base)
 
     # 4. Arguments: the paper's optimisation, seeded data order, checkpoints, precision.
     args = training_arguments(config, run_dir / CHECKPOINT_DIR, precision, has_val=val_dataset is not None)
@@ -321,6 +385,9 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
 
     # 8. Save the final model with its card (main process only), then tidy the checkpoints.
     final_dir = run_dir / MODEL_DIR
+    if base is not None and config.merge_with_base < 1.0:
+        merged = merge_with_base(trainer.model, base, config.merge_with_base)
+        logger.info("merged %d weight tensors with the base model (alpha %.2f)", merged, config.merge_with_base)
     if trainer.is_world_process_zero():
         log_history = trainer.state.log_history
         write_json(run_dir / LOG_FILE, log_history)
@@ -330,6 +397,9 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
             "sep_token": sep_token,
             "data": data.counts(),
             "derived": {
+                "pooling": describe_pooling(config.base_model, config.pooling),
+                "loss": type(loss).__name__,
+                **_mask_counts(loss),
                 "world_size": world_size(),
                 "gradient_accumulation_steps": args.gradient_accumulation_steps,
                 "precision": precision,
@@ -352,6 +422,14 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         print(json.dumps({"model": str(final_dir), **summary["results"]}, indent=None))
     trainer.accelerator.wait_for_everyone()
     return final_dir
+
+
+def _mask_counts(loss) -> dict[str, Any]:
+    """How many in-batch scores ``mnrl-citation`` masked as false negatives (nothing for other losses)."""
+    scored = getattr(loss, "scored", 0)
+    if not scored:
+        return {}
+    return {"false_negatives_masked": loss.masked, "in_batch_scores": scored}
 
 
 def _versions() -> dict[str, str]:

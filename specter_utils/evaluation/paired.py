@@ -1,0 +1,155 @@
+"""Compare models over the same queries: mean and spread over seeds, and a paired test per query.
+
+A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task:
+- the row's MAP is the mean over seeds of each seed's MAP, with the spread (sample standard deviation
+  and min-max) over seeds;
+- against a reference row, each query's AP is first averaged over the row's seeds (and over the
+  reference's), then the per-query differences are tested with scipy: a paired sign-flip permutation
+  test (``scipy.stats.permutation_test``, ``permutation_type="samples"``) for the p-value, and a
+  bootstrap percentile interval (``scipy.stats.bootstrap``) of the mean difference.
+Only queries that every compared file covers enter a comparison (with full coverage: all of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MEASURE = "map"  # trec_eval's average precision; MAP is its mean over queries
+
+
+@dataclass
+class RowScores:
+    """Per-query AP (x 100) of one row: ``seeds[i][task][query]``."""
+
+    name: str
+    files: list[str]
+    seeds: list[dict[str, dict[str, float]]] = field(default_factory=list)
+
+    def task_map(self, task: str) -> list[float]:
+        """The MAP of each seed on ``task``."""
+        return [float(np.mean(list(seed[task].values()))) for seed in self.seeds]
+
+    def query_means(self, task: str) -> dict[str, float]:
+        """Each query's AP averaged over the seeds (queries every seed covers)."""
+        common = set.intersection(*(set(seed[task]) for seed in self.seeds))
+        return {q: float(np.mean([seed[task][q] for seed in self.seeds])) for q in sorted(common)}
+
+
+def per_query_ap(qrels: Mapping[str, Mapping[str, int]], embeddings: Any, name: str = "") -> dict[str, float]:
+    """AP x 100 of each evaluated query (``evaluation.ranking``: -L2 scores, trec_eval through pytrec_eval)."""
+    from specter_utils.evaluation.ranking import evaluate_ranking
+
+    result = evaluate_ranking(dict(qrels), embeddings, name)
+    return {query: 100.0 * scores[MEASURE] for query, scores in result.per_query.items()}
+
+
+def score_row(
+    name: str, files: Sequence[str | Path], qrels_by_task: Mapping[str, Mapping[str, Mapping[str, int]]]
+) -> RowScores:
+    """Per-query AP of each embeddings file (one per seed) on each task."""
+    from specter_utils.embedding.io import read_embeddings
+
+    row = RowScores(name=name, files=[str(f) for f in files])
+    for file in files:
+        path = Path(file)
+        npy = path.with_suffix(".npy")
+        embeddings = read_embeddings(npy if npy.exists() else path)
+        row.seeds.append(
+            {task: per_query_ap(qrels, embeddings, f"{name}/{task}") for task, qrels in qrels_by_task.items()}
+        )
+    return row
+
+
+def paired_test(
+    row: Mapping[str, float], reference: Mapping[str, float], n_resamples: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
+    """Mean per-query difference ``row - reference`` with a 95% bootstrap CI and a two-sided permutation p."""
+    from scipy import stats
+
+    queries = sorted(set(row) & set(reference))
+    if len(queries) < 2:
+        raise ValueError(f"a paired test needs at least 2 common queries, got {len(queries)}")
+    diff = np.array([row[q] - reference[q] for q in queries])
+    rng = np.random.default_rng(seed)
+    mean = float(diff.mean())
+    if np.allclose(diff, diff[0]):  # no variation: the interval is the point, no permutation can differ
+        return {"queries": len(queries), "diff": mean, "ci_low": mean, "ci_high": mean, "p": 1.0 if mean == 0 else 0.0}
+    boot = stats.bootstrap(
+        (diff,), np.mean, n_resamples=n_resamples, confidence_level=0.95, method="percentile", random_state=rng
+    )
+    perm = stats.permutation_test(
+        (diff,),
+        np.mean,
+        permutation_type="samples",  # one sample: each query's sign flipped, i.e. the two models swapped
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=rng,
+    )
+    return {
+        "queries": len(queries),
+        "diff": mean,
+        "ci_low": float(boot.confidence_interval.low),
+        "ci_high": float(boot.confidence_interval.high),
+        "p": float(perm.pvalue),
+    }
+
+
+def compare_rows(
+    rows: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = 10_000
+) -> dict[str, Any]:
+    """Every row's MAP (mean, spread over seeds) and its paired test against each reference row."""
+    by_name = {row.name: row for row in rows}
+    missing = [name for name in references if name not in by_name]
+    if missing:
+        raise ValueError(f"reference row(s) {missing} not among the rows {list(by_name)}")
+    out: dict[str, Any] = {"tasks": list(tasks), "references": list(references), "rows": {}}
+    for row in rows:
+        entry: dict[str, Any] = {"files": row.files, "seeds": len(row.seeds), "tasks": {}}
+        for task in tasks:
+            maps = row.task_map(task)
+            stats: dict[str, Any] = {
+                "map_per_seed": [round(m, 2) for m in maps],
+                "map_mean": float(np.mean(maps)),
+                "map_sd": float(np.std(maps, ddof=1)) if len(maps) > 1 else 0.0,
+                "map_min": float(min(maps)),
+                "map_max": float(max(maps)),
+                "versus": {},
+            }
+            for ref in references:
+                if ref != row.name:
+                    stats["versus"][ref] = paired_test(
+                        row.query_means(task), by_name[ref].query_means(task), n_resamples=n_resamples
+                    )
+            entry["tasks"][task] = stats
+        out["rows"][row.name] = entry
+    return out
+
+
+def render_comparison(result: Mapping[str, Any]) -> str:
+    """A markdown table: MAP mean ± sd (seeds) per task, and the difference to each reference with CI and p."""
+    tasks, refs = result["tasks"], result["references"]
+    header = ["row", "seeds"]
+    for task in tasks:
+        header.append(f"{task} MAP")
+        header.extend(f"{task} vs {ref}" for ref in refs)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, entry in result["rows"].items():
+        cells = [name, str(entry["seeds"])]
+        for task in tasks:
+            stats = entry["tasks"][task]
+            spread = f" ± {stats['map_sd']:.2f}" if entry["seeds"] > 1 else ""
+            cells.append(f"{stats['map_mean']:.2f}{spread}")
+            for ref in refs:
+                test = stats["versus"].get(ref)
+                if test is None:
+                    cells.append("")
+                    continue
+                p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
+                cells.append(f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}], p {p}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
