@@ -32,7 +32,6 @@ from specter_utils.training import make_config, train_specter  # noqa: E402
 SETTINGS = {
     "paper (triplet, cls, 8x4)": ("paper", {"per_device_batch_size": 8}),
     "paper (triplet, cls, 32x1)": ("paper", {"per_device_batch_size": 32}),
-    "triplet, auto pooling, 32x1": ("paper", {"per_device_batch_size": 32, "pooling": "auto"}),
     "mnrl, batch 64": ("citation-mnrl", {"loss": "mnrl"}),
     "mnrl-citation, batch 64": ("citation-mnrl", {}),
     "gist (guide: frozen base), batch 64": ("citation-mnrl", {"loss": "gist"}),

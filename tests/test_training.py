@@ -34,8 +34,13 @@ def test_defaults_are_the_papers_settings():
 
 def test_presets_then_overrides():
     cpu = make_config("cpu", **PATHS)
-    assert (cpu.max_seq_length, cpu.base_model, cpu.preset, cpu.recipe) == (128, "minilm", "cpu", "citation-mnrl")
-    assert (cpu.loss, cpu.pooling, cpu.per_device_batch_size, cpu.accumulation_steps()) == ("mnrl-citation", "auto", 64, 1)
+    assert (cpu.max_seq_length, cpu.base_model, cpu.preset, cpu.recipe) == (64, "minilm", "cpu", "citation-mnrl")
+    assert (cpu.loss, cpu.pooling, cpu.per_device_batch_size, cpu.accumulation_steps()) == (
+        "mnrl-citation",
+        "auto",
+        64,
+        1,
+    )
     paper = make_config("cpu", "paper", **PATHS)  # the paper's recipe is one argument away
     assert (paper.loss, paper.pooling, paper.recipe) == ("triplet", "cls", "paper")
     assert paper.accumulation_steps() * paper.per_device_batch_size == 32
@@ -43,7 +48,7 @@ def test_presets_then_overrides():
     assert (gpu.base_model, gpu.max_seq_length, gpu.max_train_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
     assert (gpu.accumulation_steps(), gpu.recipe, gpu.loss) == (1, "paper", "triplet")
     assert make_config("cpu", max_seq_length=64, learning_rate=None, **PATHS).max_seq_length == 64
-    assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 2e-5  # None = not overridden
+    assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 5e-5  # None = not overridden (the recipe's)
     assert set(PRESETS) == {"cpu", "gpu"}
 
 
@@ -107,7 +112,11 @@ def test_cli_flags_override_the_preset():
     config = config_from_args(args)
     assert (config.triplets, config.metadata, config.out, config.preset) == ("T", "M", "O", "cpu")
     assert (config.learning_rate, config.resume, config.pooling, config.max_seq_length) == (1e-4, False, "mean", 64)
-    assert config.max_train_triplets == 400  # from the preset, not overridden
+    assert config.max_train_triplets == 3000  # from the preset, not overridden
+    assert (
+        config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--preset", "cpu", "--recipe", "paper"])).loss
+        == "triplet"
+    )
     with pytest.raises(SystemExit):
         _parse(["--pooling", "max"])
 

@@ -167,7 +167,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Minutes on a laptop CPU: MiniLM, 128 tokens, a few hundred triplets.
     "cpu": {
         "base_model": "minilm",
-        "max_seq_length": 128,  # most of a title and the start of the abstract; cost is linear to quadratic in length
+        # Training length only (embedding for evaluation keeps its own, 128 or more): title and the first ~50
+        # words of the abstract, about 2.5x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
+        "max_seq_length": 64,
         # 3,000 triplets, one pass: about 15 minutes on 2 cores with the recommended recipe, the budget at which
         # it beats its base model on held-out hep-th papers (docs/results.md, "Training recipes")
         "max_train_triplets": 3000,
@@ -209,7 +211,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "citation-mnrl": {
         "loss": "mnrl-citation",
         "pooling": "auto",
-        "learning_rate": 2e-5,
+        "learning_rate": 5e-5,  # a CPU budget is ~50 steps: 2e-5 barely moves a model that is already good
         "effective_batch_size": 64,  # every row of a batch is a negative of the others: bigger is better
         "per_device_batch_size": 64,  # in-batch negatives come from one forward batch, so no accumulation
     },
