@@ -6,10 +6,12 @@ Usage: python experiments/embed_baselines.py RUN_DIR   (RUN_DIR holds bench/ and
 import sys
 from pathlib import Path
 
-from specter_utils.steps import embed_baselines, papers_to_embed
+from specter_utils.spec import load_spec
+from specter_utils.stages import embed_baselines, papers_to_embed
 
 run = Path(sys.argv[1])
 wanted = set((run / "test_ids.txt").read_text().split())
 papers = {pid: p for pid, p in papers_to_embed(run / "bench/scidocs", split="test").items() if pid in wanted}
-written = embed_baselines(["tfidf-svd"], papers, run / "emb", run / "bench/scidocs", run / "bench/train", seed=0)
+spec = load_spec("hepth", {"embedding.baselines": ["tfidf-svd"], "seed": 0})
+written = embed_baselines(spec, papers, run / "emb", run / "bench/scidocs", run / "bench/train")
 print(written)

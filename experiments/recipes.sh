@@ -13,7 +13,7 @@ META=$R/bench/scidocs/paper_metadata_view_cite_read.json
     --n-queries 500 --max-class-papers 600 --negative-pool 4000
 # the papers the test split of cite and co-cite reads (6,447): every row embeds exactly these, at 128 wordpieces
 python -c "
-from specter_utils.steps import papers_to_embed
+from specter_utils.stages import papers_to_embed
 p = papers_to_embed('$R/bench/scidocs', split='test', tasks=['cite', 'cocite'])
 open('$R/test_ids.txt', 'w').write('\n'.join(sorted(p)) + '\n')"
 

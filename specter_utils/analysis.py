@@ -58,13 +58,14 @@ class Projection:
 
 def labels_from_scidocs(scidocs_dir: str | Path, task: str = "mag", splits: tuple[str, ...] = ("train", "val", "test")):
     """``{paper_id: class}`` from a SCIDOCS-layout classification task (``mag`` or ``mesh``)."""
-    from specter_utils.data.scidocs import read_classification_csv
+    from specter_utils.data.scidocs import available_tasks, read_classification_splits
 
+    if task not in available_tasks(scidocs_dir):
+        raise FileNotFoundError(f"no {task}/{{train,test}}.csv under {scidocs_dir}")
     labels: dict[str, str] = {}
-    for split in splits:
-        path = Path(scidocs_dir) / task / f"{split}.csv"
-        if path.exists():
-            labels.update(read_classification_csv(path))
+    for split, rows in read_classification_splits(scidocs_dir, task).items():
+        if split in splits:
+            labels.update(rows)
     if not labels:
         raise FileNotFoundError(f"no {task}/{{{','.join(splits)}}}.csv under {scidocs_dir}")
     return labels

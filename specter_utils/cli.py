@@ -14,7 +14,19 @@ from specter_utils import __version__
 from specter_utils.errors import DataError, OfflineError
 
 # Order here is the order shown in --help. Each module defines ``register(subparsers)``.
-COMMAND_MODULES = ("data", "mine", "build_benchmark", "train", "embed", "evaluate", "compare", "run", "index", "search")
+COMMAND_MODULES = (
+    "data",
+    "mine",
+    "build_benchmark",
+    "train",
+    "embed",
+    "evaluate",
+    "compare",
+    "index",
+    "search",
+    "run",
+    "report",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,13 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"specter_utils.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"specter_utils.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"specter_utils.commands.{name}").register(subparsers)
     return parser
 
 

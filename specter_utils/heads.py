@@ -203,14 +203,11 @@ def compare_heads_on_task(
     svm: bool = True,
 ) -> dict[str, Any]:
     """``compare_heads`` for each model on a SCIDOCS-layout classification task (``mag`` or ``mesh``)."""
-    from specter_utils.data.scidocs import read_classification_csv
+    from specter_utils.data.scidocs import available_tasks, read_classification_splits
 
-    root = Path(scidocs_dir) / task
-    splits = {
-        s: read_classification_csv(root / f"{s}.csv") for s in ("train", "val", "test") if (root / f"{s}.csv").exists()
-    }
-    if "train" not in splits or "test" not in splits:
-        raise FileNotFoundError(f"{root} needs train.csv and test.csv")
+    if task not in available_tasks(scidocs_dir):
+        raise FileNotFoundError(f"{Path(scidocs_dir) / task} needs train.csv and test.csv")
+    splits = read_classification_splits(scidocs_dir, task)  # val is optional
     return {model: compare_heads(es, splits, config=config, svm=svm) for model, es in embedding_sets.items()}
 
 

@@ -77,11 +77,27 @@ def read_text(path: str | Path) -> str:
         raise DataError(f"not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})", path, line) from None
 
 
+def _reject_duplicate_keys(path: Path):
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        seen: dict[str, object] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise DataError("duplicate id in one JSON object", path, record_id=key)
+            seen[key] = value
+        return seen
+
+    return hook
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors name the file and line."""
+    """Parse a JSON file, rejecting duplicate keys (``json`` would silently keep the last); errors name file and line.
+
+    The one JSON reader of the package: metadata, SCIDOCS files, metrics and configs all come through here.
+    """
+    path = Path(path)
     text = read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_reject_duplicate_keys(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
 

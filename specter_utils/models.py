@@ -15,7 +15,6 @@ from pathlib import Path
 from specter_utils.errors import OfflineError
 
 DEFAULT_MODEL = "minilm"
-PAPER_BASE_MODEL = "allenai/scibert_scivocab_uncased"  # SPECTER's initialisation (SPEC.md section 3)
 OFFLINE_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
 

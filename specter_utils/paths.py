@@ -9,7 +9,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "results"
 FIGURES_DIR = REPO_ROOT / "figures"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
-PARAMS_DIR = REPO_ROOT / "params"
+PARAMS_DIR = REPO_ROOT / "params"  # one run specification per preset: params/<preset>.yaml
+REPORTS_DIR = REPO_ROOT / "reports"  # executed notebooks of reference runs, committed with their outputs
 
 
 def shared_data_dir() -> Path | None:

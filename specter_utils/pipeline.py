@@ -1,11 +1,14 @@
 """The one-command pipeline: run the numbered notebooks in order with papermill.
 
-``run_pipeline("demo")`` executes ``notebooks/01_prepare_data.ipynb`` ... ``08_classification_heads``,
-each with the preset's parameters from ``params/<notebook>/<preset>.yaml`` plus the run's own
-(``run_dir``, ``figures_dir``; ``data_dir`` for the first), and writes every executed copy to
-``results/<run>/<notebook>/<notebook>.ipynb`` beside that notebook's ``metrics.json``. It stops at
-the first failing cell and says which cell failed and why. Where each notebook's artefacts go is
-``runs.RunPaths``; the steps the notebooks call are in ``steps``.
+``run_pipeline("demo")`` executes ``notebooks/01_prepare_data.ipynb`` ... ``08_classification_heads``.
+Every notebook gets the same three parameters, ``run_dir``, ``preset`` and ``overrides`` (plus
+``figures_dir`` where declared), and reads its slice of the run specification ``params/<preset>.yaml``
+itself (``spec.load_spec``), so no two notebooks of a run can read different values of one setting.
+The resolved specification is written to ``results/<run>/spec.yaml``; every executed copy goes to
+``results/<run>/<notebook>/<notebook>.ipynb`` beside that notebook's ``metrics.json``. It stops at the
+first failing cell and says which cell failed and why. ``write_report`` copies a run's executed
+notebooks, with their outputs, to ``reports/<preset>/``. Where each notebook's artefacts go is
+``runs.RunPaths``; the stages the notebooks call are in ``stages``.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.io import write_json
-from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR
+from specter_utils.io import atomic_write, write_json
+from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, REPORTS_DIR, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
+from specter_utils.spec import PRESETS, load_spec
 
 NOTEBOOKS = (
     "01_prepare_data",
@@ -31,28 +35,11 @@ NOTEBOOKS = (
     "07_ablations",
     "08_classification_heads",
 )
-PRESETS = ("smoke", "demo", "hepth", "scidocs")
+RUN_PARAMETERS = ("run_dir", "preset", "overrides")  # what every notebook declares; figures_dir where it draws one
+SPEC_FILE = "spec.yaml"  # the resolved run specification, in the run folder
 
 
 # ---------------------------------------------------------------- parameters
-def params_file(notebook: str, preset: str, params_dir: Path = PARAMS_DIR) -> Path:
-    return params_dir / notebook / f"{preset}.yaml"
-
-
-def load_params(notebook: str, preset: str, params_dir: Path = PARAMS_DIR) -> dict[str, Any]:
-    """The preset's parameters for one notebook (``params/<notebook>/<preset>.yaml``)."""
-    import yaml
-
-    path = params_file(notebook, preset, params_dir)
-    if not path.exists():
-        available = sorted(p.stem for p in (params_dir / notebook).glob("*.yaml"))
-        raise FileNotFoundError(f"no parameters {path} (presets of {notebook}: {', '.join(available) or 'none'})")
-    values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(values, dict):
-        raise ValueError(f"{path}: expected a mapping of parameter names to values")
-    return values
-
-
 def notebook_parameters(notebook_path: Path) -> dict[str, Any]:
     """Names and defaults declared in a notebook's ``parameters`` cell (papermill's own parser)."""
     import papermill as pm
@@ -174,27 +161,33 @@ class PipelineResult:
         return "\n".join(lines)
 
 
+def run_overrides(
+    preset: str, overrides: dict[str, Any] | None = None, data_dir: str | None = None, params_dir: Path = PARAMS_DIR
+) -> dict[str, Any]:
+    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` implies.
+
+    A data dir sets ``data.data_dir`` and turns the demo's generated corpus into the real hep-th corpus.
+    """
+    merged = dict(overrides or {})
+    if data_dir:
+        merged["data.data_dir"] = str(resolve(data_dir))
+        if load_spec(preset, merged, params_dir)["data.corpus"] == "synthetic":
+            merged["data.corpus"] = "hepth"
+    return merged
+
+
 def run_parameters(
-    notebook: str,
     preset: str,
     run_dir: Path,
     figures_dir: Path,
-    data_dir: str | None = None,
-    params_dir: Path = PARAMS_DIR,
+    overrides: dict[str, Any] | None = None,
     declared: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The parameters one notebook gets: the preset's, then the run's own (which always win).
-
-    ``run_dir`` goes to every notebook; ``figures_dir`` to those that declare it; ``data_dir`` to the first.
-    """
-    parameters = load_params(notebook, preset, params_dir)
-    parameters["run_dir"] = str(run_dir)
+    """The parameters every notebook gets: the run folder, the preset and the overrides (and ``figures_dir``
+    where the notebook declares it). Settings are not passed one by one: each notebook reads them from the spec."""
+    parameters: dict[str, Any] = {"run_dir": str(run_dir), "preset": preset, "overrides": dict(overrides or {})}
     if declared is None or "figures_dir" in declared:
         parameters["figures_dir"] = str(figures_dir)
-    if data_dir and notebook == NOTEBOOKS[0]:
-        parameters["data_dir"] = str(resolve(data_dir))
-        if parameters.get("corpus", "synthetic") == "synthetic":
-            parameters["corpus"] = "hepth"  # a data dir replaces the generated corpus with the real one
     return parameters
 
 
@@ -211,6 +204,7 @@ def run_pipeline(
     params_dir: Path = PARAMS_DIR,
     notebooks_dir: Path = NOTEBOOKS_DIR,
     echo: Any = print,
+    overrides: dict[str, Any] | None = None,
 ) -> PipelineResult:
     """Execute the notebooks in order; raise ``PipelineError`` at the first failure.
 
@@ -218,6 +212,8 @@ def run_pipeline(
         run: name of ``results/<run>``; default: the preset's name.
         data_dir: real data for notebook 01 (a hep-th folder turns the demo's synthetic corpus into hep-th).
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
+        overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
+        params_dir: where the specifications live (the notebooks themselves always read ``params/``).
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(PRESETS)}")
@@ -228,12 +224,17 @@ def run_pipeline(
         if not selected:
             raise ValueError(f"no notebook matches {wanted}; notebooks: {', '.join(NOTEBOOKS)}")
     check_kernel(kernel)
+    overrides = run_overrides(preset, overrides, data_dir, params_dir)
+    spec = load_spec(preset, overrides, params_dir)  # an unknown key or a wrong type fails here, before any notebook
     run_dir = resolve(results_root) / (run or preset)
     figures = resolve(figures_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_write(run_dir / SPEC_FILE) as handle:
+        handle.write(f"# preset {preset}, overrides {overrides}\n{spec.to_yaml()}")
     result = PipelineResult(preset=preset, run_dir=run_dir, figures_dir=figures)
     for notebook in selected:
         declared = notebook_parameters(notebooks_dir / f"{notebook}.ipynb")
-        parameters = run_parameters(notebook, preset, run_dir, figures, data_dir, params_dir, declared)
+        parameters = run_parameters(preset, run_dir, figures, overrides, declared)
         output = run_dir / notebook / f"{notebook}.ipynb"
         echo(f"[{notebook}] running (preset {preset}) -> {output}")
         started = time.time()
@@ -249,5 +250,57 @@ def run_pipeline(
             "metrics": str(metrics_path) if metrics_path.exists() else None,
         }
         echo(f"[{notebook}] done in {seconds:.0f} s")
-    write_json(run_dir / "pipeline.json", {"preset": preset, "data_dir": data_dir, "notebooks": result.notebooks})
+    write_json(
+        run_dir / "pipeline.json",
+        {"preset": preset, "overrides": overrides, "data_dir": data_dir, "notebooks": result.notebooks},
+    )
     return result
+
+
+# ---------------------------------------------------------------- reports
+REPORT_FILES = ("05_scidocs_eval/results.md", "07_ablations/ablations.md")  # tables worth a direct link
+
+
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None, preset: str | None = None) -> Path:
+    """Copy a run's executed notebooks, with their outputs, to ``out_dir`` (default ``reports/<preset>/``).
+
+    Also copies the resolved ``spec.yaml``, the results tables, and writes a ``README.md`` index, so the
+    repository page shows every table and figure of the run without running anything.
+    """
+    import shutil
+
+    from specter_utils.io import read_json
+
+    run_dir = resolve(run_dir)
+    info = read_json(run_dir / "pipeline.json") if (run_dir / "pipeline.json").exists() else {}
+    preset = preset or info.get("preset") or run_dir.name
+    out = resolve(out_dir) if out_dir else REPORTS_DIR / preset
+    executed = [(nb, run_dir / nb / f"{nb}.ipynb") for nb in NOTEBOOKS if (run_dir / nb / f"{nb}.ipynb").exists()]
+    if not executed:
+        raise FileNotFoundError(f"no executed notebooks under {run_dir}; run 'specter-utils run' first")
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("*.ipynb"):
+        stale.unlink()
+    lines = [
+        f"# Report of the `{preset}` run",
+        "",
+        f"The executed notebooks of `specter-utils run --preset {preset}`, with their outputs (every table and",
+        "figure), copied by `specter-utils report`. The run specification is [`spec.yaml`](spec.yaml).",
+        "",
+        "| notebook | wall time |",
+        "|---|---|",
+    ]
+    seconds = {name: entry.get("seconds") for name, entry in info.get("notebooks", {}).items()}
+    for notebook, source in executed:
+        shutil.copyfile(source, out / source.name)
+        took = f"{seconds[notebook]:.0f} s" if seconds.get(notebook) is not None else ""
+        lines.append(f"| [{notebook}]({source.name}) | {took} |")
+    for relative in (SPEC_FILE, *REPORT_FILES):
+        if (run_dir / relative).exists():
+            shutil.copyfile(run_dir / relative, out / Path(relative).name)
+    tables = [Path(r).name for r in REPORT_FILES if (out / Path(r).name).exists()]
+    if tables:
+        lines += ["", "Tables: " + ", ".join(f"[{name}]({name})" for name in tables) + "."]
+    with atomic_write(out / "README.md") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return out

@@ -8,9 +8,9 @@ import pytest
 from specter_utils.cli import main
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
+from specter_utils.embedding import baselines
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.embedding.wordvectors import TOKEN_PATTERN, cooccurrence, ppmi, train_word_vectors
-from specter_utils.evaluation import baselines
 
 PHYSICS = "string brane gauge duality horizon entropy quantum gravity anomaly supersymmetry".split()
 BIOLOGY = "protein cell gene enzyme tissue mutation receptor membrane antibody genome".split()
@@ -172,3 +172,26 @@ def test_cli_baseline_with_graph_from_scidocs_metadata(tmp_path, capsys) -> None
     assert (info["held_out"], info["edges_dropped"], info["edges_used"]) == (1, 1, 2)
     assert main(["embed", "--baseline", "doc2vec", "--metadata", str(meta), "--out", str(out)]) == 2
     assert "unknown baseline" in capsys.readouterr().err
+
+
+def test_cli_and_pipeline_give_the_same_baseline_vectors(tmp_path) -> None:
+    import json
+
+    papers = {p.paper_id: p for p in corpus(4)}
+    evaluation, training = dict(list(papers.items())[:5]), dict(list(papers.items())[5:])
+    meta, fit = tmp_path / "eval.json", tmp_path / "train.json"
+    meta.write_text(json.dumps({pid: p.to_specter_metadata() for pid, p in evaluation.items()}))
+    fit.write_text(json.dumps({pid: p.to_specter_metadata() for pid, p in training.items()}))
+    out = tmp_path / "cli" / "sif.jsonl"
+    assert (
+        main(["embed", "--baseline", "sif", "--metadata", str(meta), "--fit-metadata", str(fit), "--out", str(out)])
+        == 0
+    )
+    pipeline = baselines.compute_baselines(
+        evaluation, which=["sif"], out_dir=tmp_path / "pipe", fit_papers=baselines.fit_corpus(evaluation, training)
+    )
+    assert np.allclose(read_embeddings(out).vectors, read_embeddings(pipeline["sif"]).vectors)
+    unfitted = tmp_path / "cli" / "sif-own.jsonl"
+    assert main(["embed", "--baseline", "sif", "--metadata", str(meta), "--out", str(unfitted)]) == 0
+    own, fitted = read_embeddings(unfitted).vectors, read_embeddings(out).vectors
+    assert own.shape != fitted.shape or not np.allclose(own, fitted)  # the fit papers matter

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main as cli_main
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.data.specter_format import read_specter_dir
-from specter_utils.triplets.benchmark import build_benchmark
+from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.sampler import SamplerConfig, mine_dir
-from specter_utils.triplets.splits import audit_leakage
 
 
 def _check_layout(out: Path, min_classes: int) -> dict:
@@ -54,7 +54,7 @@ def test_synthetic_benchmark_parses_and_mined_triplets_do_not_leak(tmp_path: Pat
     metrics = mine_dir(tmp_path / "b" / "train", tmp_path / "mined", SamplerConfig(seed=0))
     assert metrics["train"]["triplets"]["total"] > 0
     audit = audit_leakage(tmp_path / "mined", tmp_path / "b")
-    assert audit["ok"] and audit["query_overlap"]["distinct_ids"] == 0
+    assert audit["leak_free"] and audit["query_overlap"]["distinct_ids"] == 0
     assert audit["evaluation_queries"] == info["counts"]["held_out_queries"]
     again = build_benchmark(corpus, tmp_path / "c", seed=2)
     assert again["counts"] == info["counts"]
@@ -80,7 +80,7 @@ def test_hepth_benchmark_has_1000_queries_per_task_and_5_venues(hepth_corpus, tm
     _check_layout(tmp_path, min_classes=5)
     mine_dir(tmp_path / "train", tmp_path / "mined")
     audit = audit_leakage(tmp_path / "mined" / "train.jsonl", tmp_path)
-    assert audit["ok"] and audit["query_overlap"]["distinct_ids"] == 0 and audit["triplets"] > 30_000
+    assert audit["leak_free"] and audit["query_overlap"]["distinct_ids"] == 0 and audit["triplets"] > 30_000
 
 
 def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import tarfile
 import pytest
 
 from specter_utils.cli import main
-from specter_utils.commands.data import audit_found_overlap
 from specter_utils.data.scidocs import read_qrel
 from specter_utils.data.specter_format import read_specter_dir
 
@@ -100,18 +99,8 @@ def test_stats_on_bad_path_is_a_clean_error(tmp_path, capsys):
     assert "unrecognised folder" in capsys.readouterr().err
 
 
-def test_audit_overlap_detection():
-    assert audit_found_overlap({"ok": False})
-    assert not audit_found_overlap({"ok": True, "overlap": 3})
-    assert audit_found_overlap({"query_overlap": 2})
-    assert audit_found_overlap({"leaked_ids": ["a"]})
-    assert audit_found_overlap({"overlap": {"queries": 0, "edges": 4}})
-    assert not audit_found_overlap({"overlap": {"queries": 0, "edges": 0}, "triplets": 10})
-
-
 @pytest.fixture(scope="module")
 def synthetic_benchmark(tmp_path_factory):
-    pytest.importorskip("specter_utils.triplets.benchmark", reason="build_benchmark (triplets.benchmark) not built yet")
     out = tmp_path_factory.mktemp("synthetic") / "bench"
     assert main(["data", "synthetic", "--out", str(out), "--papers", "120", "--topics", "3", "--seed", "1"]) == 0
     return out
@@ -127,7 +116,6 @@ def test_synthetic_writes_a_labelled_benchmark(synthetic_benchmark):
 
 
 def test_audit_exits_1_on_leakage(synthetic_benchmark, tmp_path, capsys):
-    pytest.importorskip("specter_utils.triplets.splits", reason="audit_leakage (triplets.splits) not built yet")
     held_out = next(iter(read_qrel(synthetic_benchmark / "scidocs" / "cite" / "test.qrel")))
     train = read_specter_dir(synthetic_benchmark / "train")
     query = next(iter(train.graph))

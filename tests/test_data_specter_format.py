@@ -7,7 +7,13 @@ import json
 import pytest
 
 from specter_utils.data.records import Paper
-from specter_utils.data.specter_format import SpecterData, read_specter_dir, read_split, write_specter_dir
+from specter_utils.data.specter_format import (
+    SpecterData,
+    read_metadata,
+    read_specter_dir,
+    read_split,
+    write_specter_dir,
+)
 from specter_utils.errors import DataError
 
 
@@ -110,3 +116,24 @@ def test_duplicate_id_in_split_names_the_line(tmp_path):
     path.write_text("q\na\nq\n")
     with pytest.raises(DataError, match=r"train.txt:3.*'q'"):
         read_split(path)
+
+
+def test_one_metadata_reader_keeps_untitled_papers_and_only_training_drops_them(tmp_path):
+    import json
+
+    from specter_utils.data.records import ReadReport, read_paper_file
+    from specter_utils.data.scidocs import read_scidocs_metadata
+    from specter_utils.embedding.inputs import read_metadata_files
+
+    path = tmp_path / "metadata.json"
+    records = {"a": {"paper_id": "a", "title": " A title ", "abstract": None}, "b": {"title": "", "abstract": "x"}}
+    path.write_text(json.dumps(records))
+    report = ReadReport()
+    papers = read_paper_file(path, report)
+    assert set(papers) == {"a", "b"} and papers["a"].title == "A title" and papers["a"].abstract == ""
+    assert report.counts["empty_title"] == 1 and report.counts["empty_abstract"] == 1
+    assert set(read_metadata_files([path])) == {"a", "b"}  # embedding: every paper gets a vector
+    assert set(read_scidocs_metadata(path)) == {"a", "b"}  # evaluation: as stored
+    training = ReadReport()
+    assert set(read_metadata(path, training)) == {"a"}  # SPECTER training data drops the untitled paper
+    assert training.counts["no_title_dropped"] == 1

@@ -1,13 +1,15 @@
 """The numbered notebooks: house rules checked statically, then every notebook run with the smoke preset.
 
-The smoke run (``-m notebooks``) executes the whole pipeline once with ``params/*/smoke.yaml`` through
-papermill on CPU (a few minutes on a free 2-core machine) and asserts on each notebook's metrics.json.
+The smoke run (``-m notebooks``) executes the whole pipeline once with ``params/smoke.yaml`` through
+papermill on CPU (a few minutes on a free 2-core machine) and asserts on each notebook's metrics.json
+and on its executed copy (every notebook shows at least one table or figure).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -15,7 +17,8 @@ import papermill as pm
 import pytest
 
 from specter_utils.paths import NOTEBOOKS_DIR
-from specter_utils.pipeline import NOTEBOOKS, PRESETS, load_params
+from specter_utils.pipeline import NOTEBOOKS, RUN_PARAMETERS, SPEC_FILE
+from specter_utils.spec import PRESETS, load_spec
 
 NOTEBOOK_PATHS = {name: NOTEBOOKS_DIR / f"{name}.ipynb" for name in NOTEBOOKS}
 
@@ -39,6 +42,7 @@ def test_title_bootstrap_and_one_parameters_cell(name: str) -> None:
     assert title.cell_type == "markdown" and title.source.startswith(f"# {name[:2]} ")
     assert "**Reads**" in title.source or "**Writes**" in title.source
     assert bootstrap.cell_type == "code" and '"google.colab" in sys.modules' in bootstrap.source
+    assert "from specter_utils.colab import bootstrap" in bootstrap.source  # the one helper, not a copied body
     assert not any(line.lstrip().startswith(("!", "%")) for line in bootstrap.source.splitlines())
     tagged = [cell for cell in nb.cells if "parameters" in cell.metadata.get("tags", [])]
     assert tagged == [parameters], "exactly one cell tagged 'parameters', right after the bootstrap cell"
@@ -80,11 +84,28 @@ def test_sections_are_numbered_and_the_last_cell_writes_metrics(name: str) -> No
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_preset_sets_only_declared_parameters(name: str) -> None:
+def test_notebooks_declare_no_setting_of_their_own(name: str) -> None:
+    """Settings live in the run specification only: a notebook declares the run's folder, preset and overrides."""
     declared = set(pm.inspect_notebook(str(NOTEBOOK_PATHS[name])))
+    assert set(RUN_PARAMETERS) <= declared <= {*RUN_PARAMETERS, "figures_dir"}, sorted(declared)
+
+
+SPEC_KEY = re.compile(r"""spec\[["']([a-z_.]+)["']\]""")
+SPEC_SECTION = re.compile(r"""spec\.(?:section|frame)\(([^)]*)\)""")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_setting_a_notebook_reads_exists_in_every_preset(name: str) -> None:
+    """The keys and sections a notebook reads are the specification's, in all four presets (no typo, no private copy)."""
+    source = "\n".join(cell.source for cell in code_cells(read(name)))
+    keys = set(SPEC_KEY.findall(source))
+    sections = {s for args in SPEC_SECTION.findall(source) for s in re.findall(r"""["']([a-z_]+)["']""", args)}
+    assert "load_spec(preset, overrides)" in source
     for preset in PRESETS:
-        unknown = set(load_params(name, preset)) - declared
-        assert not unknown, f"params/{name}/{preset}.yaml sets undeclared {sorted(unknown)}"
+        spec = load_spec(preset)
+        assert keys <= set(spec), (preset, sorted(keys - set(spec)))
+        for section in sections:
+            spec.section(section)
 
 
 # ---------------------------------------------------------------- smoke run of the whole pipeline
@@ -175,6 +196,56 @@ def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
     for variant in variants.values():
         assert ("cite", "map") in metric_values(variant["results"])
     assert "no hard negatives (paper)" in (run_dir / "07_ablations" / "ablations.md").read_text()
+    # the reference row is the main run's trained model: the same numbers as the trained row of notebook 05
+    main = metric_values(metrics(run_dir, "05_scidocs_eval")["results"]["trained"])
+    reference = metric_values(variants["specter"]["results"])
+    assert reference and all(main[key] == value for key, value in reference.items())
+    lengths = {v["embedding"]["max_length"] for v in variants.values()}
+    assert lengths == {metrics(run_dir, "04_embed_papers")["embeddings"]["base"]["max_length"]}
+
+
+@pytest.mark.notebooks
+def test_smoke_every_notebook_read_the_same_specification(smoke_run) -> None:
+    """No two notebooks of one run read different values for one setting: each records the spec it read."""
+    import yaml
+
+    run_dir, _ = smoke_run
+    written = yaml.safe_load((run_dir / SPEC_FILE).read_text())
+    for name in NOTEBOOKS:
+        assert metrics(run_dir, name)["spec"] == written, name
+    assert written == load_spec("smoke").to_dict()
+
+
+@pytest.mark.notebooks
+def test_smoke_every_notebook_shows_a_table_or_a_figure(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    for name in NOTEBOOKS:
+        executed = nbformat.read(run_dir / name / f"{name}.ipynb", as_version=4)
+        shown = [
+            output
+            for cell in code_cells(executed)
+            for output in cell.outputs
+            if "image/png" in output.get("data", {})
+            or "<table" in str(output.get("data", {}).get("text/html", ""))
+            or "|---" in str(output.get("data", {}).get("text/markdown", ""))
+        ]
+        assert shown, f"{name} shows no table or figure"
+    curves = nbformat.read(run_dir / "03_train_specter" / "03_train_specter.ipynb", as_version=4)
+    assert any("image/png" in o.get("data", {}) for c in code_cells(curves) for o in c.outputs)
+
+
+@pytest.mark.notebooks
+def test_smoke_report_copies_the_executed_notebooks(smoke_run, tmp_path) -> None:
+    from specter_utils.pipeline import write_report
+
+    run_dir, _ = smoke_run
+    out = write_report(run_dir, tmp_path / "reports" / "smoke")
+    assert sorted(p.stem for p in out.glob("*.ipynb")) == sorted(NOTEBOOKS)
+    copied = nbformat.read(out / "05_scidocs_eval.ipynb", as_version=4)
+    assert any(cell.outputs for cell in code_cells(copied))  # with its outputs
+    index = (out / "README.md").read_text()
+    assert "[05_scidocs_eval](05_scidocs_eval.ipynb)" in index and (out / "spec.yaml").exists()
+    assert (out / "results.md").exists() and (out / "ablations.md").exists()
 
 
 @pytest.mark.notebooks

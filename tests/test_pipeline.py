@@ -13,18 +13,24 @@ from specter_utils.cli import main
 from specter_utils.paths import REPO_ROOT
 from specter_utils.pipeline import (
     NOTEBOOKS,
-    PRESETS,
     PipelineError,
     check_kernel,
-    load_params,
+    run_overrides,
     run_parameters,
     run_pipeline,
 )
 from specter_utils.runs import RunPaths, read_metrics, write_metrics
+from specter_utils.spec import PRESETS, SECTIONS, load_spec
+
+FAKE_SPEC = (
+    "seed: 0\n" + "".join(f"{section}: {{}}\n" for section in SECTIONS if section != "data") + "data:\n  value: 41\n"
+)
 
 
 def fake_notebook(path: Path, body: str) -> None:
-    params = new_code_cell('run_dir: str = "results/x"  # run folder\nvalue: int = 1  # a number')
+    params = new_code_cell(
+        'run_dir: str = "results/x"  # run folder\npreset: str = "smoke"  # spec\noverrides: dict = {}  # changes'
+    )
     params.metadata["tags"] = ["parameters"]
     nb = new_notebook(cells=[new_markdown_cell("# fake"), params, new_code_cell(body)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -35,9 +41,14 @@ def fake_notebook(path: Path, body: str) -> None:
 def fake_layout(tmp_path: Path) -> tuple[Path, Path]:
     notebooks, params = tmp_path / "notebooks", tmp_path / "params"
     notebooks.mkdir()
-    (params / NOTEBOOKS[0]).mkdir(parents=True)
-    (params / NOTEBOOKS[0] / "smoke.yaml").write_text("value: 41\n")
+    params.mkdir()
+    (params / "smoke.yaml").write_text(FAKE_SPEC)
     return notebooks, params
+
+
+def read_value(params: Path) -> str:
+    """Notebook code that reads ``data.value`` from the fake specification, as a real notebook reads its slice."""
+    return f"from specter_utils.spec import load_spec\nvalue = load_spec(preset, overrides, {str(params)!r})['data.value']\n"
 
 
 def test_run_paths_are_relative_to_the_repository() -> None:
@@ -55,22 +66,26 @@ def test_metrics_round_trip(tmp_path: Path) -> None:
     assert read_metrics(tmp_path, "05_scidocs_eval") == {"cite": {"map": 1.5}}
 
 
-def test_every_notebook_has_every_preset() -> None:
-    for notebook in NOTEBOOKS:
-        for preset in PRESETS:
-            assert isinstance(load_params(notebook, preset), dict), (notebook, preset)
-    with pytest.raises(FileNotFoundError, match="presets of 01_prepare_data"):
-        load_params(NOTEBOOKS[0], "nope")
+def test_every_preset_has_a_specification() -> None:
+    for preset in PRESETS:
+        assert load_spec(preset)["seed"] == load_spec(preset).seed
+    with pytest.raises(FileNotFoundError, match="presets: demo"):
+        load_spec("nope")
 
 
-def test_run_parameters_inject_run_dir_and_data_dir(tmp_path: Path) -> None:
-    first = run_parameters(NOTEBOOKS[0], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path))
-    assert first["run_dir"] == str(tmp_path / "run")
-    assert first["data_dir"] == str(tmp_path) and first["corpus"] == "hepth"
-    later = run_parameters(
-        NOTEBOOKS[1], "demo", tmp_path / "run", tmp_path / "figs", data_dir=str(tmp_path), declared={}
-    )
-    assert "data_dir" not in later and "figures_dir" not in later
+def test_run_parameters_and_the_data_dir_override(tmp_path: Path) -> None:
+    overrides = run_overrides("demo", {"training.epochs": 1.0}, data_dir=str(tmp_path))
+    assert overrides == {"training.epochs": 1.0, "data.data_dir": str(tmp_path), "data.corpus": "hepth"}
+    assert run_overrides("hepth", None, data_dir=str(tmp_path)) == {"data.data_dir": str(tmp_path)}
+    first = run_parameters("demo", tmp_path / "run", tmp_path / "figs", overrides)
+    assert first == {
+        "run_dir": str(tmp_path / "run"),
+        "preset": "demo",
+        "overrides": overrides,
+        "figures_dir": str(tmp_path / "figs"),
+    }
+    later = run_parameters("demo", tmp_path / "run", tmp_path / "figs", overrides, declared={})
+    assert "figures_dir" not in later and later["overrides"] == overrides
 
 
 def test_kernel_runs_this_interpreter() -> None:
@@ -83,7 +98,7 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
     notebooks, params = fake_layout
     fake_notebook(
         notebooks / f"{NOTEBOOKS[0]}.ipynb",
-        "from specter_utils.runs import write_metrics\n"
+        read_value(params) + "from specter_utils.runs import write_metrics\n"
         f"write_metrics(run_dir, {NOTEBOOKS[0]!r}, {{'value': value + 1}})",
     )
     result = run_pipeline(
@@ -101,11 +116,14 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
     assert json.loads((out / "metrics.json").read_text()) == {"value": 42}
     assert (out / f"{NOTEBOOKS[0]}.ipynb").exists()
     assert "total:" in result.summary()
+    assert "value: 41" in (tmp_path / "results" / "t" / "spec.yaml").read_text()
 
 
 def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Path) -> None:
     notebooks, params = fake_layout
-    fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "x = value * 2\nraise ValueError(f'broken at {x}')")
+    fake_notebook(
+        notebooks / f"{NOTEBOOKS[0]}.ipynb", read_value(params) + "x = value * 2\nraise ValueError(f'broken at {x}')"
+    )
     with pytest.raises(PipelineError) as info:
         run_pipeline(
             "smoke",
@@ -121,23 +139,29 @@ def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Pa
     message = str(info.value)
     assert f"notebook {NOTEBOOKS[0]} failed in cell" in message
     assert "raise ValueError(f'broken at {x}')" in message  # the cell's source
-    assert "ValueError: broken at 82" in message  # the error, with the preset's value injected
+    assert "ValueError: broken at 82" in message  # the error, with the specification's value read
 
 
-def test_unknown_parameter_in_a_preset_is_an_error(fake_layout, tmp_path: Path) -> None:
+def test_an_unknown_or_mistyped_override_fails_before_any_notebook(fake_layout, tmp_path: Path) -> None:
     notebooks, params = fake_layout
-    fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "pass")
-    (params / NOTEBOOKS[0] / "smoke.yaml").write_text("valeu: 3\n")
-    with pytest.raises(PipelineError, match="valeu"):
-        run_pipeline(
-            "smoke",
-            notebooks=["01"],
-            results_root=tmp_path,
-            figures_dir=tmp_path,
-            params_dir=params,
-            notebooks_dir=notebooks,
-            echo=lambda *_: None,
-        )
+    fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "raise AssertionError('never run')")
+    common = {
+        "notebooks": ["01"],
+        "results_root": tmp_path,
+        "figures_dir": tmp_path,
+        "params_dir": params,
+        "notebooks_dir": notebooks,
+        "echo": lambda *_: None,
+    }
+    with pytest.raises(KeyError, match="data.valeu"):
+        run_pipeline("smoke", overrides={"data.valeu": 3}, **common)
+    with pytest.raises(TypeError, match="data.value"):
+        run_pipeline("smoke", overrides={"data.value": "three"}, **common)
+
+
+def test_cli_set_rejects_an_unknown_key(capsys) -> None:
+    assert main(["run", "--preset", "smoke", "--set", "training.epochz=1"]) == 2
+    assert "training.epochz" in capsys.readouterr().err
 
 
 def test_cli_rejects_an_unknown_preset(capsys) -> None:
@@ -150,7 +174,7 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
     import json
 
     from specter_utils.runs import RunPaths, corpus_label
-    from specter_utils.steps import write_results_table
+    from specter_utils.stages import write_results_table
 
     run_dir = tmp_path / "run"
     bench = RunPaths.of(run_dir).benchmark_dir
@@ -167,10 +191,10 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
 
 
 def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(tmp_path):
+    from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.scidocs import read_scidocs_dir
     from specter_utils.data.synthetic import generate_synthetic_corpus
-    from specter_utils.steps import papers_to_embed
-    from specter_utils.triplets.benchmark import build_benchmark
+    from specter_utils.stages import papers_to_embed
 
     build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
     scidocs = tmp_path / "scidocs"
@@ -187,3 +211,26 @@ def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(t
     assert len(cite_val) < len(every)
     with pytest.raises(ValueError, match="'all', 'test' or 'val'"):
         papers_to_embed(scidocs, split="train")
+
+
+def test_report_command_copies_a_finished_runs_notebooks(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "results" / "r"
+    for notebook in NOTEBOOKS[:2]:
+        (run_dir / notebook).mkdir(parents=True)
+        nbformat.write(
+            new_notebook(cells=[new_markdown_cell(f"# {notebook}")]), run_dir / notebook / f"{notebook}.ipynb"
+        )
+    (run_dir / "pipeline.json").write_text(
+        json.dumps({"preset": "hepth", "notebooks": {NOTEBOOKS[0]: {"seconds": 12}}})
+    )
+    (run_dir / "spec.yaml").write_text("seed: 0\n")
+    out = tmp_path / "reports" / "hepth"
+    argv = ["report", "--run", "r", "--results-dir", str(tmp_path / "results"), "--out", str(out)]
+    assert main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "spec.yaml", *(f"{nb}.ipynb" for nb in NOTEBOOKS[:2])]
+    )
+    index = (out / "README.md").read_text()
+    assert "`hepth` run" in index and f"| [{NOTEBOOKS[0]}]({NOTEBOOKS[0]}.ipynb) | 12 s |" in index
+    assert main(["report", "--run", "missing", "--results-dir", str(tmp_path / "results")]) == 2
+    assert "no executed notebooks" in capsys.readouterr().err

@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.data.records import Paper
 from specter_utils.data.scidocs import ScidocsData, write_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
 from specter_utils.errors import DataError
+from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.io import Triplet, write_triplets
-from specter_utils.triplets.splits import audit_leakage, sample_ids, split_ids, training_leakage
 
 ids = st.lists(st.text("abc123", min_size=1, max_size=4), unique=True, max_size=40)
 
@@ -65,7 +66,7 @@ def test_audit_reports_query_overlap_by_role_and_candidates_apart(tmp_path: Path
     assert report["query_overlap"]["distinct_ids"] == 2
     assert report["candidate_overlap"]["by_role"] == {"query": 0, "pos": 1, "neg": 0}
     assert report["classification_overlap"]["by_role"]["neg"] == 1
-    assert report["leak_free"] is False and report["ok"] is False
+    assert report["leak_free"] is False
     assert {e["file"] for e in report["query_overlap"]["examples"]} == {"train.jsonl", "val.jsonl"}
     # a single file, and the scidocs dir itself, work too
     clean = audit_leakage(tmp_path / "mined" / "train.jsonl", tmp_path / "bench" / "scidocs")
@@ -75,7 +76,7 @@ def test_audit_reports_query_overlap_by_role_and_candidates_apart(tmp_path: Path
 def test_audit_on_clean_triplets_and_bad_input(tmp_path: Path) -> None:
     _benchmark(tmp_path / "bench")
     write_triplets(tmp_path / "t.jsonl", [Triplet("x", "y", "z", "easy")])
-    assert audit_leakage(tmp_path / "t.jsonl", tmp_path / "bench")["ok"] is True
+    assert audit_leakage(tmp_path / "t.jsonl", tmp_path / "bench")["leak_free"] is True
     (tmp_path / "bad.jsonl").write_text('{"query": "x"}\n')
     with pytest.raises(DataError, match="bad.jsonl:1"):
         audit_leakage(tmp_path / "bad.jsonl", tmp_path / "bench")

@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build, print the counts (also saved in benchmark.json)."""
+    from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.load import load_corpus
-    from specter_utils.triplets.benchmark import build_benchmark
 
     corpus = load_corpus(args.corpus, args.src) if args.corpus == "hepth" else load_corpus("synthetic", seed=args.seed)
     info = build_benchmark(

@@ -158,9 +158,9 @@ def run_download(args: argparse.Namespace) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
+    from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.io import write_json
-    from specter_utils.triplets.benchmark import build_benchmark
 
     corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
     print(
@@ -175,27 +175,13 @@ def run_synthetic(args: argparse.Namespace) -> int:
     return 0
 
 
-def audit_found_overlap(audit: dict[str, Any]) -> bool:
-    """True if an audit dict reports leakage: ``ok`` false, or a non-empty ``overlap``/``leak`` entry."""
-    if isinstance(audit.get("ok"), bool):
-        return not audit["ok"]
-    for key, value in audit.items():
-        if ("overlap" in key or "leak" in key) and value:
-            if isinstance(value, dict):
-                if any(bool(v) for v in value.values()):
-                    return True
-            elif not isinstance(value, str):
-                return True
-    return False
-
-
 def run_audit(args: argparse.Namespace) -> int:
     """Audit training triplets against a benchmark; exit 1 on overlap."""
-    from specter_utils.triplets.splits import audit_leakage
+    from specter_utils.triplets.audit import audit_leakage
 
     audit = audit_leakage(args.triplets, args.benchmark)
     print(json.dumps(audit, indent=2, default=str))
-    if audit_found_overlap(audit):
+    if not audit["leak_free"]:
         print("LEAKAGE: the triplets touch held-out benchmark papers")
         return 1
     print("no overlap between the triplets and the held-out benchmark papers")

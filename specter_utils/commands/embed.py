@@ -21,6 +21,8 @@ examples:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
   # a baseline (sgc needs citations: the metadata's references/cited_by, or --edges):
   specter-utils embed --baseline sgc --metadata F --held-out scidocs/cite/test.qrel --out emb/sgc.jsonl
+  # the pipeline's SIF vectors (fitted on the training papers too):
+  specter-utils embed --baseline sif --metadata F --fit-metadata train/metadata.json --out emb/sif.jsonl
 A killed run started again with the same arguments resumes from OUT.partial/ and writes the same file.
 """
 
@@ -77,6 +79,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         help="sgc: query papers whose citations are dropped (.qrel files: their query ids; else one id a line)",
     )
+    parser.add_argument(
+        "--fit-metadata",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        help="tfidf*/sif/sgc: also fit on these papers (e.g. the training metadata.json), as the pipeline does; "
+        "default: fit on the papers embedded",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for the baselines (default 0)")
     parser.set_defaults(func=run)
 
@@ -105,8 +116,9 @@ def _held_out_ids(paths: list[Path]) -> set[str]:
 
 def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
     from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
+    from specter_utils.embedding import baselines
+    from specter_utils.embedding.inputs import read_metadata_files
     from specter_utils.embedding.io import EmbeddingSet, write_embeddings
-    from specter_utils.evaluation import baselines
 
     name = args.baseline
     if name not in baselines.BASELINES:
@@ -119,24 +131,17 @@ def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None
             print("embed: sgc needs citations: none in the metadata; pass --edges FILE", file=sys.stderr)
             return 2
         graph = CitationGraph.from_edges(edges)
-    if name in {"model-cls", "model-mean"}:
-        result = baselines.model_embeddings(
-            papers,
-            args.model,
-            name.removeprefix("model-"),
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            progress=not args.quiet,
-        )
-    elif name == "random":
-        result = baselines.random_embeddings(papers, seed=args.seed)
-    elif name.startswith("tfidf"):
-        variant = {"tfidf": "raw", "tfidf-hash": "hash", "tfidf-svd": "svd"}[name]
-        result = baselines.tfidf_embeddings(papers, variant=variant, seed=args.seed)
-    elif name == "sif":
-        result = baselines.sif_embeddings(papers, seed=args.seed)
-    else:
-        result = baselines.sgc_embeddings(papers, graph, _held_out_ids(args.held_out), seed=args.seed)
+    extra = read_metadata_files(args.fit_metadata) if args.fit_metadata else None
+    result = baselines.baseline_embeddings(
+        name,
+        papers,
+        graph,
+        _held_out_ids(args.held_out),
+        seed=args.seed,
+        fit_papers=baselines.fit_corpus(papers, extra),
+        model=args.model,
+        model_kwargs={"batch_size": args.batch_size, "max_length": args.max_length, "progress": not args.quiet},
+    )
     info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
     write_embeddings(args.out, EmbeddingSet(result.ids, result.vectors, result.titles, info))
     details = ", ".join(f"{k} {v}" for k, v in result.info.items() if k != "baseline")

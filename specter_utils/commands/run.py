@@ -20,11 +20,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run",
         help="run the whole pipeline (notebooks 01-08) with a preset",
-        description="Execute notebooks/01_prepare_data ... 08_classification_heads in order with papermill, each "
-        "with params/<notebook>/<preset>.yaml. Executed copies and metrics.json go to results/<run>/<notebook>/, "
-        "figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. " + PRESET_HELP,
+        description="Execute notebooks/01_prepare_data ... 08_classification_heads in order with papermill; every "
+        "notebook reads its slice of the run specification params/<preset>.yaml (one file per preset, every setting "
+        "once). Executed copies and metrics.json go to results/<run>/<notebook>/, the resolved specification to "
+        "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
+        + PRESET_HELP,
     )
-    parser.add_argument("--preset", choices=PRESETS, default="demo", help="parameter set (default demo)")
+    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default demo)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one setting of the specification for this run, e.g. --set training.epochs=1.0 "
+        "--set ablations.variants=[no_hard_negatives] (repeatable; the key must exist and keep its type)",
+    )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="afterwards, copy the executed notebooks with their outputs to reports/<preset>/ (specter-utils report)",
+    )
     parser.add_argument(
         "--data-dir",
         default=None,
@@ -49,8 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
-    from specter_utils.pipeline import PipelineError, run_pipeline
+    from specter_utils.pipeline import PipelineError, run_pipeline, write_report
+    from specter_utils.spec import parse_override
 
+    try:
+        overrides = dict(parse_override(text) for text in args.overrides)
+    except ValueError as exc:
+        print(f"specter-utils run: {exc}", file=sys.stderr)
+        return 2
     try:
         result = run_pipeline(
             preset=args.preset,
@@ -62,9 +84,15 @@ def run(args: argparse.Namespace) -> int:
             kernel=args.kernel,
             log_output=args.log_output,
             progress_bar=sys.stderr.isatty(),
+            overrides=overrides,
         )
+    except (KeyError, TypeError) as exc:  # a --set key that does not exist, or a value of the wrong type
+        print(f"specter-utils run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
     except PipelineError as exc:
         print(f"specter-utils run: {exc}", file=sys.stderr)
         return 1
     print(result.summary())
+    if args.report:
+        print(f"report: {write_report(result.run_dir, preset=args.preset)}")
     return 0

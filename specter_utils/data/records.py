@@ -1,10 +1,26 @@
-"""The paper record shared by every reader, and a report of recoverable oddities."""
+"""The paper record shared by every reader, the one reader of paper metadata files, and a report of oddities.
+
+Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata_*.json``, are both
+``{paper_id: {"paper_id", "title", "abstract", ...}}`` and are read by :func:`read_paper_records` alone,
+with one rule:
+
+- a record must be an object with a ``title`` key; its ``paper_id``, when present, must equal its key;
+  ``title`` and ``abstract`` are strings or null (null reads as ""), stripped of surrounding spaces;
+- a paper with an empty title is **kept** and counted (``empty_title``), an empty abstract likewise
+  (``empty_abstract``): every benchmark paper gets a vector, as in SCIDOCS;
+- only the SPECTER *training* data then drops untitled papers, as SPECTER does (SPEC.md section 1):
+  :func:`specter_utils.data.specter_format.read_metadata`, counted as ``no_title_dropped``.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from specter_utils.errors import DataError
+from specter_utils.io import read_json
 
 
 @dataclass
@@ -82,3 +98,44 @@ class ReadReport:
             ex = self.examples.get(kind)
             lines.append(f"  {kind}: {n}" + (f" (e.g. {', '.join(ex)})" if ex else ""))
         return "\n".join(lines)
+
+
+def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The validated records of a paper metadata file, as stored (the rule is in this module's docstring)."""
+    path = Path(path)
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise DataError(
+            f"expected a JSON object {{paper_id: {{title, abstract, ...}}}}, got {type(raw).__name__}", path
+        )
+    if not raw:
+        raise DataError("empty file: no papers", path)
+    for key, record in raw.items():
+        if not isinstance(record, dict):
+            raise DataError("paper record must be an object", path, record_id=key)
+        if "title" not in record:
+            raise DataError("missing required field 'title'", path, record_id=key)
+        record_id = record.get("paper_id")
+        if record_id is not None and str(record_id) != str(key):
+            raise DataError(f"key {key!r} differs from its paper_id {str(record_id)!r}", path, record_id=key)
+        for name in ("title", "abstract"):
+            value = record.get(name)
+            if value is not None and not isinstance(value, str):
+                raise DataError(
+                    f"field {name!r} must be a string or null, got {type(value).__name__}", path, record_id=key
+                )
+    return raw
+
+
+def read_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
+    """``{paper_id: Paper}`` of one metadata file; untitled papers are kept and counted (``empty_title``)."""
+    papers: dict[str, Paper] = {}
+    for key, record in read_paper_records(path).items():
+        title, abstract = (record.get("title") or "").strip(), (record.get("abstract") or "").strip()
+        if report is not None and not title:
+            report.note("empty_title", str(key))
+        if report is not None and not abstract:
+            report.note("empty_abstract", str(key))
+        extras = {k: v for k, v in record.items() if k not in {"paper_id", "title", "abstract"}}
+        papers[str(key)] = Paper(paper_id=str(key), title=title, abstract=abstract, extras=extras)
+    return papers

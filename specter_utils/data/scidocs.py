@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.specter_format import load_json_strict
+from specter_utils.data.records import read_paper_records
 from specter_utils.errors import DataError
-from specter_utils.io import atomic_write, read_text, write_json
+from specter_utils.io import atomic_write, read_json, read_text, write_json
 
 CLASSIFICATION_TASKS = ("mag", "mesh")
 RANKING_TASKS = ("coview", "coread", "cite", "cocite")
@@ -34,7 +34,6 @@ TASK_METADATA = {
     "recomm": "recomm",
     **dict.fromkeys(RANKING_TASKS, "view_cite_read"),
 }
-METADATA_FIELDS = ("paper_id", "title", "abstract", "authors", "cited_by", "references", "year")
 
 
 @dataclass
@@ -153,17 +152,8 @@ def write_recomm_csv(path: str | Path, clicks: list[RecommClick]) -> None:
 
 # ---------------------------------------------------------------- metadata
 def read_scidocs_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Read a ``paper_metadata_*.json`` file; each record needs at least a paper_id and a title key."""
-    path = Path(path)
-    raw = load_json_strict(path)
-    if not isinstance(raw, dict) or not raw:
-        raise DataError("expected a non-empty JSON object {paper_id: record}", path)
-    for paper_id, record in raw.items():
-        if not isinstance(record, dict):
-            raise DataError("record must be an object", path, record_id=paper_id)
-        if "title" not in record:
-            raise DataError("missing required field 'title'", path, record_id=paper_id)
-    return raw
+    """Read a ``paper_metadata_*.json`` file as stored (``data.records.read_paper_records``: the one rule)."""
+    return read_paper_records(path)
 
 
 def scidocs_record(
@@ -252,7 +242,7 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
                 for split in ("train", "val", "test")
                 if p[f"recomm/{split}"].exists() or split != "val"
             }
-            scores = load_json_strict(p["recomm/propensity"])
+            scores = read_json(p["recomm/propensity"])
             if not isinstance(scores, dict) or not isinstance(scores.get("scores"), list):
                 raise DataError('expected {"scores": [...]}', p["recomm/propensity"])
             data.propensity_scores = [float(s) for s in scores["scores"]]

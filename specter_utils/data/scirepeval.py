@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.data.records import Paper, ReadReport
-from specter_utils.data.specter_format import load_json_strict
 from specter_utils.errors import DataError
-from specter_utils.io import read_lines
+from specter_utils.io import read_json, read_lines
 
 TRIPLET_ROLES = ("query", "pos", "neg")
 FOS_LABELS_FILE = "fos_labels.txt"
@@ -42,7 +41,7 @@ class LabelledPapers:
 
 
 def _load_list(path: Path) -> list[Any]:
-    raw = load_json_strict(path)
+    raw = read_json(path)
     if not isinstance(raw, list):
         raise DataError(f"expected a JSON list of records, got {type(raw).__name__}", path)
     if not raw:

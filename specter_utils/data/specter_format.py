@@ -6,14 +6,13 @@ citation and ``count == 1`` a citation of a citation (see SPEC.md section 1).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.records import Paper, ReadReport
+from specter_utils.data.records import Paper, ReadReport, read_paper_file
 from specter_utils.errors import DataError
-from specter_utils.io import atomic_write, read_lines, read_text, write_json
+from specter_utils.io import atomic_write, read_json, read_lines, write_json
 
 DIRECT_CITATION = 5
 CITATION_OF_CITATION = 1
@@ -32,32 +31,10 @@ class SpecterData:
     info: dict[str, Any] = field(default_factory=dict)  # provenance, written to info.json when not empty
 
 
-def _reject_duplicate_keys(path: Path):
-    def hook(pairs: list[tuple[str, object]]) -> dict:
-        seen: dict[str, object] = {}
-        for key, value in pairs:
-            if key in seen:
-                raise DataError("duplicate id in one JSON object", path, record_id=key)
-            seen[key] = value
-        return seen
-
-    return hook
-
-
-def load_json_strict(path: str | Path) -> object:
-    """Parse JSON, rejecting duplicate keys (``json`` would silently keep the last one)."""
-    path = Path(path)
-    text = read_text(path)
-    try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
-
-
 def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, dict[str, int]]:
     """Read ``data.json`` into ``{query: {candidate: count}}``, validating its shape."""
     path = Path(path)
-    raw = load_json_strict(path)
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise DataError(f"expected a JSON object of queries, got {type(raw).__name__}", path)
     if not raw:
@@ -85,33 +62,18 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
 
 
 def read_metadata(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
-    """Read ``metadata.json``; papers without a title are dropped (and counted), as in SPECTER."""
-    path = Path(path)
-    raw = load_json_strict(path)
-    if not isinstance(raw, dict):
-        raise DataError(f"expected a JSON object of papers, got {type(raw).__name__}", path)
-    if not raw:
-        raise DataError("empty corpus: no papers", path)
-    papers: dict[str, Paper] = {}
-    for key, entry in raw.items():
-        if not isinstance(entry, dict):
-            raise DataError("paper entry must be an object", path, record_id=key)
-        if "title" not in entry:
-            raise DataError("missing required field 'title'", path, record_id=key)
-        entry_id = str(entry.get("paper_id", key))
-        if entry_id != str(key):
-            raise DataError(f"key {key!r} differs from its paper_id {entry_id!r}", path, record_id=key)
-        title = (entry.get("title") or "").strip()
-        if not title:
+    """Read ``metadata.json`` for training: ``records.read_paper_file``, then untitled papers dropped, as in SPECTER."""
+    papers = read_paper_file(path)
+    kept: dict[str, Paper] = {}
+    for paper_id, paper in papers.items():
+        if not paper.title:
             if report is not None:
-                report.note("no_title_dropped", key)
+                report.note("no_title_dropped", paper_id)
             continue
-        abstract = entry.get("abstract") or ""
-        if report is not None and not abstract.strip():
-            report.note("empty_abstract", key)
-        extras = {k: v for k, v in entry.items() if k not in {"paper_id", "title", "abstract"}}
-        papers[str(key)] = Paper(paper_id=str(key), title=title, abstract=abstract, extras=extras)
-    return papers
+        if report is not None and not paper.abstract:
+            report.note("empty_abstract", paper_id)
+        kept[paper_id] = paper
+    return kept
 
 
 def read_split(path: str | Path) -> list[str]:
@@ -147,7 +109,7 @@ def read_specter_dir(data_dir: str | Path) -> SpecterData:
         for paper_id in ids:
             if paper_id not in graph:
                 report.note(f"{name}_id_not_in_data_json", paper_id)
-    info = load_json_strict(data_dir / INFO_FILE) if (data_dir / INFO_FILE).exists() else {}
+    info = read_json(data_dir / INFO_FILE) if (data_dir / INFO_FILE).exists() else {}
     if not isinstance(info, dict):
         raise DataError("expected a JSON object", data_dir / INFO_FILE)
     return SpecterData(graph=graph, metadata=metadata, splits=splits, report=report, info=info)

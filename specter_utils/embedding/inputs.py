@@ -1,7 +1,8 @@
 """Papers to embed: SPECTER ``metadata.json`` or SCIDOCS ``paper_metadata_*.json`` files, plus an ids file.
 
-Both formats are ``{paper_id: {"title", "abstract", ...}}``. Several files may be given (SCIDOCS has
-three); a paper present in more than one must have the same title and abstract everywhere.
+Both formats are ``{paper_id: {"title", "abstract", ...}}``, read by ``data.records.read_paper_file`` (its
+rule: untitled papers are kept and counted). Several files may be given (SCIDOCS has three); a paper present
+in more than one must have the same title and abstract everywhere.
 """
 
 from __future__ import annotations
@@ -9,26 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from specter_utils.data.records import Paper, ReadReport
-from specter_utils.data.specter_format import load_json_strict
+from specter_utils.data.records import Paper, ReadReport, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import read_text
-
-
-def _paper_from_record(key: str, record: object, path: Path) -> Paper:
-    if not isinstance(record, dict):
-        raise DataError("paper record must be an object", path, record_id=key)
-    if "title" not in record:
-        raise DataError("missing required field 'title'", path, record_id=key)
-    record_id = record.get("paper_id")
-    if record_id is not None and str(record_id) != key:
-        raise DataError(f"key {key!r} differs from its paper_id {str(record_id)!r}", path, record_id=key)
-    title, abstract = record.get("title"), record.get("abstract")
-    for name, value in (("title", title), ("abstract", abstract)):
-        if value is not None and not isinstance(value, str):
-            raise DataError(f"field {name!r} must be a string or null, got {type(value).__name__}", path, record_id=key)
-    extras = {k: v for k, v in record.items() if k not in {"paper_id", "title", "abstract"}}
-    return Paper(paper_id=key, title=(title or "").strip(), abstract=(abstract or "").strip(), extras=extras)
 
 
 def read_metadata_files(paths: Iterable[str | Path], report: ReadReport | None = None) -> dict[str, Paper]:
@@ -40,11 +24,7 @@ def read_metadata_files(paths: Iterable[str | Path], report: ReadReport | None =
     if not paths:
         raise DataError("no metadata file given")
     for path in paths:
-        raw = load_json_strict(path)
-        if not isinstance(raw, dict) or not raw:
-            raise DataError("expected a non-empty JSON object {paper_id: {title, abstract, ...}}", path)
-        for key, record in raw.items():
-            paper = _paper_from_record(str(key), record, path)
+        for paper in read_paper_file(path).values():
             if paper.paper_id in papers:
                 first = papers[paper.paper_id]
                 if (first.title, first.abstract) != (paper.title, paper.abstract):
@@ -55,7 +35,7 @@ def read_metadata_files(paths: Iterable[str | Path], report: ReadReport | None =
                     )
                 report.note("duplicate_across_files", paper.paper_id)
                 continue
-            if not paper.title:
+            if not paper.title:  # counted once per paper, not once per file it appears in
                 report.note("empty_title", paper.paper_id)
             if not paper.abstract:
                 report.note("empty_abstract", paper.paper_id)

@@ -1,1 +1,1 @@
-"""SCIDOCS evaluation: classification, ranking, recommendation, the suite and its table, and the baselines."""
+"""SCIDOCS evaluation: classification, ranking, recommendation, the suite and its table."""

@@ -1,1 +1,1 @@
-"""Triplet mining (SPECTER, SPECTROID), leakage-safe splits and SCIDOCS-style benchmark building."""
+"""Triplet mining (SPECTER, SPECTROID) and the leakage audit of triplets against a benchmark."""

@@ -6,7 +6,7 @@ A mining output directory holds ``train.jsonl``, ``val.jsonl`` and ``metrics.jso
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,9 +30,11 @@ def write_triplets(path: str | Path, triplets: Iterable[Triplet]) -> int:
     return write_jsonl(path, (asdict(t) for t in triplets))
 
 
-def read_triplets(path: str | Path) -> list[Triplet]:
-    """Read a triplet JSONL file; a missing field or unknown kind names the file and line."""
-    triplets = []
+def iter_triplets(path: str | Path) -> Iterator[tuple[int, Triplet]]:
+    """``(line_number, Triplet)`` for each line of a triplet JSONL file; a bad row names the file and line.
+
+    The one reader of the format: training (``read_triplets``) and the leakage audit both use it.
+    """
     for line_number, row in iter_jsonl(path):
         if not isinstance(row, dict):
             raise DataError("expected a JSON object", path, line_number)
@@ -42,5 +44,9 @@ def read_triplets(path: str | Path) -> list[Triplet]:
         kind = row.get("kind", "easy")
         if kind not in TRIPLET_KINDS:
             raise DataError(f"unknown kind {kind!r} (expected hard or easy)", path, line_number, row["query"])
-        triplets.append(Triplet(str(row["query"]), str(row["pos"]), str(row["neg"]), kind))
-    return triplets
+        yield line_number, Triplet(str(row["query"]), str(row["pos"]), str(row["neg"]), kind)
+
+
+def read_triplets(path: str | Path) -> list[Triplet]:
+    """Read a triplet JSONL file; a missing field or unknown kind names the file and line."""
+    return [triplet for _, triplet in iter_triplets(path)]

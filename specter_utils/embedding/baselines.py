@@ -231,7 +231,7 @@ def sgc_embeddings(
     return _result(items, x, info)
 
 
-# ---------------------------------------------------------------- all of them
+# ---------------------------------------------------------------- the one dispatcher
 def model_embeddings(
     papers: dict[str, Paper] | Iterable[Paper], model: str = "minilm", pooling: str = "cls", **kwargs: Any
 ) -> EmbeddingSet:
@@ -241,6 +241,65 @@ def model_embeddings(
     result = embed_papers(model, papers, pooling=pooling, **kwargs)
     result.info["baseline"] = f"model-{pooling}"
     return result
+
+
+def fit_corpus(
+    papers: dict[str, Paper] | Iterable[Paper], extra: dict[str, Paper] | None = None
+) -> dict[str, Paper] | None:
+    """The papers TF-IDF and SIF are fitted on: ``extra`` (e.g. the training papers) plus the papers embedded.
+
+    ``None`` without ``extra``: each baseline then fits on the papers it embeds. The pipeline passes the
+    run's training ``metadata.json``, the command line its ``--fit-metadata``: the same files give the same vectors.
+    """
+    if not extra:
+        return None
+    return {**extra, **{p.paper_id: p for p in as_paper_list(papers)}}
+
+
+def check_baselines(which: Iterable[str], graph: CitationGraph | None = None) -> list[str]:
+    """``which`` as a list; an unknown name, or ``sgc`` without a citation graph, is a ValueError."""
+    which = list(which)
+    unknown = [name for name in which if name not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(BASELINES)}")
+    if "sgc" in which and graph is None:
+        raise ValueError("the sgc baseline needs the citation graph (graph=...)")
+    return which
+
+
+def baseline_embeddings(
+    name: str,
+    papers: dict[str, Paper] | Iterable[Paper],
+    graph: CitationGraph | None = None,
+    held_out: Iterable[str] = (),
+    seed: int = 0,
+    fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
+    model: str = "minilm",
+    sgc_k: int = 2,
+    sif_a: float = SIF_A,
+    sif: EmbeddingSet | None = None,
+    model_kwargs: dict[str, Any] | None = None,
+) -> EmbeddingSet:
+    """One baseline by name: the only place a baseline name is turned into vectors (CLI, pipeline, ablations).
+
+    ``sif`` may pass SIF vectors already computed with the same ``fit_papers`` (``sgc`` propagates them).
+    """
+    check_baselines([name], graph)
+    items = as_paper_list(papers)
+    if name == "random":
+        return random_embeddings(items, seed=seed)
+    if name.startswith("tfidf"):
+        variant = {"tfidf": "raw", "tfidf-hash": "hash", "tfidf-svd": "svd"}[name]
+        return tfidf_embeddings(items, variant=variant, fit_papers=fit_papers, seed=seed)
+    if name in {"sif", "sgc"}:
+        if sif is None:
+            sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
+        return (
+            sif
+            if name == "sif"
+            else sgc_embeddings(items, graph, sorted(set(held_out)), k=sgc_k, features=sif, seed=seed)
+        )
+    return model_embeddings(items, model, name.removeprefix("model-"), **{"progress": False, **(model_kwargs or {})})
 
 
 def compute_baselines(
@@ -261,30 +320,17 @@ def compute_baselines(
 
     ``sgc`` needs ``graph``; ``held_out`` are the evaluation query ids whose citations are dropped.
     """
-    which = list(which)
-    unknown = [name for name in which if name not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(BASELINES)}")
-    if "sgc" in which and graph is None:
-        raise ValueError("the sgc baseline needs the citation graph (graph=...)")
+    which = check_baselines(which, graph)
     items = as_paper_list(papers)
     out_dir = Path(out_dir)
-    held = sorted(set(held_out))
     paths: dict[str, Path] = {}
     sif: EmbeddingSet | None = None
     for name in which:
-        if name == "random":
-            result = random_embeddings(items, seed=seed)
-        elif name.startswith("tfidf"):
-            variant = {"tfidf": "raw", "tfidf-hash": "hash", "tfidf-svd": "svd"}[name]
-            result = tfidf_embeddings(items, variant=variant, fit_papers=fit_papers, seed=seed)
-        elif name in {"sif", "sgc"}:
-            if sif is None:
-                sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
-            result = sif if name == "sif" else sgc_embeddings(items, graph, held, k=sgc_k, features=sif, seed=seed)
-        else:
-            pooling = name.removeprefix("model-")
-            result = model_embeddings(items, model, pooling, progress=False, **(model_kwargs or {}))
+        if name in {"sif", "sgc"} and sif is None:  # computed once: sgc propagates the sif vectors
+            sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
+        result = baseline_embeddings(
+            name, items, graph, held_out, seed, fit_papers, model, sgc_k, sif_a, sif, model_kwargs
+        )
         info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
         paths[name] = out_dir / f"{name}.jsonl"
         write_embeddings(paths[name], EmbeddingSet(result.ids, result.vectors, result.titles, info))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
@@ -29,7 +30,6 @@ from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidoc
 from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
-from specter_utils.triplets.splits import sample_ids, split_ids, training_leakage
 
 SCIDOCS_DIR, TRAIN_DIR, BENCHMARK_FILE = "scidocs", "train", "benchmark.json"
 

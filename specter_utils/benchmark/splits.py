@@ -1,0 +1,82 @@
+"""Leakage-safe splits: held-out evaluation queries never reach a training triplet.
+
+SciNCL found SCIDOCS evaluation papers inside SPECTER's training triplets. Here held-out queries
+are removed, with every edge touching them, before the training directory is built
+(``data.convert.corpus_to_specter(exclude=...)``), so they can be neither a query, a positive, a
+hard negative nor (absent from ``metadata.json``) an easy negative. ``benchmark_ids`` lists a benchmark's
+evaluation ids for ``triplets.audit.audit_leakage``, which checks any triplet file against them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from specter_utils.data.scidocs import CLASSIFICATION_TASKS, RANKING_TASKS, read_scidocs_dir
+from specter_utils.data.specter_format import SpecterData
+
+
+def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:
+    """``n`` ids drawn without replacement from ``eligible`` minus ``exclude``, seeded, sorted."""
+    excluded = set(exclude)
+    pool = sorted(set(eligible) - excluded)
+    chosen = random.Random(seed).sample(pool, min(n, len(pool)))
+    return sorted(chosen)
+
+
+def split_ids(ids: Iterable[str], fractions: dict[str, float], seed: int) -> dict[str, list[str]]:
+    """Split ids by a seeded shuffle into named parts of the given fractions (the last takes the rest)."""
+    shuffled = sorted(ids)
+    random.Random(seed).shuffle(shuffled)
+    names = list(fractions)
+    out: dict[str, list[str]] = {}
+    start = 0
+    for i, name in enumerate(names):
+        end = len(shuffled) if i == len(names) - 1 else start + round(fractions[name] * len(shuffled))
+        out[name] = sorted(shuffled[start:end])
+        start = end
+    return out
+
+
+def training_leakage(data: SpecterData, held_out: Iterable[str]) -> dict[str, Any]:
+    """Where held-out ids occur in a SPECTER training dir: as query, candidate or easy-negative pool."""
+    held = set(held_out)
+    queries = held & set(data.graph)
+    candidates = {c for row in data.graph.values() for c in row} & held
+    pool = held & set(data.metadata)
+    return {
+        "held_out": len(held),
+        "as_query": len(queries),
+        "as_candidate": len(candidates),
+        "in_metadata": len(pool),
+        "examples": sorted(queries | candidates | pool)[:10],
+        "leak_free": not (queries or candidates or pool),
+    }
+
+
+def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:
+    """Per ranking task: query ids and candidate ids; per classification task: its paper ids."""
+    root = Path(benchmark_dir)
+    if (root / "scidocs").is_dir():
+        root = root / "scidocs"
+    data = read_scidocs_dir(root)
+    out: dict[str, dict[str, set[str]]] = {}
+    for task in RANKING_TASKS:
+        if task not in data.ranking:
+            continue
+        queries: set[str] = set()
+        candidates: set[str] = set()
+        for qrels in data.ranking[task].values():
+            queries.update(qrels)
+            for docs in qrels.values():
+                candidates.update(docs)
+        out[task] = {"queries": queries, "candidates": candidates}
+    for task in CLASSIFICATION_TASKS:
+        if task in data.classification:
+            pids = {pid for rows in data.classification[task].values() for pid, _ in rows}
+            out[task] = {"papers": pids}
+    if data.recomm:
+        out["recomm"] = {"queries": {c.query_id for clicks in data.recomm.values() for c in clicks}}
+    return out

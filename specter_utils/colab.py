@@ -1,0 +1,38 @@
+"""The Colab bootstrap every notebook calls in one line: ``from specter_utils.colab import bootstrap; bootstrap()``.
+
+Outside Colab it does nothing. On Colab it installs the repository's dependencies (``pip install -e``),
+puts the repository first on ``sys.path`` (a package installed in a running kernel is not importable
+until the kernel restarts) and makes it the working directory, so ``params/`` and ``results/`` resolve.
+The repository itself must already be there: the notebook's first cell clones it to ``REPO`` (set
+``SPECTER_UTILS_GIT_URL``) or you upload it; the package cannot clone itself before it is importable.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = "/content/specter-utils"  # where the notebooks' first cell clones the repository on Colab
+
+
+def in_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def bootstrap(repo: str | None = None) -> Path | None:
+    """On Colab: install the repository in ``repo`` (default ``$SPECTER_UTILS_DIR`` or ``REPO``) and enter it."""
+    if not in_colab():
+        return None
+    root = Path(repo or os.environ.get("SPECTER_UTILS_DIR", REPO))
+    if not (root / "pyproject.toml").exists():
+        raise RuntimeError(f"no repository at {root}: set SPECTER_UTILS_GIT_URL before the first cell, or upload it")
+    marker = root / ".colab-installed"
+    if not marker.exists():  # once per Colab machine; later notebooks reuse the install
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--editable", str(root)], check=True)
+        marker.touch()
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    os.chdir(root)
+    return root

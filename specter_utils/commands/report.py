@@ -1,0 +1,38 @@
+"""``specter-utils report``: copy a run's executed notebooks, with their outputs, to ``reports/<preset>/``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``report`` to the top-level parser."""
+    parser = subparsers.add_parser(
+        "report",
+        help="copy a run's executed notebooks (with outputs) to reports/<preset>/",
+        description="Copy results/<run>/<notebook>/<notebook>.ipynb of a finished run, with every table and figure, "
+        "plus its spec.yaml and results tables, to reports/<preset>/ with a README index, so the repository page "
+        "shows the run without running anything. The source notebooks stay stripped. "
+        "'specter-utils run --preset P --report' does the same at the end of a run.",
+    )
+    parser.add_argument("--run", default="hepth", help="run name under the results folder (default hepth)")
+    parser.add_argument("--results-dir", default=None, help="root of the run folders (default results/)")
+    parser.add_argument("--preset", default=None, help="report name (default: the run's preset)")
+    parser.add_argument("--out", default=None, help="output folder (default reports/<preset>/)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specter_utils.paths import RESULTS_DIR
+    from specter_utils.pipeline import write_report
+    from specter_utils.runs import resolve
+
+    run_dir = resolve(args.results_dir or RESULTS_DIR) / args.run
+    try:
+        out = write_report(run_dir, args.out, args.preset)
+    except FileNotFoundError as exc:
+        print(f"specter-utils report: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({len(list(out.glob('*.ipynb')))} executed notebooks)")
+    return 0

@@ -1,0 +1,341 @@
+"""The stages of a run: prepare, mine (+ leakage audit), train, embed, evaluate; and an ablation made of them.
+
+Each stage takes the run specification (``spec.RunSpec``) and the folders it reads and writes, so that the
+notebooks (01-05), the ablations (07) and the command line run one and the same code. An ablation variant
+is the specification plus a few overrides (``ABLATIONS``), run through the same stages; its reference row is
+the main run's own trained model, evaluated on the same papers at the same length.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from specter_utils.errors import DataError
+from specter_utils.io import read_json, write_json
+from specter_utils.runs import RESULTS_TABLE, RunPaths, corpus_label, resolve
+from specter_utils.spec import RunSpec
+
+
+# ---------------------------------------------------------------- 1. prepare (notebook 01)
+def load_corpus_for_run(corpus: str, data_dir: str = "", n_papers: int = 600, n_topics: int = 6, seed: int = 0):
+    """The corpus of a run: generated (``synthetic``) or read from ``data_dir`` (default: the shared data)."""
+    from specter_utils.data.load import load_corpus
+
+    if corpus == "synthetic":
+        return load_corpus("synthetic", n_papers=n_papers, n_topics=n_topics, seed=seed)
+    return load_corpus(corpus, resolve(data_dir) if data_dir else None)
+
+
+def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
+    """Read (or generate) the corpus, build the SCIDOCS-layout benchmark, fetch the real SCIDOCS if asked.
+
+    Returns ``corpus`` (the Corpus), ``benchmark`` (``build_benchmark``'s summary) and ``scidocs`` (stats or None).
+    """
+    from specter_utils.benchmark.build import build_benchmark
+
+    data = spec.section("data")
+    corpus = load_corpus_for_run(data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"])
+    benchmark = build_benchmark(
+        corpus,
+        benchmark_dir,
+        seed=data["seed"],
+        n_queries=data["n_queries"],
+        max_class_papers=data["max_class_papers"],
+        negative_pool=data["negative_pool"],
+    )
+    scidocs_stats = None
+    if spec["evaluation.scidocs_dir"]:
+        from specter_utils.data.download import download_dataset
+        from specter_utils.data.stats import corpus_stats
+
+        download_dataset("scidocs", resolve(spec["evaluation.scidocs_dir"]))
+        scidocs_stats = corpus_stats(resolve(spec["evaluation.scidocs_dir"]))
+    return {"corpus": corpus, "benchmark": benchmark, "scidocs": scidocs_stats}
+
+
+# ---------------------------------------------------------------- 2. mine + audit (notebook 02)
+def mine(spec: RunSpec, train_data_dir: str | Path, triplets_dir: str | Path, benchmark_dir: str | Path) -> dict:
+    """Mine triplets with the ``mining`` settings, then audit them: any held-out query in a triplet stops the run."""
+    from specter_utils.triplets.audit import audit_leakage
+    from specter_utils.triplets.sampler import SamplerConfig, mine_dir
+
+    settings = spec.section("mining")
+    settings["max_triplets"] = settings.get("max_triplets") or None  # 0 in the spec: no cap
+    mining = mine_dir(train_data_dir, triplets_dir, SamplerConfig(seed=spec.seed, **settings))
+    audit = audit_leakage(triplets_dir, benchmark_dir)
+    if not audit["leak_free"]:
+        raise DataError(
+            f"{audit['query_overlap']['distinct_ids']} held-out evaluation queries appear in the training triplets: "
+            f"{audit['query_overlap']['examples'][:3]}",
+            triplets_dir,
+        )
+    leakage = {
+        "leak_free": audit["leak_free"],
+        **{
+            name: audit[name]["distinct_ids"]
+            for name in ("query_overlap", "candidate_overlap", "classification_overlap")
+        },
+    }
+    return {**mining, "leakage": leakage}
+
+
+def example_triplets(triplets_dir: str | Path, metadata: str | Path, n: int = 3, seed: int = 0):
+    """``n`` training triplets with their titles (hard ones first), as a table to read."""
+    import random
+
+    import pandas as pd
+
+    from specter_utils.data.specter_format import read_metadata
+    from specter_utils.triplets.io import TRAIN_FILE, read_triplets
+
+    triplets = read_triplets(Path(triplets_dir) / TRAIN_FILE)
+    papers = read_metadata(metadata)
+    rng = random.Random(seed)
+    hard = [t for t in triplets if t.kind == "hard"]
+    easy = [t for t in triplets if t.kind != "hard"]
+    chosen = rng.sample(hard, min(len(hard), max(1, n - 1))) if hard else []
+    chosen += rng.sample(easy, min(len(easy), n - len(chosen)))
+
+    def title(paper_id: str) -> str:
+        return papers[paper_id].title if paper_id in papers else paper_id
+
+    rows = [(t.kind, title(t.query), title(t.pos), title(t.neg)) for t in chosen]
+    return pd.DataFrame(rows, columns=["kind", "query", "positive (cited by the query)", "negative"])
+
+
+# ---------------------------------------------------------------- 3. train (notebook 03)
+def train(spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path) -> dict[str, Any]:
+    """Train with the ``training`` settings (its ``preset`` and ``recipe``, then any TrainConfig field) and the
+    run's seed; return the model's summary.
+
+    Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``) and
+    ``log_history`` (the trainer's log: training and validation losses).
+    """
+    from specter_utils.training.config import make_config
+    from specter_utils.training.train import train_specter
+
+    settings = spec.section("training")
+    preset = settings.pop("preset", None) or None
+    config = make_config(
+        preset,
+        triplets=str(triplets_dir),
+        metadata=str(metadata),
+        out=str(out),
+        seed=spec.seed,
+        overwrite=True,  # re-running a notebook retrains
+        progress_bar=False,
+        **settings,
+    )
+    model_dir = train_specter(config)
+    log_file = Path(out) / "log_history.json"
+    return {
+        "model_dir": model_dir,
+        "config": config.to_dict(),
+        "summary": read_json(model_dir / "specter_training.json"),
+        "log_history": read_json(log_file) if log_file.exists() else [],
+    }
+
+
+# ---------------------------------------------------------------- 4. embed (notebook 04)
+def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str] | None = None) -> dict[str, Any]:
+    """Papers of a SCIDOCS-layout folder to embed (``{paper_id: Paper}``).
+
+    ``split="all"`` takes every paper of the ``paper_metadata_*.json`` files, so either split can be
+    scored later; ``"test"`` or ``"val"`` only those the evaluation of that split reads for ``tasks``
+    (default: every task present), see :func:`data.scidocs.papers_needed`.
+    """
+    from specter_utils.data.scidocs import METADATA_FILES, papers_needed
+    from specter_utils.embedding.inputs import read_metadata_files
+    from specter_utils.evaluation.suite import task_name
+
+    if split not in ("all", "test", "val"):
+        raise ValueError(f"split must be 'all', 'test' or 'val', got {split!r}")
+    root = resolve(scidocs_dir)
+    files = [root / name for name in METADATA_FILES.values() if (root / name).exists()]
+    if not files:
+        raise FileNotFoundError(f"no paper_metadata_*.json under {root}")
+    papers = read_metadata_files(files)
+    if split == "all":
+        return papers
+    wanted = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
+    return {pid: paper for pid, paper in papers.items() if pid in wanted}
+
+
+def embed(spec: RunSpec, model: str | Path, papers: dict[str, Any], out: str | Path) -> dict[str, Any]:
+    """Embed ``papers`` with ``model`` at the run's one evaluation length (``embedding.max_seq_length``)."""
+    from specter_utils.embedding.embed import embed_to_file
+
+    started = time.time()
+    result = embed_to_file(
+        str(model),
+        papers,
+        out,
+        batch_size=spec["embedding.batch_size"],
+        max_length=spec["embedding.max_seq_length"],
+        pooling=None,  # the model's own pooling: [CLS] or mean, as it was trained
+        progress=False,
+    )
+    keep = ("model", "model_path", "pooling", "max_length", "dtype", "device")
+    return {
+        "file": str(out),
+        "count": len(result),
+        "dim": result.dim,
+        **{k: result.info[k] for k in keep if k in result.info},
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+def embed_baselines(
+    spec: RunSpec,
+    papers: dict[str, Any],
+    out_dir: str | Path,
+    scidocs_dir: str | Path,
+    train_data_dir: str | Path | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Write ``out_dir/<baseline>.jsonl`` for each of ``embedding.baselines`` (``embedding.baselines``' dispatcher).
+
+    The citation graph for ``sgc`` is the one in the evaluation metadata (``references``/``cited_by``), minus
+    every edge of the held-out ranking queries; TF-IDF and SIF are fitted on the training papers and the
+    evaluation papers together (``specter-utils embed --baseline NAME --fit-metadata`` does the same).
+    """
+    from specter_utils.benchmark.splits import benchmark_ids
+    from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
+    from specter_utils.data.specter_format import read_metadata
+    from specter_utils.embedding.baselines import compute_baselines, fit_corpus
+    from specter_utils.embedding.io import read_embeddings
+
+    names = spec["embedding.baselines"]
+    if not names:
+        return {}
+    held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
+    metadata = Path(train_data_dir) / "metadata.json" if train_data_dir else None
+    extra = read_metadata(metadata) if metadata is not None and metadata.exists() else None
+    started = time.time()
+    files = compute_baselines(
+        papers,
+        CitationGraph.from_edges(edges_from_paper_lists(papers)),
+        held_out,
+        names,
+        out_dir,
+        seed=spec.seed,
+        fit_papers=fit_corpus(papers, extra) or dict(papers),
+    )
+    seconds = round(time.time() - started, 1)
+    written = {}
+    for name, path in files.items():
+        result = read_embeddings(Path(path).with_suffix(".npy"))
+        written[name] = {"file": str(path), "count": len(result), "dim": result.dim, **result.info}
+        written[name]["seconds_all_baselines"] = seconds
+    return written
+
+
+# ---------------------------------------------------------------- 5. evaluate (notebook 05)
+def evaluate_file(
+    scidocs_dir: str | Path, embedding_file: str | Path, tasks: list[str] | None = None, split: str = "test"
+) -> dict[str, Any]:
+    """SCIDOCS results (x 100) of one embeddings file on a SCIDOCS-layout folder."""
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.evaluation.suite import evaluate as evaluate_suite
+
+    embedding_file = Path(embedding_file)
+    npy = embedding_file.with_suffix(".npy")
+    embeddings = read_embeddings(npy if npy.exists() else embedding_file)
+    return evaluate_suite(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
+
+
+def evaluate(
+    spec: RunSpec, scidocs_dir: str | Path, embeddings_dir: str | Path, tasks: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Evaluate ``embeddings_dir/<model>.jsonl`` for each of ``evaluation.models`` (empty: every file,
+    trained and base first) on ``evaluation.split``, for ``tasks`` (default ``evaluation.tasks``; empty: all)."""
+    embeddings_dir = Path(embeddings_dir)
+    models = spec["evaluation.models"]
+    if not models:
+        found = sorted(p.stem for p in embeddings_dir.glob("*.jsonl"))
+        models = [m for m in ("trained", "base") if m in found] + [m for m in found if m not in ("trained", "base")]
+    if not models:
+        raise FileNotFoundError(f"no embeddings (*.jsonl) in {embeddings_dir}")
+    tasks = tasks if tasks is not None else spec["evaluation.tasks"] or None
+    split = spec["evaluation.split"]
+    return {name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, split) for name in models}
+
+
+def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
+    """Write ``out_dir/results.md`` (our rows, then the paper's Table 1, ``evaluation.table``) and ``results.json``."""
+    from specter_utils.evaluation.table import render
+    from specter_utils.io import atomic_write
+
+    _, table = render(results)
+    table = f"Benchmark: {corpus_label(Path(out_dir).parent)}\n\n{table}"
+    note = (
+        "Rows without '(paper)': this run, every model on the same benchmark and split. '(paper)' rows: SCIDOCS "
+        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run has "
+        "(the same columns in every row), `paper avg` the paper's own 12-metric average."
+    )
+    out_dir = Path(out_dir)
+    with atomic_write(out_dir / RESULTS_TABLE) as handle:
+        handle.write(f"{table}\n\n{note}\n")
+    write_json(out_dir / "results.json", results)
+    return table
+
+
+# ---------------------------------------------------------------- ablations (notebook 07)
+REFERENCE = "specter"  # the reference row of the ablation table: the main run's model (notebooks 02-04)
+
+# Each variant of notebook 07: the run specification's keys it overrides, and nothing else.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "no_hard_negatives": {"mining.no_hard_negatives": True},  # Table 2: every negative a random paper
+    "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors instead of [CLS]
+    "spectroid": {"mining.spectroid": True},  # positives drawn in proportion to their in-citations
+}
+
+
+def ablation_spec(spec: RunSpec, name: str) -> RunSpec:
+    """The specification of one ablation variant: ``spec`` plus the variant's overrides."""
+    if name not in ABLATIONS:
+        raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
+    return spec.with_overrides(ABLATIONS[name])
+
+
+def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
+    """The ablation table's reference row: the main run's trained model (its embeddings of notebook 04),
+    evaluated on the ablation tasks; nothing is retrained, so it equals the main results' trained row."""
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    tasks = spec["ablations.tasks"] or None
+    mined = read_json(paths.notebook_dir("02_mine_triplets") / "metrics.json")
+    trained = read_json(paths.notebook_dir("03_train_specter") / "metrics.json")
+    embedded = read_json(paths.notebook_dir("04_embed_papers") / "metrics.json")["embeddings"]["trained"]
+    return {
+        "changes": {},
+        "source": "the main run (notebooks 02-04)",
+        "triplets": mined["train"]["triplets"],
+        "training": trained["results"],
+        "embedding": embedded,
+        "results": evaluate_file(scidocs, paths.embedding_file("trained"), tasks, spec["evaluation.split"]),
+    }
+
+
+def run_ablation(spec: RunSpec, paths: RunPaths, name: str) -> dict[str, Any]:
+    """One variant of notebook 07 through the same stages as the main run: mine + audit, train, embed, evaluate.
+
+    Only the papers the evaluation of ``ablations.tasks`` reads are embedded, at the run's evaluation length.
+    """
+    variant, out = ablation_spec(spec, name), paths.ablation_dir(name)
+    started = time.time()
+    mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
+    trained = train(variant, out / "triplets", paths.train_data_dir / "metadata.json", out / "train")
+    scidocs = paths.scidocs_dir(variant["evaluation.scidocs_dir"])
+    tasks, split = variant["ablations.tasks"] or None, variant["evaluation.split"]
+    embedding_file = out / "embeddings.jsonl"
+    embedded = embed(variant, trained["model_dir"], papers_to_embed(scidocs, split, tasks), embedding_file)
+    return {
+        "changes": ABLATIONS[name],
+        "triplets": mined["train"]["triplets"],
+        "leakage": mined["leakage"],
+        "training": trained["summary"]["results"],
+        "embedding": embedded,
+        "results": evaluate_file(scidocs, embedding_file, tasks, split),
+        "seconds": round(time.time() - started, 1),
+    }
