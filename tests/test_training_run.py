@@ -229,7 +229,7 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
     argv = [sys.executable, "-m", "specter_utils", "train", "--triplets", str(triplet_dir)]
     argv += ["--metadata", str(triplet_dir / "metadata.json"), "--out", str(out)]
     for name, value in config.items():
-        if name not in {"triplets", "metadata", "out", "preset"} and isinstance(value, int | float | str):
+        if name not in {"triplets", "metadata", "out", "preset", "recipe"} and isinstance(value, int | float | str):
             if isinstance(value, bool):
                 argv.append(f"--{'' if value else 'no-'}{name.replace('_', '-')}")
             else:
