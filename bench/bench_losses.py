@@ -3,8 +3,7 @@
 Every setting trains the real model (default ``minilm``) on the same real triplets through
 ``specter_utils.training.train_specter`` for a few optimiser steps; the first step (warm-up) is
 not timed. The ratio column is against the paper recipe (triplet loss, [CLS], batch 8 x 4
-accumulation, the old cpu preset) measured in the same process. On a CPU, one batch of 32 is much
-faster than 4 accumulated batches of 8 (bigger matrix products), with the same gradient.
+accumulation, the old cpu preset) measured in the same process.
 
     python bench/bench_losses.py --triplets runs/r11/triplets --metadata runs/r11/bench/train/metadata.json
 """

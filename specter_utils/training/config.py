@@ -170,13 +170,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         # Training length only (embedding for evaluation keeps its own, 128 or more): title and the first ~50
         # words of the abstract, about 2.5x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
         "max_seq_length": 64,
-        # 3,000 triplets, one pass: about 15 minutes on 2 cores with the recommended recipe, the budget at which
+        # 3,000 triplets, one pass: about 10 minutes on 2 cores with the recommended recipe (64 wordpieces), at which
         # it beats its base model on held-out hep-th papers (docs/results.md, "Training recipes")
         "max_train_triplets": 3000,
         "epochs": 1.0,
         "max_val_triplets": 200,  # each evaluation embeds 3 texts per val triplet (loss + triplet accuracy)
-        # One forward batch of 32, not 8 x 4 accumulation: the same gradient, and on 2 cores about 3x the
-        # triplets/s (larger matrix products; bench/bench_losses.py). In-batch recipes raise it to 64.
+        # One forward batch of 32 instead of 8 x 4 accumulation: the same gradient, fewer steps of Python
+        # overhead; on 2 cores both run at about 2.5-2.8 triplets/s at 128 wordpieces (bench/bench_losses.py).
+        # In-batch recipes raise it to 64.
         "per_device_batch_size": 32,
         "save_steps": 50,  # checkpoints hold the optimiser state (about 270 MB for MiniLM): every ~10 minutes
         "eval_steps": 1000,  # validation before training and at the end (a 1-epoch CPU run has ~50 steps)
