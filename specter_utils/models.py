@@ -15,6 +15,7 @@ from pathlib import Path
 from specter_utils.errors import OfflineError
 
 DEFAULT_MODEL = "minilm"
+POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
 OFFLINE_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
 
@@ -123,3 +124,13 @@ def model_pooling_detail(path: str) -> str:
         else:
             parts.append(kind)
     return "+".join(parts) or "model"
+
+
+def resolve_pooling(path: str, pooling: str | None) -> str:
+    """``None``/``auto`` -> ``model`` (a sentence-transformers model's own pooling) or ``cls``."""
+    pooling = (pooling or "auto").lower()
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+    if pooling == "auto":
+        return "model" if is_sentence_transformers_model(path) else "cls"
+    return pooling

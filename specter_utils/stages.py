@@ -236,12 +236,10 @@ def evaluate_file(
     scidocs_dir: str | Path, embedding_file: str | Path, tasks: list[str] | None = None, split: str = "test"
 ) -> dict[str, Any]:
     """SCIDOCS results (x 100) of one embeddings file on a SCIDOCS-layout folder."""
-    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.embedding.io import read_embeddings_fast
     from specter_utils.evaluation.suite import evaluate as evaluate_suite
 
-    embedding_file = Path(embedding_file)
-    npy = embedding_file.with_suffix(".npy")
-    embeddings = read_embeddings(npy if npy.exists() else embedding_file)
+    embeddings = read_embeddings_fast(embedding_file)
     return evaluate_suite(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
 
 

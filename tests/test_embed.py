@@ -14,11 +14,12 @@ from specter_utils.cli import main
 from specter_utils.data.records import Paper
 from specter_utils.embedding import embed as embed_module
 from specter_utils.embedding.embed import embed_papers, embed_to_file, length_order, plan_chunks
-from specter_utils.embedding.encoder import load_encoder, resolve_pooling
+from specter_utils.embedding.encoder import load_encoder
 from specter_utils.embedding.inputs import load_papers
 from specter_utils.embedding.io import read_embeddings, sidecar_paths
 from specter_utils.embedding.shards import merge_shard_files, parse_shard, select_shard
 from specter_utils.errors import DataError
+from specter_utils.models import resolve_pooling
 
 WORDS = "string theory brane gauge field duality black hole entropy quantum gravity anomaly".split()
 

@@ -63,14 +63,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     metrics = mine_dir(args.data_dir, args.out, config)
-    for split in ("train", "val"):
-        m = metrics[split]
-        t = m["triplets"]
-        skipped = ", ".join(f"{k} {v}" for k, v in m["queries_skipped"].items() if v) or "none"
-        print(
-            f"{split}: {t['total']:,} triplets ({t['hard']:,} hard, {t['easy']:,} easy) from "
-            f"{m['queries_used']:,}/{m['queries']:,} queries; skipped: {skipped}"
-        )
+    _print_counts(metrics)
     print(f"papers: {json.dumps(metrics['papers'])}")
     print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
     return 0
@@ -87,13 +80,7 @@ def _run_scincl(args: argparse.Namespace) -> int:
             "--strategy",
         )
     metrics = mine_scincl_dir(args.data_dir, args.out, ScinclConfig(max_triplets=args.max_triplets, seed=args.seed))
-    for split in ("train", "val"):
-        m = metrics[split]
-        t = m["triplets"]
-        print(
-            f"{split}: {t['total']:,} triplets ({t['hard']:,} hard, {t['easy']:,} easy) from "
-            f"{m['queries_used']:,}/{m['queries']:,} queries; skipped: {m['queries_skipped']}"
-        )
+    _print_counts(metrics)
     train = metrics["train"]
     print(
         f"graph: {train['graph_nodes']:,} nodes; positives = kNN ranks {train['positive_ranks'][0]}-"
@@ -102,3 +89,15 @@ def _run_scincl(args: argparse.Namespace) -> int:
     )
     print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
     return 0
+
+
+def _print_counts(metrics: dict) -> None:
+    """One line per split: triplets by kind, queries used, and why the others were skipped."""
+    for split in ("train", "val"):
+        m = metrics[split]
+        t = m["triplets"]
+        skipped = ", ".join(f"{k} {v}" for k, v in m["queries_skipped"].items() if v) or "none"
+        print(
+            f"{split}: {t['total']:,} triplets ({t['hard']:,} hard, {t['easy']:,} easy) from "
+            f"{m['queries_used']:,}/{m['queries']:,} queries; skipped: {skipped}"
+        )

@@ -15,20 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.models import is_sentence_transformers_model, model_pooling_detail, resolve_model
+from specter_utils.models import (
+    is_sentence_transformers_model,
+    model_pooling_detail,
+    resolve_model,
+    resolve_pooling,
+)
 
-POOLINGS = ("auto", "cls", "mean")
 DTYPES = ("auto", "float32", "bfloat16")
-
-
-def resolve_pooling(path: str, pooling: str | None) -> str:
-    """``None``/``auto`` -> ``model`` (a sentence-transformers model's own pooling) or ``cls``."""
-    pooling = (pooling or "auto").lower()
-    if pooling not in POOLINGS:
-        raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
-    if pooling == "auto":
-        return "model" if is_sentence_transformers_model(path) else "cls"
-    return pooling
 
 
 def resolve_device(device: str | None) -> str:

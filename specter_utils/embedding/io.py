@@ -128,6 +128,13 @@ def read_embeddings(path: str | Path) -> EmbeddingSet:
     return read_embeddings_jsonl(path)
 
 
+def read_embeddings_fast(path: str | Path) -> EmbeddingSet:
+    """:func:`read_embeddings` of ``FILE.npy`` when it sits beside ``FILE.jsonl`` (written with it), else of ``path``."""
+    path = Path(path)
+    npy = path.with_suffix(".npy")
+    return read_embeddings(npy if npy.exists() else path)
+
+
 def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool = True) -> None:
     """Write the SCIDOCS JSONL (and the ``.npy``/ids/meta sidecars), each file atomically."""
     path = Path(path)

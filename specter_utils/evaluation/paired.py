@@ -52,13 +52,11 @@ def score_row(
     name: str, files: Sequence[str | Path], qrels_by_task: Mapping[str, Mapping[str, Mapping[str, int]]]
 ) -> RowScores:
     """Per-query AP of each embeddings file (one per seed) on each task."""
-    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.embedding.io import read_embeddings_fast
 
     row = RowScores(name=name, files=[str(f) for f in files])
     for file in files:
-        path = Path(file)
-        npy = path.with_suffix(".npy")
-        embeddings = read_embeddings(npy if npy.exists() else path)
+        embeddings = read_embeddings_fast(file)
         row.seeds.append(
             {task: per_query_ap(qrels, embeddings, f"{name}/{task}") for task, qrels in qrels_by_task.items()}
         )

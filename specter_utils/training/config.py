@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from specter_utils.errors import DataError
+from specter_utils.models import POOLINGS
 
-POOLING_MODES = ("auto", "cls", "mean")
+POOLING_MODES = POOLINGS  # auto, cls, mean (models.resolve_pooling)
 # triplet: the paper's margin loss; mnrl: in-batch negatives (MultipleNegativesRankingLoss) plus the mined negative;
 # mnrl-citation: mnrl with in-batch papers linked to the query in the training graph masked out; gist: GISTEmbedLoss
 # with the frozen base model as guide (the library's own false-negative filter).
@@ -235,6 +236,13 @@ def field_comments() -> dict[str, str]:
     return comments
 
 
+def _named(table: dict[str, dict[str, Any]], name: str, kind: str) -> dict[str, Any]:
+    """The values of preset or recipe ``name``; a DataError listing the known names otherwise."""
+    if name not in table:
+        raise DataError(f"unknown {kind} {name!r} (expected one of {sorted(table)})", "TrainConfig", record_id=kind)
+    return table[name]
+
+
 def make_config(preset: str | None = None, recipe: str | None = None, **overrides: Any) -> TrainConfig:
     """Defaults, then the preset's values, then the recipe's, then ``overrides`` (CLI flags or notebook parameters).
 
@@ -243,19 +251,11 @@ def make_config(preset: str | None = None, recipe: str | None = None, **override
     """
     values: dict[str, Any] = {}
     if preset:
-        if preset not in PRESETS:
-            raise DataError(
-                f"unknown preset {preset!r} (expected one of {sorted(PRESETS)})", "TrainConfig", record_id="preset"
-            )
-        values.update(PRESETS[preset])
+        values.update(_named(PRESETS, preset, "preset"))
         values["preset"] = preset
     recipe = recipe or (DEFAULT_RECIPE.get(preset, "") if preset else "")
     if recipe:
-        if recipe not in RECIPES:
-            raise DataError(
-                f"unknown recipe {recipe!r} (expected one of {sorted(RECIPES)})", "TrainConfig", record_id="recipe"
-            )
-        values.update(RECIPES[recipe])
+        values.update(_named(RECIPES, recipe, "recipe"))
         values["recipe"] = recipe
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(overrides) - known)

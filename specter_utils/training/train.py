@@ -32,9 +32,9 @@ from specter_utils.io import read_json, write_json
 from specter_utils.models import (
     DEFAULT_MODEL,
     OFFLINE_ALIASES,
-    is_sentence_transformers_model,
     model_pooling_detail,
     resolve_model,
+    resolve_pooling,
 )
 from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
@@ -76,16 +76,9 @@ def base_model_id(name: str) -> str:
     return name
 
 
-def resolve_training_pooling(base_model: str, pooling: str) -> str:
-    """``auto`` -> ``model`` for a sentence-transformers base (its own pooling), ``cls`` otherwise."""
-    if pooling != "auto":
-        return pooling
-    return "model" if is_sentence_transformers_model(resolve_model(base_model)) else "cls"
-
-
 def describe_pooling(base_model: str, pooling: str) -> str:
     """What the trained model's pooling is, e.g. ``mean+normalize (the base model's own)`` or ``cls``."""
-    resolved = resolve_training_pooling(base_model, pooling)
+    resolved = resolve_pooling(resolve_model(base_model), pooling)
     if resolved == "model":
         return f"{model_pooling_detail(resolve_model(base_model))} (the base model's own)"
     return resolved
@@ -102,7 +95,7 @@ def build_model(base_model: str = DEFAULT_MODEL, pooling: str = "auto", max_seq_
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     path = resolve_model(base_model)  # OfflineError at once for a hub id while offline
-    resolved = resolve_training_pooling(base_model, pooling)
+    resolved = resolve_pooling(resolve_model(base_model), pooling)
     detail = describe_pooling(base_model, pooling)
     card = SentenceTransformerModelCardData(
         model_name=f"SPECTER reproduction ({detail} pooling) from {base_model_id(base_model)}",
