@@ -337,3 +337,34 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str) -> dict[str, Any]:
         "results": evaluate_file(scidocs, embedding_file, tasks, split),
         "seconds": round(time.time() - started, 1),
     }
+
+
+# ---------------------------------------------------------------- similar papers (notebook 04, section 5)
+def similar_papers(
+    papers: dict[str, Any], embeddings_file: str | Path, index_file: str | Path, n_queries: int = 3, k: int = 5
+) -> dict[str, Any]:
+    """Index ``embeddings_file`` (FAISS, exact up to ``search.EXACT_MAX``) and find the ``k`` nearest papers of
+    the ``n_queries`` most-cited papers in it (citations counted within ``papers``' reference lists).
+
+    Writes the index to ``index_file`` (``specter-utils search --index`` reads it). Returns ``table`` (a
+    DataFrame: query, rank, neighbour, score), ``queries`` (id -> in-corpus citations) and ``index`` settings.
+    """
+    from collections import Counter
+
+    from specter_utils.data.graph import edges_from_paper_lists
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.search import build_index, neighbours_table
+
+    embeddings = read_embeddings(embeddings_file)
+    index = build_index(embeddings, titles={pid: p.title for pid, p in papers.items()}, source=str(embeddings_file))
+    index.save(index_file)
+    cited = Counter(b for _, b in edges_from_paper_lists(papers))
+    ranked = sorted((pid for pid in index.ids if cited[pid]), key=lambda pid: (-cited[pid], pid))
+    queries = {pid: cited[pid] for pid in ranked[:n_queries]}
+    if not queries:
+        raise DataError("no embedded paper is cited by another: nothing to search from", embeddings_file)
+    return {
+        "table": neighbours_table(index, list(queries), k=k),
+        "queries": queries,
+        "index": {"file": str(index_file), "papers": len(index), **index.settings},
+    }
