@@ -18,23 +18,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--corpus", required=True, choices=("hepth", "synthetic"), help="corpus kind")
     parser.add_argument(
-        "--src", type=Path, default=None, help="hepth: folder with the SNAP files (default ../shared/data/hepth)"
+        "--src", type=Path, default=None, help="hepth: folder with the SNAP files (default: ../shared/data/hepth)"
     )
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--n-queries", type=int, default=1000, help="queries per ranking task, val + test (1000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument("--n-queries", type=int, default=1000, help="queries per ranking task, val + test")
     parser.add_argument(
         "--max-class-papers",
         type=int,
         default=0,
-        help="cap on the classification task's papers, a stratified sample over all classes (default 0: all)",
+        help="cap on the classification task's papers, a stratified sample over all classes (default: 0: all)",
     )
     parser.add_argument(
         "--negative-pool",
         type=int,
         default=0,
         help="draw each query's random negatives from a seeded sample of this many papers, which bounds the papers "
-        "to embed per model (default 0: every paper with text)",
+        "to embed per model (default: 0: every paper with text)",
     )
     parser.set_defaults(func=run)
 

@@ -34,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--reference", nargs="+", default=None, help="rows to test every row against (default: the first)"
     )
     parser.add_argument("--tasks", nargs="+", default=["cite", "cocite"], help="ranking tasks (default: cite cocite)")
-    parser.add_argument("--split", choices=("test", "val"), default="test", help="qrels split (default test)")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap and permutation resamples (10000)")
+    parser.add_argument("--split", choices=("test", "val"), default="test", help="qrels split (default: test)")
+    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap and permutation resamples")
     parser.add_argument("--out", type=Path, default=None, help="also write the comparison as JSON")
     parser.set_defaults(func=run)
 

@@ -37,9 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: the copy in ../shared/data)",
     )
     convert.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split (default 0)")
-    convert.add_argument("--val-fraction", type=float, default=0.1, help="share of queries in val.txt (default 0.1)")
-    convert.add_argument("--test-fraction", type=float, default=0.0, help="share of queries in test.txt (default 0.0)")
+    convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split (default: 0)")
+    convert.add_argument("--val-fraction", type=float, default=0.1, help="share of queries in val.txt (default: 0.1)")
+    convert.add_argument("--test-fraction", type=float, default=0.0, help="share of queries in test.txt (default: 0.0)")
     convert.set_defaults(func=run_convert)
 
     stats = commands.add_parser(
@@ -79,9 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Everything written is labelled synthetic.",
     )
     synthetic.add_argument("--out", type=Path, required=True, help="output folder")
-    synthetic.add_argument("--papers", type=int, default=600, help="number of papers (default 600)")
-    synthetic.add_argument("--topics", type=int, default=6, help="number of topics = classes (default 6)")
-    synthetic.add_argument("--seed", type=int, default=0, help="generator and split seed (default 0)")
+    synthetic.add_argument("--papers", type=int, default=600, help="number of papers (default: 600)")
+    synthetic.add_argument("--topics", type=int, default=6, help="number of topics = classes (default: 6)")
+    synthetic.add_argument("--seed", type=int, default=0, help="generator and split seed (default: 0)")
     synthetic.set_defaults(func=run_synthetic)
 
     audit = commands.add_parser(

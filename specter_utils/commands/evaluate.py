@@ -33,11 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--user-citation", type=Path, help="embeddings for co-view, co-read, cite, co-cite")
     parser.add_argument("--recomm", type=Path, help="embeddings for the recommendation task")
     parser.add_argument("--tasks", nargs="+", help="tasks to run (default: every task present)")
-    parser.add_argument("--split", choices=("test", "val"), default="test", help="evaluated split (default test)")
+    parser.add_argument("--split", choices=("test", "val"), default="test", help="evaluated split (default: test)")
     parser.add_argument("--out", type=Path, required=True, help="results JSON file")
     parser.add_argument("--n-jobs", type=int, default=1, help="threads for classification (2: MAG and MeSH together)")
     parser.add_argument(
-        "--recomm-seeds", type=int, nargs="+", default=None, help="seeds of the recommendation ranker (default 7-11)"
+        "--recomm-seeds", type=int, nargs="+", default=None, help="seeds of the recommendation ranker (default: 7-11)"
     )
     parser.add_argument(
         "--compare",

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data-dir", type=Path, required=True, help="folder with data.json, metadata.json, train.txt")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -36,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-hard-negatives", action="store_true", help="Table 2 ablation: every triplet easy (random negative)"
     )
     parser.add_argument("--max-triplets", type=int, default=None, help="cap on train triplets (whole random queries)")
-    parser.add_argument("--triplets-per-query", type=int, default=5, help="triplets per query (default 5)")
+    parser.add_argument("--triplets-per-query", type=int, default=5, help="triplets per query (default: 5)")
     parser.add_argument(
-        "--hard-ratio", type=float, default=0.3, help="share of hard triplets, rounded up (default 0.3)"
+        "--hard-ratio", type=float, default=0.3, help="share of hard triplets, rounded up (default: 0.3)"
     )
     parser.set_defaults(func=run)
 

@@ -16,10 +16,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "shows the run without running anything. The source notebooks stay stripped. "
         "'specter-utils run --preset P --report' does the same at the end of a run.",
     )
-    parser.add_argument("--run", default="hepth", help="run name under the results folder (default hepth)")
-    parser.add_argument("--results-dir", default=None, help="root of the run folders (default results/)")
+    parser.add_argument("--run", default="hepth", help="run name under the results folder (default: hepth)")
+    parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
     parser.add_argument("--preset", default=None, help="report name (default: the run's preset)")
-    parser.add_argument("--out", default=None, help="output folder (default reports/<preset>/)")
+    parser.add_argument("--out", default=None, help="output folder (default: reports/<preset>/)")
     parser.set_defaults(func=run)
 
 

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
         + PRESET_HELP,
     )
-    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default demo)")
+    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default: demo)")
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -55,9 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NB",
         help=f"only these notebooks, by name or number (e.g. 05 06); known: {', '.join(NOTEBOOKS)}",
     )
-    parser.add_argument("--results-dir", default=None, help="root of the run folders (default results/)")
-    parser.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
-    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default python3: this interpreter)")
+    parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
+    parser.add_argument("--figures-dir", default=None, help="where figures go (default: figures/)")
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default: python3: this interpreter)")
     parser.add_argument("--log-output", action="store_true", help="stream the notebooks' output to the terminal")
     parser.set_defaults(func=run)
 

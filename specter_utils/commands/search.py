@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--abstract", help="abstract of a query paper")
     query.add_argument("--text", help="free text, embedded as a title")
     parser.add_argument("--embeddings", type=Path, help="take --paper-id's vector from this embeddings file")
-    parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours to show (default 10)")
+    parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours to show (default: 10)")
     parser.add_argument("--model", help="check: the model the query must be embedded with (default: the index's)")
     parser.add_argument("--pooling", help="check: pooling (default: the index's)")
     parser.add_argument("--max-length", type=int, help="check: wordpieces (default: the index's)")
