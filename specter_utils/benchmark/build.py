@@ -14,6 +14,7 @@ Held-out queries are the cite and co-cite queries (two disjoint sets). Every can
 from __future__ import annotations
 
 import random
+import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -171,6 +172,8 @@ def build_benchmark(
         config = replace(config, max_class_papers=max_class_papers)
     if negative_pool is not None:
         config = replace(config, negative_pool=negative_pool)
+    if config.n_queries < 1:
+        raise ValueError(f"n_queries must be at least 1, got {config.n_queries}")
     if (config.max_class_papers or 0) < 0:
         raise ValueError(f"max_class_papers must be a number of papers (0: all), got {config.max_class_papers}")
     if (config.negative_pool or 0) < 0:
@@ -220,6 +223,15 @@ def build_benchmark(
     leakage = training_leakage(train, held_out)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
+    if not cite_qrels and not cocite_qrels:  # checked before anything is written
+        if cite_eligible or cocite_eligible:
+            raise DataError(
+                f"corpus {corpus.name!r}: no ranking query fits: at most {per_task_cap} held-out queries per task "
+                f"({config.max_heldout_fraction} of {len(text)} papers with text, halved)"
+            )
+        raise DataError(f"corpus {corpus.name!r}: no paper has {config.min_positives}+ references with text")
+    for stale in (TRAIN_DIR, SCIDOCS_DIR):  # a rebuild replaces the benchmark whole: no task of an earlier build
+        shutil.rmtree(out_dir / stale, ignore_errors=True)
     write_specter_dir(out_dir / TRAIN_DIR, train)
 
     # 5. SCIDOCS metadata, with the graph the training dir sees

@@ -226,7 +226,7 @@ def last_checkpoint(checkpoint_dir: Path) -> Path | None:
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
-    """Check the run dir, record the config, and return the checkpoint to resume from (if any)."""
+    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any)."""
     final_dir = run_dir / MODEL_DIR
     if final_dir.exists() and not config.overwrite:
         raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
@@ -241,6 +241,12 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
                 "restore them, pass --no-resume to start over, or use another --out",
                 config_path,
             )
+    return checkpoint
+
+
+def _record_config(config: TrainConfig, run_dir: Path) -> None:
+    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
+    config_path = run_dir / CONFIG_FILE
     if is_main_process():
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
@@ -248,7 +254,6 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
         write_json(
             config_path, {**config.to_dict(), "resolved_pooling": describe_pooling(config.base_model, config.pooling)}
         )
-    return checkpoint
 
 
 def _device_name() -> str:
@@ -336,6 +341,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     train_dataset = data.train.to_dataset(0 if with_rows else None)
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
+    _record_config(config, run_dir)
 
     # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses).
     loss = build_loss(config, model, row_papers, base_model=base)
