@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from specter_utils.errors import DataError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +33,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = write_report(run_dir, args.out, args.preset)
     except FileNotFoundError as exc:
-        print(f"specter-utils report: {exc}", file=sys.stderr)
-        return 2
+        raise DataError(str(exc), run_dir) from None
     print(f"wrote {out} ({len(list(out.glob('*.ipynb')))} executed notebooks)")
     return 0

@@ -100,6 +100,16 @@ class ReadReport:
         return "\n".join(lines)
 
 
+def check_id(value: Any, path: str | Path, line: int | None = None, what: str = "paper id") -> str:
+    """A paper id as every format allows it: a non-empty string (or number) without whitespace."""
+    if value is None or isinstance(value, (bool, list, dict, float)):
+        raise DataError(f"{what} {value!r} is not an id", path, line)
+    text = str(value)
+    if not text or any(ch.isspace() for ch in text):
+        raise DataError(f"{what} is empty or contains whitespace", path, line, text)
+    return text
+
+
 def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
     """The validated records of a paper metadata file, as stored (the rule is in this module's docstring)."""
     path = Path(path)
@@ -111,8 +121,11 @@ def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
     if not raw:
         raise DataError("empty file: no papers", path)
     for key, record in raw.items():
+        check_id(key, path)
         if not isinstance(record, dict):
             raise DataError("paper record must be an object", path, record_id=key)
+        if "paper_id" in record and record["paper_id"] is None:
+            raise DataError("paper_id is null", path, record_id=key)
         if "title" not in record:
             raise DataError("missing required field 'title'", path, record_id=key)
         record_id = record.get("paper_id")
