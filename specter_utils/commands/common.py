@@ -136,6 +136,15 @@ def add_out(parser: argparse.ArgumentParser, help: str, required: bool = True, o
         parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
 
 
+def silence_progress() -> None:
+    """``--quiet``: no progress bars from the libraries either (model loading, downloads)."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    with contextlib.suppress(ImportError):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+
 # ---------------------------------------------------------------- checks before work
 def input_file(path: Path, flag: str) -> Path:
     """``path`` must be an existing file (not a folder)."""

@@ -15,6 +15,7 @@ from specter_utils.commands.common import (
     add_quiet,
     check_out_file,
     input_file,
+    silence_progress,
 )
 from specter_utils.errors import DataError
 
@@ -239,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.embedding.shards import merge_shard_files, parse_shard
 
     _check_arguments(args)
+    if args.quiet:
+        silence_progress()
     if args.merge:
         merged = merge_shard_files(args.merge, args.out)
         print(

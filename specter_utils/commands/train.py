@@ -21,6 +21,7 @@ from specter_utils.commands.common import (
     input_dir,
     input_file,
     int_at_least,
+    silence_progress,
 )
 from specter_utils.errors import DataError
 from specter_utils.training.config import (
@@ -159,6 +160,8 @@ def check_paths(config: TrainConfig) -> None:
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args).validate()
     check_paths(config)
+    if not config.progress_bar:
+        silence_progress()
     from specter_utils.training.train import is_main_process, train_specter
 
     final_dir = train_specter(config)
