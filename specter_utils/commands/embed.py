@@ -16,6 +16,9 @@ examples:
   specter-utils embed --merge emb/part-*.jsonl --out emb/all.jsonl
   # every visible GPU of one machine:
   specter-utils embed --model M --metadata F --out emb/all.jsonl --multi-gpu
+  # Ray Data: a local Ray on this machine, or an existing cluster (GPU actors where it has GPUs):
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray --ray-address HEAD:6379
   # on a CPU with openvino installed, --backend auto (the default) converts the model once to OpenVINO
   # (cached beside the model folder); the plain torch path:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
@@ -62,6 +65,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
         "auto (default): openvino for a float32 run on the CPU when it is installed, else torch",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: a Ray Data pipeline over model replicas (actors), on a local Ray it starts itself or on "
+        "--ray-address; pip install 'specter-utils[scale]' (default local)",
+    )
+    parser.add_argument("--ray-address", help="--engine ray: an existing cluster, HOST:PORT, ray://HOST:PORT or auto")
+    parser.add_argument(
+        "--ray-workers",
+        type=int,
+        help="--engine ray: model replicas (default: one per GPU, else one per CPU but one)",
     )
     parser.add_argument("--shard", help="embed only shard i/n of the papers (0 <= i < n), for separate jobs")
     parser.add_argument("--multi-gpu", action="store_true", help="spread the work over every visible GPU")
@@ -180,6 +196,46 @@ def _openvino_encoder(args: argparse.Namespace, devices: list[str] | None):
         return encoder
 
 
+def _run_ray(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
+    """``--engine ray``: the same output files, made by a Ray Data pipeline."""
+    from specter_utils.embedding.embed import describe
+    from specter_utils.embedding.ray_engine import embed_with_ray
+
+    clashes = [
+        flag
+        for flag, given in (
+            ("--shard", args.shard),
+            ("--multi-gpu", args.multi_gpu),
+            ("--device", args.device),
+            ("--backend openvino", args.backend == "openvino"),
+        )
+        if given
+    ]
+    if clashes:
+        print(f"embed: {', '.join(clashes)} cannot be used with --engine ray (Ray places the work)", file=sys.stderr)
+        return 2
+    if args.ray_workers is not None and args.ray_workers < 1:
+        print(f"embed: --ray-workers must be at least 1, got {args.ray_workers}", file=sys.stderr)
+        return 2
+    result = embed_with_ray(
+        args.model,
+        papers,
+        args.out,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        pooling=args.pooling,
+        dtype=args.dtype,
+        workers=args.ray_workers,
+        address=args.ray_address,
+        chunk_size=args.chunk_size,
+        resume=not args.no_resume,
+        progress=not args.quiet,
+        info={"synthetic": synthetic} if synthetic is not None else None,
+    )
+    print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Embed, compute a baseline, or merge shards."""
     from specter_utils.data.records import ReadReport
@@ -218,6 +274,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_baseline(args, papers, synthetic)
 
     from specter_utils.embedding.embed import describe, embed_to_file
+
+    if args.engine == "ray":
+        return _run_ray(args, papers, synthetic)
 
     devices = None
     if args.multi_gpu:
