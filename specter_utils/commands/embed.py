@@ -33,6 +33,9 @@ examples:
   specter-utils embed --merge emb/part-*.jsonl --out emb/all.jsonl
   # every visible GPU of one machine:
   specter-utils embed --model M --metadata F --out emb/all.jsonl --multi-gpu
+  # Ray Data: a local Ray on this machine, or an existing cluster (GPU actors where it has GPUs):
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray --ray-address HEAD:6379
   # on a CPU with openvino installed, --backend auto (the default) converts the model once to OpenVINO
   # (cached beside the model folder); the plain torch path:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
@@ -79,6 +82,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
         "auto: openvino for a float32 run on the CPU when it is installed, else torch",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: a Ray Data pipeline over model replicas (actors), on a local Ray it starts itself or on "
+        "--ray-address; pip install 'specter-utils[scale]' (default local)",
+    )
+    parser.add_argument("--ray-address", help="--engine ray: an existing cluster, HOST:PORT, ray://HOST:PORT or auto")
+    parser.add_argument(
+        "--ray-workers",
+        type=POSITIVE_INT,
+        help="--engine ray: model replicas (default: one per GPU, else one per CPU but one)",
     )
     parser.add_argument("--shard", help="embed only shard i/n of the papers (0 <= i < n), for separate jobs")
     parser.add_argument("--multi-gpu", action="store_true", help="spread the work over every visible GPU")
@@ -230,8 +246,62 @@ def _check_inputs(args: argparse.Namespace) -> None:
                 "it in one job",
                 "--baseline",
             )
-    elif args.model not in ("minilm",) and Path(args.model).is_dir() and not any(Path(args.model).iterdir()):
+    if args.engine == "ray":
+        _check_ray(args)
+    elif args.ray_address or args.ray_workers:
+        raise DataError("--ray-address and --ray-workers need --engine ray", "--engine")
+    if (
+        args.baseline is None
+        and args.model not in ("minilm",)
+        and Path(args.model).is_dir()
+        and not any(Path(args.model).iterdir())
+    ):
         raise DataError("--model: the model folder is empty", args.model)
+
+
+def _check_ray(args: argparse.Namespace) -> None:
+    """``--engine ray``: Ray places the work, so the flags that place it by hand do not apply."""
+    from specter_utils.embedding.ray_engine import check_address
+
+    clashes = [
+        flag
+        for flag, given in (
+            ("--shard", args.shard),
+            ("--multi-gpu", args.multi_gpu),
+            ("--device", args.device),
+            ("--backend openvino", args.backend == "openvino"),
+            ("--baseline", args.baseline),
+        )
+        if given
+    ]
+    if clashes:
+        raise DataError(f"{', '.join(clashes)} cannot be used with --engine ray (Ray places the work)", "--engine")
+    if args.ray_address:
+        check_address(args.ray_address)  # a dead address is one line now, not a minute's wait after the model loads
+
+
+def _run_ray(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
+    """``--engine ray``: the same output files, made by a Ray Data pipeline."""
+    from specter_utils.embedding.embed import describe
+    from specter_utils.embedding.ray_engine import embed_with_ray
+
+    result = embed_with_ray(
+        args.model,
+        papers,
+        args.out,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        pooling=args.pooling,
+        dtype=args.dtype,
+        workers=args.ray_workers,
+        address=args.ray_address,
+        chunk_size=args.chunk_size,
+        resume=not args.no_resume,
+        progress=not args.quiet,
+        info={"synthetic": synthetic} if synthetic is not None else None,
+    )
+    print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -268,6 +338,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_baseline(args, papers, synthetic)
 
     from specter_utils.embedding.embed import describe, embed_to_file
+
+    if args.engine == "ray":
+        return _run_ray(args, papers, synthetic)
 
     devices = None
     if args.multi_gpu:
