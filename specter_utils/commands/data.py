@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-CONVERT_FORMATS = ("hepth", "s2orc")
+from specter_utils.data.load import CORPUS_KINDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,19 +29,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "citation, 1 = citation of a citation), metadata.json and train/val/test.txt. Prints counts and "
         "every oddity met while reading.",
     )
-    convert.add_argument("--format", required=True, choices=CONVERT_FORMATS, help="corpus format")
-    convert.add_argument(
-        "--src",
-        type=Path,
-        default=None,
-        help="hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc: the metadata .jsonl file "
-        "(default: the copy in ../shared/data)",
+    from specter_utils.commands.build_benchmark import add_corpus_arguments
+
+    add_corpus_arguments(
+        convert,
+        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc, openalex, jsonl: the record file "
+        "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
     )
+    convert.add_argument("--format", dest="corpus", choices=CORPUS_KINDS, help=argparse.SUPPRESS)  # old name
     convert.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
     convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split (default 0)")
     convert.add_argument("--val-fraction", type=float, default=0.1, help="share of queries in val.txt (default 0.1)")
     convert.add_argument("--test-fraction", type=float, default=0.0, help="share of queries in test.txt (default 0.0)")
     convert.set_defaults(func=run_convert)
+
+    convert.add_argument("--papers", type=int, default=None, help="synthetic only: number of papers (default 600)")
 
     stats = commands.add_parser(
         "stats",
@@ -111,21 +114,27 @@ def _specter_counts(data: Any) -> str:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Read a corpus and write it in the SPECTER training format."""
+    from specter_utils.commands.build_benchmark import load_corpus_from_args
     from specter_utils.data.convert import corpus_to_specter
-    from specter_utils.data.load import load_corpus
     from specter_utils.data.specter_format import write_specter_dir
     from specter_utils.errors import DataError
 
-    corpus = load_corpus(args.format, args.src)
+    if args.corpus != "synthetic" and args.papers is not None:
+        print("specter-utils data convert: error: --papers applies to --corpus synthetic only", file=sys.stderr)
+        return 2
+    corpus = load_corpus_from_args(args, "data convert", n_papers=args.papers or 600, seed=args.seed)
+    if corpus is None:
+        return 2
     print(
         f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
     )
     data = corpus_to_specter(corpus, val_fraction=args.val_fraction, test_fraction=args.test_fraction, seed=args.seed)
     if not data.graph:
+        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
         print(corpus.report.summary())
         raise DataError(
             f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
-            f"({corpus.report.counts.get('dangling_citation', 0):,} citations point outside the corpus; the "
+            f"({dangling:,} citations point outside the corpus; the "
             f"oddities above say what was dropped). Nothing was written.",
             args.src or corpus.info.get("source"),
         )

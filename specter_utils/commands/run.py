@@ -44,8 +44,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--data-dir",
         default=None,
-        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts) for demo/hepth, the S2ORC "
-        "metadata .jsonl for scidocs (default: the generated corpus for demo, ../shared/data/hepth for hepth)",
+        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), or one S2ORC, OpenAlex or "
+        "generic record file (.jsonl, .jsonl.gz, .parquet; data/README.md), its kind detected from the file "
+        "(default: the generated corpus for demo, ../shared/data/hepth for hepth)",
+    )
+    from specter_utils.data.load import CORPUS_KINDS
+
+    parser.add_argument(
+        "--corpus",
+        choices=CORPUS_KINDS,
+        default=None,
+        help="the kind of --data-dir when it cannot be detected (sets data.corpus; synthetic takes no --data-dir). "
+        "Labels: --set data.label_field=FIELD, --set data.multi_label=exactly-one",
     )
     parser.add_argument("--run", default=None, help="run name: results/<run>/ (default: the preset's name)")
     parser.add_argument(
@@ -85,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
             log_output=args.log_output,
             progress_bar=sys.stderr.isatty(),
             overrides=overrides,
+            corpus=args.corpus,
         )
+    except ValueError as exc:  # an option that does not apply (--data-dir with --corpus synthetic)
+        print(f"specter-utils run: error: {exc}", file=sys.stderr)
+        return 2
     except (KeyError, TypeError) as exc:  # a --set key that does not exist, or a value of the wrong type
         print(f"specter-utils run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
