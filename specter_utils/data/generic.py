@@ -207,9 +207,12 @@ def _string(row: dict, name: str, path: Path, line: int, paper_id: str | None) -
 
 
 def parse_year(value: Any, path: Path, line: int, paper_id: str) -> int | None:
-    """An integer year (or a string of digits); null is no year; anything else is a DataError."""
-    if value is None:
+    """An integer year (or a string of digits, or an integral float as pandas writes a column with gaps); null
+    (or NaN) is no year; anything else is a DataError."""
+    if value is None or (isinstance(value, float) and value != value):
         return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
         raise DataError(f"'year' must be an integer or null, got {value!r}", path, line, paper_id)
     return int(value)
