@@ -17,11 +17,12 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from specter_utils.data.corpus import Corpus
-from specter_utils.data.generic import paper_to_record
+from specter_utils.data.generic import PARQUET_BATCH, paper_to_record
 from specter_utils.data.openalex import paper_to_openalex
 from specter_utils.io import atomic_write
 
@@ -65,7 +66,7 @@ def corpus_records(corpus: Corpus, fmt: str) -> Iterator[dict[str, Any]]:
         elif fmt == "s2orc":
             yield _s2orc_record(paper, refs, paper_labels)
         else:
-            renamed = type(paper)(**{**paper.__dict__, "paper_id": openalex_id[pid]})
+            renamed = replace(paper, paper_id=openalex_id[pid])
             work_refs = [openalex_id.get(r, f"W9{zlib.crc32(r.encode()):010d}") for r in refs]
             topics = [f"{label} (topic)" for label in paper_labels]
             yield paper_to_openalex(renamed, work_refs, paper_labels, topics)
@@ -81,7 +82,7 @@ def write_records(path: str | Path, records: Any) -> int:
 
         rows = list(records)
         with atomic_write(path, "wb", encoding=None) as handle:
-            pq.write_table(pa.Table.from_pylist(rows), handle)
+            pq.write_table(pa.Table.from_pylist(rows), handle, row_group_size=PARQUET_BATCH)  # streams by group
         return len(rows)
     count = 0
     with atomic_write(path, "wb", encoding=None) as raw:

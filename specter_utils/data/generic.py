@@ -73,7 +73,7 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)  # read column chunks in 1 MB pieces
     except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses for a bad file
         raise DataError(f"not a Parquet file: {exc}", path) from None
     row = 0
@@ -110,7 +110,7 @@ def label_values(value: Any, field_name: str, path: Path, line: int, paper_id: s
             raise DataError(
                 f"label field {field_name!r} must hold strings, got {type(item).__name__}", path, line, paper_id
             )
-        label = " ".join(str(item).split())
+        label = sys.intern(" ".join(str(item).split()))  # a few distinct labels over millions of papers: share them
         if not label:
             raise DataError(f"empty label in field {field_name!r}", path, line, paper_id)
         if label not in labels:
@@ -250,7 +250,7 @@ def parse_generic_record(
         title=_string(row, "title", path, line, paper_id),
         abstract=_string(row, "abstract", path, line, paper_id),
         authors=[" ".join(a.split()) for a in authors if a.strip()],
-        venue=_string(row, "venue", path, line, paper_id) or None,
+        venue=sys.intern(_string(row, "venue", path, line, paper_id)) or None,
         year=parse_year(row.get("year"), path, line, paper_id),
     )
     if label_field != "venue":
