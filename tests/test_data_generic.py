@@ -88,7 +88,7 @@ def test_unknown_reference_can_be_an_error(tmp_path):
 
 def test_openalex_round_trip_and_labels(tmp_path):
     corpus = generate_synthetic_corpus(n_papers=40, n_topics=2, seed=1)
-    path = tmp_path / "works.jsonl.gz"
+    path = tmp_path / "part_000.gz"  # as the OpenAlex snapshot names its gzipped JSON Lines
     export_corpus(corpus, "openalex", path)
     assert detect_corpus_kind(path) == "openalex"
     works = read_openalex(path)

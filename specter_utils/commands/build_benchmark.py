@@ -36,6 +36,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str) -> None
 def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
     """The corpus the flags name; an option that does not apply is a usage error (exit 2), None returned."""
     from specter_utils.data.load import check_corpus_options, load_corpus
+    from specter_utils.errors import DataError
 
     if args.corpus is None and args.src is None:
         print(
@@ -51,7 +52,13 @@ def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
             return None
     if args.corpus == "synthetic":
         return load_corpus("synthetic", **kw)
-    return load_corpus(args.corpus, args.src, label_field=args.label_field)
+    try:
+        return load_corpus(args.corpus, args.src, label_field=args.label_field)
+    except DataError:
+        raise
+    except ValueError as exc:  # an option that does not apply to the detected kind
+        print(f"specter-utils {command}: error: {exc}", file=sys.stderr)
+        return None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -31,13 +31,14 @@ from specter_utils.errors import DataError
 
 REQUIRED_FIELDS = ("paper_id", "title", "abstract", "references")
 DANGLING_POLICIES = ("drop", "keep", "error")
-RECORD_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".parquet")
+RECORD_SUFFIXES = (".jsonl", ".gz", ".parquet")  # .gz: gzipped JSON Lines (.jsonl.gz, OpenAlex's part_000.gz)
 PARQUET_BATCH = 10_000  # rows per pyarrow record batch: the most rows held as dicts at once
 
 
 def is_record_file(path: str | Path) -> bool:
-    """Whether ``path`` has a record-file suffix (``.jsonl``, ``.jsonl.gz``, ``.json.gz``, ``.parquet``)."""
-    return str(path).lower().endswith(RECORD_SUFFIXES)
+    """Whether ``path`` has a record-file suffix (``.jsonl``, ``.jsonl.gz`` or any ``.gz`` but ``.tar.gz``, ``.parquet``)."""
+    name = str(path).lower()
+    return name.endswith(RECORD_SUFFIXES) and not name.endswith(".tar.gz")
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
