@@ -168,6 +168,8 @@ def test_benchmark_records_the_label_rule_and_why_classification_is_absent(tmp_p
 def test_cli_flags_that_do_not_apply(tmp_path, capsys):
     assert main(["build-benchmark", "--corpus", "synthetic", "--src", "x.jsonl", "--out", str(tmp_path)]) == 2
     assert "--src does not apply" in capsys.readouterr().err
-    assert main(["data", "convert", "--corpus", "hepth", "--label-field", "labels", "--out", str(tmp_path)]) == 2
+    assert main(["build-benchmark", "--corpus", "hepth", "--label-field", "labels", "--out", str(tmp_path)]) == 2
     assert "does not apply" in capsys.readouterr().err
+    assert main(["data", "convert", "--corpus", "synthetic", "--src", "x.jsonl", "--out", str(tmp_path)]) == 2
+    assert "--src does not apply" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

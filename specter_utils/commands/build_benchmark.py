@@ -24,13 +24,16 @@ MULTI_LABEL_HELP = (
 )
 
 
-def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str) -> None:
-    """``--corpus``, ``--src``, ``--label-field`` (shared by build-benchmark and data convert)."""
+def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels: bool = True) -> None:
+    """``--corpus``, ``--src`` and (where labels are used) ``--label-field``: build-benchmark and data convert."""
     from specter_utils.data.load import CORPUS_KINDS
 
     parser.add_argument("--corpus", choices=CORPUS_KINDS, default=None, help=CORPUS_HELP)
     parser.add_argument("--src", type=Path, default=None, help=src_help)
-    parser.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_FIELD_HELP)
+    if labels:
+        parser.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_FIELD_HELP)
+    else:
+        parser.set_defaults(label_field=None)
 
 
 def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):

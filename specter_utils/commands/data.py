@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         convert,
         "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc, openalex, jsonl: the record file "
         "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
+        labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
     convert.add_argument("--format", dest="corpus", choices=CORPUS_KINDS, help=argparse.SUPPRESS)  # old name
     convert.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
