@@ -158,6 +158,7 @@ def test_benchmark_records_the_label_rule_and_why_classification_is_absent(tmp_p
     info = build_benchmark(load_corpus(None, path), tmp_path / "b", n_queries=10, multi_label="exactly-one")
     assert info["counts"]["mag"]["classes"] == 3 and info["synthetic"]
     assert info["counts"]["mag"]["labels"]["multi_label"] == "exactly-one"
+    assert info["read_oddities"] == {}
     unlabelled = load_corpus("jsonl", path, label_field="no_such_field")
     info = build_benchmark(unlabelled, tmp_path / "u", n_queries=10)
     assert info["counts"]["mag"]["classes"] == 0 and info["counts"]["cite"]["queries"] > 0

@@ -340,6 +340,8 @@ def build_benchmark(
         "corpus": corpus.name,
         "synthetic": corpus.synthetic,
         "corpus_info": corpus.describe(),
+        # what the reader counted: references to ids outside the corpus (dropped), untitled papers, papers without labels
+        "read_oddities": dict(corpus.report.counts),
         "seed": seed,
         "config": asdict(config),
         "counts": counts,
