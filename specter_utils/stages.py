@@ -19,13 +19,20 @@ from specter_utils.spec import RunSpec
 
 
 # ---------------------------------------------------------------- 1. prepare (notebook 01)
-def load_corpus_for_run(corpus: str, data_dir: str = "", n_papers: int = 600, n_topics: int = 6, seed: int = 0):
-    """The corpus of a run: generated (``synthetic``) or read from ``data_dir`` (default: the shared data)."""
+def load_corpus_for_run(
+    corpus: str, data_dir: str = "", n_papers: int = 600, n_topics: int = 6, seed: int = 0, label_field: str = ""
+):
+    """The corpus of a run: generated (``synthetic``) or read from ``data_dir`` (default: the shared data).
+
+    ``corpus`` ``auto`` detects the kind from ``data_dir``; ``label_field`` "" is the kind's default.
+    """
     from specter_utils.data.load import load_corpus
 
     if corpus == "synthetic":
-        return load_corpus("synthetic", n_papers=n_papers, n_topics=n_topics, seed=seed)
-    return load_corpus(corpus, resolve(data_dir) if data_dir else None)
+        return load_corpus(
+            "synthetic", n_papers=n_papers, n_topics=n_topics, seed=seed, label_field=label_field or None
+        )
+    return load_corpus(corpus, resolve(data_dir) if data_dir else None, label_field=label_field or None)
 
 
 def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
@@ -36,7 +43,9 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     from specter_utils.benchmark.build import build_benchmark
 
     data = spec.section("data")
-    corpus = load_corpus_for_run(data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"])
+    corpus = load_corpus_for_run(
+        data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"], data["label_field"]
+    )
     benchmark = build_benchmark(
         corpus,
         benchmark_dir,
@@ -44,6 +53,7 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
         n_queries=data["n_queries"],
         max_class_papers=data["max_class_papers"],
         negative_pool=data["negative_pool"],
+        multi_label=data["multi_label"],
     )
     scidocs_stats = None
     if spec["evaluation.scidocs_dir"]:

@@ -16,11 +16,10 @@ from specter_utils.commands.common import (
     int_at_least,
     staged_dir,
 )
+from specter_utils.data.load import CORPUS_KINDS
 
 SPECTER_OWNED = ("data.json", "metadata.json")  # an --out folder holding these was written by data convert
 BENCHMARK_OWNED = ("benchmark.json", "corpus.json")
-
-CONVERT_FORMATS = ("hepth", "s2orc")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,19 +40,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "citation, 1 = citation of a citation), metadata.json and train/val/test.txt. Prints counts and "
         "every oddity met while reading.",
     )
-    convert.add_argument("--format", required=True, choices=CONVERT_FORMATS, help="corpus format")
-    convert.add_argument(
-        "--src",
-        type=Path,
-        default=None,
-        help="hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc: the metadata .jsonl file "
-        "(default: the copy in ../shared/data)",
+    from specter_utils.commands.build_benchmark import add_corpus_arguments
+
+    add_corpus_arguments(
+        convert,
+        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc, openalex, jsonl: the record file "
+        "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
+        labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
+    convert.add_argument("--format", dest="corpus", choices=CORPUS_KINDS, help=argparse.SUPPRESS)  # old name
     add_out(convert, "output folder (created if missing; replaced whole with --overwrite)")
     convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split")
     convert.add_argument("--val-fraction", type=FRACTION, default=0.1, help="share of queries in val.txt, in [0, 1)")
     convert.add_argument("--test-fraction", type=FRACTION, default=0.0, help="share of queries in test.txt, in [0, 1)")
     convert.set_defaults(func=run_convert)
+
+    convert.add_argument(
+        "--papers", type=int_at_least(20), default=None, help="synthetic only: number of papers (default: 600)"
+    )
 
     stats = commands.add_parser(
         "stats",
@@ -124,8 +128,8 @@ def _specter_counts(data: Any) -> str:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Read a corpus and write it in the SPECTER training format."""
+    from specter_utils.commands.build_benchmark import load_corpus_from_args
     from specter_utils.data.convert import corpus_to_specter
-    from specter_utils.data.load import load_corpus
     from specter_utils.data.specter_format import write_specter_dir
     from specter_utils.errors import DataError
 
@@ -134,17 +138,20 @@ def run_convert(args: argparse.Namespace) -> int:
             f"--val-fraction {args.val_fraction} + --test-fraction {args.test_fraction} leave no training queries",
             "--val-fraction",
         )
+    if args.corpus != "synthetic" and args.papers is not None:
+        raise DataError("--papers applies to --corpus synthetic only", "--papers")
     check_out_dir(args.out, args.overwrite, SPECTER_OWNED)
-    corpus = load_corpus(args.format, args.src)
+    corpus = load_corpus_from_args(args, "data convert", n_papers=args.papers or 600, seed=args.seed)
     print(
         f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
     )
     data = corpus_to_specter(corpus, val_fraction=args.val_fraction, test_fraction=args.test_fraction, seed=args.seed)
     if not data.graph:
+        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
         print(corpus.report.summary())
         raise DataError(
             f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
-            f"({corpus.report.counts.get('dangling_citation', 0):,} citations point outside the corpus; the "
+            f"({dangling:,} citations point outside the corpus; the "
             f"oddities above say what was dropped). Nothing was written.",
             args.src or corpus.info.get("source"),
         )

@@ -65,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         action="extend",
         default=[],
-        help="metadata.json (SPECTER) or paper_metadata_*.json (SCIDOCS) files; several are merged",
+        help="metadata.json (SPECTER), paper_metadata_*.json (SCIDOCS) or generic record files (.jsonl, .jsonl.gz, "
+        ".parquet: paper_id, title, abstract per line, data/README.md); several are merged",
     )
     parser.add_argument("--ids", type=Path, help="only these paper ids (one per line), in this order")
     add_out(parser, "output FILE.jsonl (a part-finished run of the same command resumes)")

@@ -51,9 +51,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-dir",
         dest="src",
         default=None,
-        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts) for demo/hepth, the S2ORC "
-        "metadata .jsonl for scidocs (default: the generated corpus for demo, ../shared/data/hepth for hepth); "
-        "a relative path is taken from the current folder",
+        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), or one S2ORC, OpenAlex or "
+        "generic record file (.jsonl, .jsonl.gz, .parquet; data/README.md), its kind detected from the file "
+        "(default: the generated corpus for demo, ../shared/data/hepth for hepth); a relative path is taken from "
+        "the current folder",
+    )
+    from specter_utils.data.load import CORPUS_KINDS
+
+    parser.add_argument(
+        "--corpus",
+        choices=CORPUS_KINDS,
+        default=None,
+        help="the kind of --src when it cannot be detected (sets data.corpus; synthetic takes no --src). "
+        "Labels: --set data.label_field=FIELD, --set data.multi_label=exactly-one",
     )
     parser.add_argument("--run", default=None, help="run name: results/<run>/ (default: the preset's name)")
     parser.add_argument(
@@ -101,9 +111,13 @@ def run(args: argparse.Namespace) -> int:
             log_output=args.log_output,
             progress_bar=sys.stderr.isatty(),
             overrides=overrides,
+            corpus=args.corpus,
         )
-    except (KeyError, TypeError, ValueError) as exc:  # a --set key that does not exist, or a wrong type or value
-        raise DataError(str(exc.args[0] if exc.args else exc), "--set") from None
+    except (KeyError, TypeError, ValueError) as exc:  # a --set key that does not exist, a wrong type or value,
+        # or an option that does not apply (--src with --corpus synthetic)
+        raise DataError(
+            str(exc.args[0] if exc.args else exc), "--set" if isinstance(exc, KeyError | TypeError) else "--src"
+        ) from None
     except PipelineError as exc:
         print(f"specter-utils run: {exc}", file=sys.stderr)
         return 1
