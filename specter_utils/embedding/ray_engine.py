@@ -82,6 +82,22 @@ def check_address(address: str, timeout: float = 5.0) -> None:
         raise RayUnavailable(f"Ray address {address} does not answer ({exc.strerror or exc})") from None
 
 
+def init_ray(ray: Any, kwargs: dict[str, Any], attempts: int = 2) -> None:
+    """``ray.init(**kwargs)``; a local start is tried twice, since a loaded machine can miss Ray's fixed 30 s
+    wait for its raylet. A failure is one ``RayUnavailable`` line."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(**kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - ray.init raises bare Exceptions (e.g. a node that times out)
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            if attempt == attempts:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                where = kwargs.get("address") or "a new local instance"
+                raise RayUnavailable(f"could not start or reach Ray at {where}: {first}") from None
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = True) -> Iterator[Any]:
     """Connect to the cluster at ``address``, or start a local Ray (``ray.init()``) and stop it afterwards."""
@@ -97,11 +113,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-        try:
-            ray.init(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - ray.init raises bare Exceptions (e.g. a node that times out)
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise RayUnavailable(f"could not connect to Ray at {address or 'a new local instance'}: {first}") from None
+        init_ray(ray, kwargs, attempts=1 if address else 2)
     ray.data.DataContext.get_current().enable_progress_bars = not quiet
     try:
         yield ray
@@ -194,7 +206,7 @@ def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
     import pyarrow.parquet as pq
 
     done: dict[int, np.ndarray] = {}
-    for path in sorted(vectors_dir.glob("*.parquet")) if vectors_dir.exists() else []:
+    for path in sorted(vectors_dir.rglob("*.parquet")) if vectors_dir.exists() else []:
         try:
             table = pq.read_table(path, columns=["row", "vector"])
         except Exception:  # noqa: BLE001 - pyarrow raises several types for a truncated file
@@ -297,7 +309,10 @@ def embed_with_ray(
             actor_dtype = dtype or "auto"
             task_cpus = io_cpus(ray.cluster_resources(), actors)
             dataset = ray.data.read_parquet(
-                [str(inputs[i]) for i in pending], columns=["chunk", "row", "text"], num_cpus=task_cpus
+                [str(inputs[i]) for i in pending],
+                columns=["chunk", "row", "text"],
+                num_cpus=task_cpus,
+                override_num_blocks=len(pending),  # a block per chunk: else small files merge and one actor gets all
             )
             vectors = dataset.map_batches(
                 EmbedActor,
@@ -315,7 +330,8 @@ def embed_with_ray(
                 num_cpus=actors["num_cpus"],
                 num_gpus=actors["num_gpus"],
             )
-            vectors.write_parquet(str(vectors_dir), ray_remote_args={"num_cpus": task_cpus})
+            # one folder per chunk (vectors/chunk=N/), so a chunk's rows are never in a file with another's
+            vectors.write_parquet(str(vectors_dir), partition_cols=["chunk"], ray_remote_args={"num_cpus": task_cpus})
         done = finished_rows(vectors_dir, dim)
 
     if not actors and (work / ACTORS).exists():
@@ -347,4 +363,12 @@ def describe_actors(result: EmbeddingSet) -> str:
     return f"{info.get('device', 'ray')}{resumed}"
 
 
-__all__ = ["EmbedActor", "RayUnavailable", "check_address", "embed_with_ray", "finished_rows", "plan_actors"]
+__all__ = [
+    "EmbedActor",
+    "RayUnavailable",
+    "check_address",
+    "embed_with_ray",
+    "finished_rows",
+    "init_ray",
+    "plan_actors",
+]
