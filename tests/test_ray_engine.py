@@ -130,13 +130,15 @@ def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypa
     import pyarrow.parquet as pq
 
     holding = [
-        p for p in vectors_dir.rglob("*.parquet") if 0 in pq.read_table(p, columns=["row"]).column("row").to_pylist()
+        p
+        for p in vectors_dir.rglob("rows-*.parquet")
+        if 0 in pq.read_table(p, columns=["row"]).column("row").to_pylist()
     ]
-    lost_chunks = {int(holding[0].parent.name.removeprefix("chunk="))}  # vectors/chunk=N/*.parquet
+    lost_chunks = {int(holding[0].parent.name.removeprefix("chunk="))}  # vectors/chunk=N/rows-*.parquet
     holding[0].unlink()
-    (vectors_dir / "chunk=1" / "truncated.parquet").write_bytes(b"PAR1 not a whole file")
+    (vectors_dir / "chunk=1" / "rows-000000099-4.parquet").write_bytes(b"PAR1 not a whole file")
     kept = len(ray_engine.finished_rows(vectors_dir, 384))
-    assert 0 < len(papers) - kept and not (vectors_dir / "chunk=1" / "truncated.parquet").exists()
+    assert 0 < len(papers) - kept and not (vectors_dir / "chunk=1" / "rows-000000099-4.parquet").exists()
 
     read = []
     original = local_ray.data.read_parquet
