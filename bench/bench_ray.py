@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_embedding import pick_papers  # noqa: E402
 
 from specter_utils.embedding.embed import embed_to_file  # noqa: E402
-from specter_utils.embedding.ray_engine import embed_with_ray  # noqa: E402
+from specter_utils.embedding.ray_engine import embed_with_ray, init_ray  # noqa: E402
 from specter_utils.models import prepare_offline_env  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
 
@@ -58,7 +58,7 @@ def main() -> None:
         rows.append({"engine": "local (torch)", "actors": "-", "seconds": local_s, "docs_per_s": len(papers) / local_s})
 
         start = time.perf_counter()
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+        init_ray(ray, {"num_cpus": os.cpu_count(), "include_dashboard": False, "log_to_driver": False})
         ray.data.DataContext.get_current().enable_progress_bars = False
         startup_s = time.perf_counter() - start
         for workers in args.workers:

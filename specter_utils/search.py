@@ -26,11 +26,20 @@ from specter_utils.errors import DataError
 from specter_utils.io import atomic_write
 
 FORMAT = "specter-utils-index/1"
-KINDS = ("auto", "flat", "hnsw")
+KINDS = ("auto", "flat", "hnsw", "ivf")
 EXACT_MAX = 200_000  # auto: exact search up to here (tens of ms a query on 2 cores), HNSW above
 HNSW_M = 32  # graph degree: 32 is FAISS's usual choice for 384-dim text vectors
 HNSW_EF_CONSTRUCTION = 40  # FAISS default; 80 buys ~1 point of recall for twice the build time
 HNSW_EF_SEARCH = 512  # recall@10 0.978 at p50 1.3 ms on 200,000 clustered vectors (128: 0.847; bench_index.py)
+IVF_NPROBE = 64  # lists scanned per query: recall@10 >= 0.95 on 1M clustered vectors (bench_index.py)
+IVF_TRAIN_PER_LIST = 50  # k-means sample per list (FAISS warns below 39)
+
+
+def ivf_lists(n: int) -> int:
+    """Inverted lists for ``n`` vectors: about 4 sqrt(n) (FAISS's guideline), 4,000 at 1M."""
+    return int(min(65_536, max(16, round(4 * n**0.5))))
+
+
 # The settings that decide a vector: a query must match the index on every one of them.
 VECTOR_KEYS = ("model", "pooling", "pooling_detail", "max_length", "dim")
 
@@ -170,11 +179,19 @@ def build_index(
     start = time.perf_counter()
     if chosen == "flat":
         index = faiss.IndexFlatIP(dim)
-    else:
+    elif chosen == "hnsw":
         index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         index.hnsw.efSearch = HNSW_EF_SEARCH
+    else:
+        nlist = ivf_lists(len(embeddings))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        sample = np.random.default_rng(0).permutation(len(embeddings))[: nlist * IVF_TRAIN_PER_LIST]
+        index.train(normalise(embeddings.vectors[np.sort(sample)]))
+        index.nprobe = min(IVF_NPROBE, nlist)
     index.add(normalise(embeddings.vectors))
+    if chosen == "ivf":
+        index.make_direct_map()  # so that a paper's own vector can be read back (search --paper-id)
     seconds = time.perf_counter() - start
     own_titles = embeddings.titles or [""] * len(embeddings)
     titles = titles or {}
@@ -187,6 +204,8 @@ def build_index(
         **(
             {"hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH}}
             if chosen == "hnsw"
+            else {"ivf": {"nlist": index.nlist, "nprobe": index.nprobe}}
+            if chosen == "ivf"
             else {}
         ),
         embeddings=source,
@@ -217,6 +236,10 @@ def load_index(path: str | Path) -> PaperIndex:
         raise DataError(f"index holds {index.ntotal} vectors but {len(ids)} ids", path)
     if "ef_search" in header.get("hnsw", {}):
         index.hnsw.efSearch = int(header["hnsw"]["ef_search"])
+    if "nprobe" in header.get("ivf", {}):
+        index.nprobe = int(header["ivf"]["nprobe"])
+        if index.direct_map.type == faiss.DirectMap.NoMap:
+            index.make_direct_map()
     info = {k: v for k, v in header.items() if k not in {"format", "dim", "count"}}
     return PaperIndex(index, ids, titles, info, str(path))
 

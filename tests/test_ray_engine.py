@@ -90,7 +90,7 @@ def test_cli_dead_address_and_clashing_flags(tmp_path: Path, capsys) -> None:
 def local_ray():
     ray = pytest.importorskip("ray")
     pytest.importorskip("ray.data")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray_engine.init_ray(ray, {"num_cpus": 2, "include_dashboard": False, "log_to_driver": False})
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
     ray.shutdown()
@@ -130,12 +130,15 @@ def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypa
     import pyarrow.parquet as pq
 
     holding = [
-        p for p in vectors_dir.glob("*.parquet") if 0 in pq.read_table(p, columns=["row"]).column("row").to_pylist()
+        p
+        for p in vectors_dir.rglob("rows-*.parquet")
+        if 0 in pq.read_table(p, columns=["row"]).column("row").to_pylist()
     ]
+    lost_chunks = {int(holding[0].parent.name.removeprefix("chunk="))}  # vectors/chunk=N/rows-*.parquet
     holding[0].unlink()
-    (vectors_dir / "truncated.parquet").write_bytes(b"PAR1 not a whole file")
-    lost = len(papers) - len(ray_engine.finished_rows(vectors_dir, 384))
-    assert not (vectors_dir / "truncated.parquet").exists()
+    (vectors_dir / "chunk=1" / "rows-000000099-4.parquet").write_bytes(b"PAR1 not a whole file")
+    kept = len(ray_engine.finished_rows(vectors_dir, 384))
+    assert 0 < len(papers) - kept and not (vectors_dir / "chunk=1" / "rows-000000099-4.parquet").exists()
 
     read = []
     original = local_ray.data.read_parquet
@@ -146,8 +149,9 @@ def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypa
 
     monkeypatch.setattr(local_ray.data, "read_parquet", spy)
     result = embed_with_ray("minilm", papers, out, **settings)
-    assert 0 < len(read) < 3  # only the chunks that lost rows went back through Ray
-    assert result.info["resumed_papers"] >= len(papers) - 8 * len(read) and lost > 0
+    # only the chunk that lost rows went back through Ray
+    assert sorted(Path(p).name for p in read) == [f"chunk-{c:06d}.parquet" for c in sorted(lost_chunks)]
+    assert result.info["resumed_papers"] == len(papers) - 8 * len(lost_chunks)
     again = read_embeddings(out)
     by_row = np.vstack([first[r] for r in range(len(papers))])
     assert cosine_rows(again.vectors, by_row).min() >= 0.9999

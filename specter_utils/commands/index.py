@@ -29,9 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(parser, "index file to write (.npz)")
     parser.add_argument(
         "--kind",
-        choices=("auto", "flat", "hnsw"),
+        choices=("auto", "flat", "hnsw", "ivf"),
         default="auto",
-        help="flat: exact; hnsw: approximate, for millions of papers; auto: flat up to 200,000 papers",
+        help="flat: exact; hnsw, ivf: approximate, for millions of papers (ivf builds ~10x faster, hnsw answers "
+        "faster); auto: flat up to 200,000 papers, hnsw above",
     )
     parser.add_argument(
         "--metadata", type=Path, nargs="+", default=[], help="metadata files for titles (a .npy carries none)"

@@ -44,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--ef-search", type=POSITIVE_INT, help="HNSW index: candidates per query (higher: better recall, slower)"
     )
+    parser.add_argument(
+        "--nprobe", type=int, help="IVF index: inverted lists scanned per query (higher: better recall, slower)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
 
@@ -72,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
     if args.embeddings is not None:
         input_file(args.embeddings, "--embeddings")
     index = load_index(args.index)
+    if args.nprobe is not None:
+        if args.nprobe < 1:
+            raise DataError(f"--nprobe must be positive, got {args.nprobe}")
+        if index.info.get("kind") != "ivf":
+            raise DataError(f"--nprobe applies to an IVF index; {args.index} is {index.info.get('kind')}")
+        index.index.nprobe = args.nprobe
     if args.ef_search is not None:
         if index.info.get("kind") != "hnsw":
             raise DataError(f"--ef-search applies to an HNSW index; {args.index} is {index.info.get('kind')}")

@@ -3,10 +3,11 @@
 1. The driver reads the metadata with the project's readers, builds SPECTER's text per paper, sorts the
    papers by wordpiece length (as the local embedder does) and writes them as parquet input shards, one per
    chunk of whole batches, into ``OUT.ray/input/``.
-2. Ray Data reads the shards of the chunks not yet done (``read_parquet``), ``map_batches`` runs them
+2. Ray Data reads the shards of the chunks not yet done (``read_parquet``), and ``map_batches`` runs them
    through a pool of actors that each hold one model replica (``compute=ActorPoolStrategy``; one GPU an
-   actor where the cluster has GPUs, CPU actors otherwise), and ``write_parquet`` writes the vectors to
-   ``OUT.ray/vectors/``.
+   actor where the cluster has GPUs, CPU actors otherwise). Each actor writes every batch's vectors at once
+   as a parquet shard under ``OUT.ray/vectors/chunk=N/`` (Ray's own ``write_parquet`` gathers small blocks
+   and writes at the end, which would leave nothing to resume from).
 3. The driver assembles the vectors in input order and writes the same ``FILE.jsonl`` / ``.npy`` /
    ``.ids.txt`` / ``.meta.json`` set as the local path, then removes ``OUT.ray/``.
 
@@ -82,6 +83,23 @@ def check_address(address: str, timeout: float = 5.0) -> None:
         raise RayUnavailable(f"Ray address {address} does not answer ({exc.strerror or exc})") from None
 
 
+def init_ray(ray: Any, kwargs: dict[str, Any], attempts: int = 2) -> None:
+    """``ray.init(**kwargs)``; a local start is tried twice, since a loaded machine can miss Ray's fixed 30 s
+    wait for its raylet. A failure is one ``RayUnavailable`` line."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(**kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - ray.init raises bare Exceptions (e.g. a node that times out)
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            if attempt == attempts:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                where = kwargs.get("address") or "a new local instance"
+                flag = "--ray-address" if kwargs.get("address") else "--engine ray"
+                raise RayUnavailable(f"could not start or reach Ray at {where}: {first}", flag) from None
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = True) -> Iterator[Any]:
     """Connect to the cluster at ``address``, or start a local Ray (``ray.init()``) and stop it afterwards."""
@@ -97,11 +115,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-        try:
-            ray.init(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - ray.init raises bare Exceptions (e.g. a node that times out)
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise RayUnavailable(f"could not connect to Ray at {address or 'a new local instance'}: {first}") from None
+        init_ray(ray, kwargs, attempts=1 if address else 2)
     ray.data.DataContext.get_current().enable_progress_bars = not quiet
     try:
         yield ray
@@ -143,9 +157,13 @@ def io_cpus(resources: dict[str, float], actors: dict[str, Any]) -> float:
 
 
 class EmbedActor:
-    """One model replica in a Ray actor: a batch of ``text`` rows in, their vectors out (as a pyarrow table)."""
+    """One model replica in a Ray actor. Each batch of ``text`` rows is embedded and its vectors written at once,
+    atomically, as ``vectors/chunk=N/rows-FIRST-COUNT.parquet`` (on a cluster: storage every node can write), so
+    a killed run loses at most the batches in flight. Returns the rows done (a few bytes back to the driver)."""
 
-    def __init__(self, model: str, pooling: str | None, max_length: int, dtype: str, device: str, threads: int) -> None:
+    def __init__(
+        self, model: str, pooling: str | None, max_length: int, dtype: str, device: str, threads: int, out_dir: str
+    ) -> None:
         import torch
 
         from specter_utils.embedding.encoder import load_encoder
@@ -155,20 +173,36 @@ class EmbedActor:
             torch.set_num_threads(threads)
         prepare_offline_env()
         self.encoder = load_encoder(model, pooling, max_length, device, dtype)
+        self.out_dir = Path(out_dir)
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> Any:
-        import pyarrow as pa
-
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         texts = [str(text) for text in batch["text"]]
         vectors = self.encoder.encode(texts, max(1, len(texts)))
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-        return pa.table(
-            {
-                "chunk": pa.array(batch["chunk"], pa.int64()),
-                "row": pa.array(batch["row"], pa.int64()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
-            }
-        )
+        chunks, rows = np.asarray(batch["chunk"]), np.asarray(batch["row"])
+        for chunk in np.unique(chunks):  # a batch lies within one chunk, but a short last block may mix
+            keep = chunks == chunk
+            write_vectors(self.out_dir / f"chunk={int(chunk)}", rows[keep], vectors[keep])
+        return {"row": rows}
+
+
+def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
+    """Rows and their vectors as one parquet file, written beside its final name and renamed into place."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
+    table = pa.table(
+        {
+            "row": pa.array(rows, pa.int64()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
+        }
+    )
+    path = folder / f"rows-{int(rows.min()):09d}-{len(rows)}.parquet"
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+    return path
 
 
 def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts: list[str]) -> None:
@@ -194,7 +228,7 @@ def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
     import pyarrow.parquet as pq
 
     done: dict[int, np.ndarray] = {}
-    for path in sorted(vectors_dir.glob("*.parquet")) if vectors_dir.exists() else []:
+    for path in sorted(vectors_dir.rglob("rows-*.parquet")) if vectors_dir.exists() else []:
         try:
             table = pq.read_table(path, columns=["row", "vector"])
         except Exception:  # noqa: BLE001 - pyarrow raises several types for a truncated file
@@ -297,9 +331,12 @@ def embed_with_ray(
             actor_dtype = dtype or "auto"
             task_cpus = io_cpus(ray.cluster_resources(), actors)
             dataset = ray.data.read_parquet(
-                [str(inputs[i]) for i in pending], columns=["chunk", "row", "text"], num_cpus=task_cpus
+                [str(inputs[i]) for i in pending],
+                columns=["chunk", "row", "text"],
+                num_cpus=task_cpus,
+                override_num_blocks=len(pending),  # a block per chunk: else small files merge and one actor gets all
             )
-            vectors = dataset.map_batches(
+            embedded = dataset.map_batches(
                 EmbedActor,
                 fn_constructor_kwargs={
                     "model": model,
@@ -308,6 +345,7 @@ def embed_with_ray(
                     "dtype": actor_dtype,
                     "device": actors["device"],
                     "threads": actors["threads"],
+                    "out_dir": str(vectors_dir.resolve()),
                 },
                 batch_size=batch_size,
                 batch_format="numpy",
@@ -315,7 +353,9 @@ def embed_with_ray(
                 num_cpus=actors["num_cpus"],
                 num_gpus=actors["num_gpus"],
             )
-            vectors.write_parquet(str(vectors_dir), ray_remote_args={"num_cpus": task_cpus})
+            returned = sum(len(b["row"]) for b in embedded.iter_batches(batch_size=None, batch_format="numpy"))
+            if returned != sum(len(chunks[i]) for i in pending):
+                raise DataError(f"Ray embedded {returned} rows of {sum(len(chunks[i]) for i in pending)}", work)
         done = finished_rows(vectors_dir, dim)
 
     if not actors and (work / ACTORS).exists():
@@ -347,4 +387,12 @@ def describe_actors(result: EmbeddingSet) -> str:
     return f"{info.get('device', 'ray')}{resumed}"
 
 
-__all__ = ["EmbedActor", "RayUnavailable", "check_address", "embed_with_ray", "finished_rows", "plan_actors"]
+__all__ = [
+    "EmbedActor",
+    "RayUnavailable",
+    "check_address",
+    "embed_with_ray",
+    "finished_rows",
+    "init_ray",
+    "plan_actors",
+]
