@@ -45,7 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ef-search", type=POSITIVE_INT, help="HNSW index: candidates per query (higher: better recall, slower)"
     )
     parser.add_argument(
-        "--nprobe", type=int, help="IVF index: inverted lists scanned per query (higher: better recall, slower)"
+        "--nprobe",
+        type=POSITIVE_INT,
+        help="IVF index: inverted lists scanned per query (higher: better recall, slower)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
@@ -76,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
         input_file(args.embeddings, "--embeddings")
     index = load_index(args.index)
     if args.nprobe is not None:
-        if args.nprobe < 1:
-            raise DataError(f"--nprobe must be positive, got {args.nprobe}")
         if index.info.get("kind") != "ivf":
             raise DataError(f"--nprobe applies to an IVF index; {args.index} is {index.info.get('kind')}")
         index.index.nprobe = args.nprobe
