@@ -31,6 +31,7 @@ from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.models import (
     DEFAULT_MODEL,
+    MPNET_ALIASES,
     OFFLINE_ALIASES,
     model_pooling_detail,
     resolve_model,
@@ -73,6 +74,8 @@ def base_model_id(name: str) -> str:
     """The hub id a base model name stands for (the offline alias is all-MiniLM-L6-v2)."""
     if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
         return "sentence-transformers/all-MiniLM-L6-v2"
+    if name.lower() in {alias.lower() for alias in MPNET_ALIASES}:
+        return "sentence-transformers/all-mpnet-base-v2"
     return name
 
 
