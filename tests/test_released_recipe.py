@@ -252,3 +252,16 @@ def test_released_run_uses_bert_adam_schedule_and_best_epoch(tiny_run):
     model = SentenceTransformer(str(tiny_run["final"]))
     assert [type(m).__name__ for m in model] == ["Transformer", "Pooling"]  # no dropout module saved
     assert tiny_run["seen"].lrs[-1] == pytest.approx(3e-5 / 32)  # back down to lr / 32 at the end
+
+
+def test_cli_recipe_released_and_spec_recipe():
+    from specter_utils.cli import build_parser
+    from specter_utils.commands.train import config_from_args
+    from specter_utils.spec import load_spec
+
+    argv = ["train", "--triplets", "T", "--metadata", "M", "--preset", "cpu", "--recipe", "released"]
+    args = build_parser().parse_args(argv)
+    config = config_from_args(args)
+    assert (config.recipe, config.optimizer, config.best_by_val_loss) == ("released", "bert_adam", True)
+    spec = load_spec("smoke", {"training.recipe": "released"})  # a run specification selects it the same way
+    assert spec["training.recipe"] == "released"
