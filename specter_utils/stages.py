@@ -453,14 +453,16 @@ def ablation_statistics(
 ) -> dict[str, Any]:
     """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and a paired test of each
     ranking task's per-query AP against the reference row (``evaluation.paired``, each query averaged over seeds)."""
-    from specter_utils.data.scidocs import read_scidocs_dir
+    from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
     from specter_utils.evaluation.paired import compare_rows, score_row
+    from specter_utils.evaluation.suite import task_name
     from specter_utils.evaluation.table import seed_group_statistics
 
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     split = spec["evaluation.split"]
     groups = {name: seed_group_statistics([r["results"] for r in by_seed.values()]) for name, by_seed in rows.items()}
-    ranking = [t for t in ("coview", "coread", "cite", "cocite") if t in (spec["ablations.tasks"] or [t])]
+    wanted = {task_name(t) for t in spec["ablations.tasks"]} or None
+    ranking = [t for t in available_tasks(scidocs) if t in RANKING_TASKS and (wanted is None or t in wanted)]
     data = read_scidocs_dir(scidocs, ranking or None)
     qrels = {task: data.ranking[task][split] for task in ranking if split in data.ranking.get(task, {})}
     paired: dict[str, Any] = {}
