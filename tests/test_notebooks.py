@@ -189,18 +189,32 @@ def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
 def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
     from specter_utils.evaluation.table import metric_values
 
-    run_dir, _ = smoke_run
-    variants = metrics(run_dir, "07_ablations")["variants"]
+    run_dir, figures = smoke_run
+    seven = metrics(run_dir, "07_ablations")
+    variants = seven["variants"]  # {row: {seed: result}}
+    seeds = [str(s) for s in seven["spec"]["ablations"]["seeds"]]
     assert set(variants) == {"specter", "no_hard_negatives"}
-    assert variants["no_hard_negatives"]["triplets"]["hard"] == 0 < variants["specter"]["triplets"]["hard"]
-    for variant in variants.values():
-        assert ("cite", "map") in metric_values(variant["results"])
-    assert "no hard negatives (paper)" in (run_dir / "07_ablations" / "ablations.md").read_text()
-    # the reference row is the main run's trained model: the same numbers as the trained row of notebook 05
+    assert all(sorted(v) == sorted(seeds) for v in variants.values())
+    main_seed = str(seven["seed"])
+    for seed in seeds:
+        assert (
+            variants["no_hard_negatives"][seed]["triplets"]["hard"] == 0 < variants["specter"][seed]["triplets"]["hard"]
+        )
+    for by_seed in variants.values():
+        for result in by_seed.values():
+            assert ("cite", "map") in metric_values(result["results"])
+    table = (run_dir / "07_ablations" / "ablations.md").read_text()
+    assert "no hard negatives" in table and "±" in table and "paired test vs specter" in table
+    assert (
+        seven["statistics"]["paired"]["rows"]["no_hard_negatives"]["tasks"]["cite"]["versus"]["specter"]["queries"] > 1
+    )
+    for ext in ("png", "pdf"):
+        assert (figures / f"table2_{run_dir.name}.{ext}").stat().st_size > 0
+    # the reference row's run seed is the main run's trained model: the same numbers as the trained row of 05
     main = metric_values(metrics(run_dir, "05_scidocs_eval")["results"]["trained"])
-    reference = metric_values(variants["specter"]["results"])
+    reference = metric_values(variants["specter"][main_seed]["results"])
     assert reference and all(main[key] == value for key, value in reference.items())
-    lengths = {v["embedding"]["max_length"] for v in variants.values()}
+    lengths = {r["embedding"]["max_length"] for v in variants.values() for r in v.values()}
     assert lengths == {metrics(run_dir, "04_embed_papers")["embeddings"]["base"]["max_length"]}
 
 
