@@ -277,7 +277,7 @@ def train_end_to_end(
     """
     import torch
     from sentence_transformers import SentenceTransformer
-    from transformers import EarlyStoppingCallback, Trainer, set_seed
+    from transformers import EarlyStoppingCallback, PrinterCallback, Trainer, set_seed
 
     from specter_utils.models import resolve_model
 
@@ -333,6 +333,8 @@ def train_end_to_end(
             *(callbacks or []),
         ],
     )
+
+    trainer.remove_callback(PrinterCallback)  # the logs go to log_history.json, not to the notebook
 
     # 7. Train; the best validation checkpoint is loaded back at the end.
     trainer.train()
