@@ -271,3 +271,35 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
         written.append(path)
     return written
+
+
+def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
+    """Notebook 08: mean macro-F1 over seeds (error bar: std) of every (encoder, length, head, training) row."""
+    import matplotlib.pyplot as plt
+
+    flat = table.reset_index()
+    labels = [
+        f"{r['encoder']} @{r['max_length']} ({r['train_papers']} train): {r['head']}, {r['training']}"
+        for _, r in flat.iterrows()
+    ]
+    colours = {"frozen": "#4c72b0", "end to end": "#dd8452"}
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(flat) + 1.2))
+    positions = list(range(len(flat)))[::-1]
+    ax.barh(
+        positions,
+        flat["mean"],
+        xerr=flat["std"],
+        color=[
+            colours.get(t, "#999999") if "SVM" not in h else "#55a868"
+            for t, h in zip(flat["training"], flat["head"], strict=True)
+        ],
+        capsize=2,
+    )
+    ax.set_yticks(positions)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_xlabel(f"test {metric} (mean over seeds, std as error bar)")
+    lower = max(0.0, float((flat["mean"] - flat["std"]).min()) - 5)
+    ax.set_xlim(lower, min(100.0, float((flat["mean"] + flat["std"]).max()) + 3))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig

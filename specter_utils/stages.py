@@ -484,6 +484,171 @@ def ablation_statistics(
     return {"groups": groups, "paired": paired, "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()}}
 
 
+# ---------------------------------------------------------------- 8. classification heads (notebook 08)
+HEADS_NOTEBOOK = "08_classification_heads"
+
+
+def head_seeds(spec: RunSpec) -> list[int]:
+    """The heads' seeds: the run's seed and the ``heads.n_seeds - 1`` after it."""
+    return [spec.seed + i for i in range(max(1, spec["heads.n_seeds"]))]
+
+
+def head_config(spec: RunSpec):
+    """``heads.HeadConfig`` of the frozen heads (the architecture and seed are set per run)."""
+    from specter_utils.heads import HeadConfig
+
+    settings = spec.section("heads")
+    return HeadConfig(
+        hidden_dims=(),
+        batch_norm=settings["batch_norm"],
+        dropout=settings["dropout"],
+        lr=settings["learning_rate"],
+        weight_decay=settings["weight_decay"],
+        batch_size=settings["batch_size"],
+        max_epochs=settings["max_epochs"],
+        patience=settings["patience"],
+        seed=spec.seed,
+    )
+
+
+def heads_task_splits(spec: RunSpec, paths: RunPaths) -> dict[str, list[tuple[str, str]]]:
+    """The ``heads.task`` splits of the evaluation data, checked (one class, or a class unseen in train: DataError)."""
+    from specter_utils.heads import read_task_splits
+
+    return read_task_splits(paths.scidocs_dir(spec["evaluation.scidocs_dir"]), spec["heads.task"])
+
+
+def frozen_heads(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
+    """Every ``heads.architectures`` x seed on the frozen embeddings of each ``heads.models`` file (notebook 04's,
+    at the run's evaluation length), with the linear SVM on the same split: ``{model: heads.frozen_heads(...)}``."""
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.heads import frozen_heads as train_frozen
+
+    splits = heads_task_splits(spec, paths)
+    results = {}
+    for name in spec["heads.models"]:
+        embeddings = read_embeddings(paths.embedding_file(name))
+        labels = {
+            "encoder": name,
+            "max_length": embeddings.info.get("max_length", ""),
+            "train_papers": len(splits["train"]),
+        }
+        results[name] = train_frozen(
+            embeddings,
+            splits,
+            spec["heads.architectures"],
+            head_seeds(spec),
+            head_config(spec),
+            spec["heads.svm"],
+            labels,
+        )
+    return results
+
+
+def end_to_end_encoder(spec: RunSpec, paths: RunPaths) -> str:
+    """The encoder ``heads.end_to_end.model`` names: ``trained`` (notebook 03's model) or ``base``."""
+    name = spec["heads.end_to_end.model"]
+    if name == "trained":
+        if not paths.model_dir.exists():
+            raise DataError("no trained model: run notebook 03 first", paths.model_dir)
+        return str(paths.model_dir)
+    if name == "base":
+        return spec["training.base_model"]
+    raise DataError(f"heads.end_to_end.model must be 'trained' or 'base', got {name!r}", "run specification")
+
+
+def end_to_end_heads(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figures") -> dict[str, Any]:
+    """Fine-tune the encoder through each ``heads.end_to_end.architectures`` head, once per seed, and compare.
+
+    On the same (capped) training papers and at the same input length it also trains the frozen heads and
+    the SVM on the untouched encoder's embeddings, so the end-to-end rows have a like-for-like control. The
+    geometry (notebook 06's t-SNE / UMAP, DBSCAN homogeneity and completeness) of the test papers is scored
+    before and after every run and drawn for the first seed of each architecture.
+
+    Returns ``rows`` (the table's long format), ``runs`` (each run's metrics), ``geometry`` and ``figure``.
+    """
+    from specter_utils.analysis import analyse_embeddings
+    from specter_utils.embedding.embed import embed_papers
+    from specter_utils.heads import frozen_heads as train_frozen
+    from specter_utils.heads import parse_architecture
+    from specter_utils.heads_end_to_end import EndToEndConfig, cap_splits, train_end_to_end
+
+    settings = spec.section("heads")["end_to_end"]
+    architectures, seeds = settings["architectures"], head_seeds(spec)
+    if not architectures:
+        return {"rows": [], "runs": [], "geometry": {}, "figure": None}
+    started = time.time()
+    encoder = end_to_end_encoder(spec, paths)
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    splits = cap_splits(
+        heads_task_splits(spec, paths), settings["max_train_papers"], settings["max_val_papers"], seed=spec.seed
+    )
+    papers = papers_to_embed(scidocs, split="all")
+    length = settings["max_length"]
+    labels = {"encoder": settings["model"], "max_length": length, "train_papers": len(splits["train"])}
+
+    # The untouched encoder at the end-to-end length: the frozen control, the heads' standardisation, "before".
+    wanted = {pid for rows in splits.values() for pid, _ in rows}
+    before = embed_papers(
+        encoder,
+        {pid: paper for pid, paper in papers.items() if pid in wanted},
+        batch_size=spec["embedding.batch_size"],
+        max_length=length,
+        progress=False,
+    )
+    control = train_frozen(before, splits, architectures, seeds, head_config(spec), spec["heads.svm"], labels)
+    rows, runs, after = list(control["rows"]), [], {}
+    train_vectors, _ = before.lookup([pid for pid, _ in splits["train"]])
+    for architecture in architectures:
+        for seed in seeds:
+            config = EndToEndConfig(
+                model=encoder,
+                out=str(paths.notebook_dir(HEADS_NOTEBOOK) / "end_to_end" / f"{architecture}-seed{seed}"),
+                hidden_dims=parse_architecture(architecture),
+                batch_norm=spec["heads.batch_norm"],
+                dropout=spec["heads.dropout"],
+                max_seq_length=length,
+                epochs=settings["epochs"],
+                learning_rate=settings["learning_rate"],
+                head_learning_rate=settings["head_learning_rate"],
+                batch_size=settings["batch_size"],
+                eval_steps=settings["eval_steps"],
+                patience=settings["patience"],
+                seed=seed,
+            )
+            result = train_end_to_end(config, papers, splits, start_train_vectors=train_vectors)
+            result.metrics["head"] = architecture
+            runs.append(result.metrics)
+            rows.append({**labels, **{k: v for k, v in result.metrics.items() if k != "config"}})
+            after[f"{architecture} seed {seed}"] = result.test_embeddings
+
+    # Geometry of the held-out test papers before and after (the same sample, projection and DBSCAN rule as 06).
+    figure_stem = resolve(figures_dir) / f"heads_geometry_{paths.run_dir.name}"
+    geometry = analyse_embeddings(
+        {"before": before, **after},
+        dict(splits["test"]),
+        methods=spec["analysis.methods"],
+        max_papers=spec["analysis.max_papers"],
+        max_classes=spec["analysis.max_classes"] or None,
+        seed=spec.seed,
+        perplexity=spec["analysis.perplexity"],
+        figure_stem=figure_stem,
+        title=f"{corpus_label(paths.run_dir)}: {spec['heads.task']} test papers, {settings['model']} encoder "
+        f"before and after end-to-end head training ({length} wordpieces)",
+        figure_models=["before", *(f"{a} seed {seeds[0]}" for a in architectures)],
+    )
+    return {
+        "rows": rows,
+        "runs": runs,
+        "control": {k: v for k, v in control.items() if k != "rows"},
+        "splits": {split: len(rows_) for split, rows_ in splits.items()},
+        "encoder": encoder,
+        "geometry": geometry,
+        "figure": str(figure_stem.with_suffix(".png")),
+        "seconds": round(time.time() - started, 1),
+    }
+
+
 # ---------------------------------------------------------------- similar papers (notebook 04, section 5)
 def similar_papers(
     papers: dict[str, Any], embeddings_file: str | Path, index_file: str | Path, n_queries: int = 3, k: int = 5

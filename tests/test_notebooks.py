@@ -264,8 +264,20 @@ def test_smoke_report_copies_the_executed_notebooks(smoke_run, tmp_path) -> None
 
 @pytest.mark.notebooks
 def test_smoke_heads_beat_chance(smoke_run) -> None:
-    run_dir, _ = smoke_run
-    heads = metrics(run_dir, "08_classification_heads")["models"]
-    for result in heads.values():
-        chance = 100 / result["n_classes"]
-        assert result["mlp"]["macro_f1"] > chance + 20 and result["linear_svm"]["macro_f1"] > chance + 20
+    run_dir, figures = smoke_run
+    heads = metrics(run_dir, "08_classification_heads")
+    n_classes = heads["frozen"]["trained"]["n_classes"]
+    frozen = [r for r in heads["rows"] if r["training"] == "frozen" and r["max_length"] != 32]
+    assert {r["head"] for r in frozen} == {"linear SVM (SCIDOCS)", "linear", "1x64"}
+    assert {r["seed"] for r in frozen} == {None, 0, 1}
+    for row in frozen:
+        assert row["macro_f1"] > 100 / n_classes + 20, row
+    runs = heads["end_to_end"]["runs"]
+    assert [(r["head"], r["seed"]) for r in runs] == [("1x64", 0), ("1x64", 1)]
+    assert all(Path(r["model_dir"], "modules.json").exists() for r in runs)  # sentence-transformers models
+    for model, scores in heads["end_to_end"]["geometry"]["scores"]["tsne"].items():
+        assert 0 <= scores["homogeneity"] <= 1 and 0 <= scores["completeness"] <= 1, model
+    assert {"before", "1x64 seed 0", "1x64 seed 1"} == set(heads["end_to_end"]["geometry"]["scores"]["tsne"])
+    assert (figures / f"heads_geometry_{run_dir.name}.png").stat().st_size > 0
+    table = {(r["head"], r["training"], r["max_length"]) for r in heads["table"]}
+    assert ("1x64", "end to end", 32) in table and ("1x64", "frozen", 32) in table

@@ -334,8 +334,10 @@ def embed_with_ray(
                 [str(inputs[i]) for i in pending],
                 columns=["chunk", "row", "text"],
                 num_cpus=task_cpus,
-                override_num_blocks=len(pending),  # a block per chunk: else small files merge and one actor gets all
+                override_num_blocks=len(pending),
             )
+            # blocks of one batch each, streamed: else Ray may hand all the (small) files to one actor as one input
+            dataset = dataset.repartition(target_num_rows_per_block=batch_size)
             embedded = dataset.map_batches(
                 EmbedActor,
                 fn_constructor_kwargs={
