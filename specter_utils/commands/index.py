@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("auto", "flat", "hnsw", "ivf"),
         default="auto",
         help="flat: exact; hnsw, ivf: approximate, for millions of papers (ivf builds ~10x faster, hnsw answers "
-        "faster); auto: flat up to 200,000 papers, hnsw above",
+        "faster); auto: flat up to 200,000 papers, ivf above",
     )
     parser.add_argument(
         "--metadata", type=Path, nargs="+", default=[], help="metadata files for titles (a .npy carries none)"
