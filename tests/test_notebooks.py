@@ -204,7 +204,7 @@ def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
         for result in by_seed.values():
             assert ("cite", "map") in metric_values(result["results"])
     table = (run_dir / "07_ablations" / "ablations.md").read_text()
-    assert "no hard negatives" in table and "±" in table and "paired test vs specter" in table
+    assert "| no_hard_negatives |" in table and "±" in table and "paired test vs specter" in table
     assert (
         seven["statistics"]["paired"]["rows"]["no_hard_negatives"]["tasks"]["cite"]["versus"]["specter"]["queries"] > 1
     )
