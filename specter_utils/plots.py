@@ -215,3 +215,91 @@ def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "model"
     return frame
+
+
+def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None):
+    """Table 2 over seeds: each row's group averages as bars with ± sd error bars (left), the paper's Table 2
+    rows that the variants stand for (right, hatched; SCIDOCS, so a reference for direction, not level)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from specter_utils.evaluation.table import PAPER_TABLE2, TABLE2_COLUMNS
+
+    groups = statistics["groups"]
+    shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
+    paper = {
+        f"{name} ({paper_name})": dict(zip(TABLE2_COLUMNS, PAPER_TABLE2[paper_name], strict=True))
+        for name, paper_name in (paper_rows or {}).items()
+        if name in groups and paper_name in PAPER_TABLE2
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [1, 1]})
+    x = np.arange(len(shown))
+    width = 0.8 / max(len(groups), 1)
+    for i, (name, stats) in enumerate(groups.items()):
+        means = [stats[c]["mean"] if c in stats else np.nan for c in shown]
+        sds = [stats[c]["sd"] if c in stats else 0.0 for c in shown]
+        n = len(next(iter(stats.values()))["per_seed"]) if stats else 0
+        axes[0].bar(x + i * width - 0.4 + width / 2, means, width, yerr=sds, capsize=3, label=f"{name} ({n} seeds)")
+    columns = list(TABLE2_COLUMNS)
+    px = np.arange(len(columns))
+    pwidth = 0.8 / max(len(paper), 1)
+    for i, (name, row) in enumerate(paper.items()):
+        axes[1].bar(px + i * pwidth - 0.4 + pwidth / 2, [row[c] for c in columns], pwidth, label=name, hatch="//")
+    axes[0].set_xticks(x, shown)
+    axes[1].set_xticks(px, columns)
+    values = [s[c]["mean"] for s in groups.values() for c in shown if c in s] + [
+        v for r in paper.values() for v in r.values()
+    ]
+    low = min(values, default=0)
+    for ax in axes:
+        ax.set_ylim(max(0, low - 10), 100)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    axes[0].set(ylabel="average score x 100 (mean ± sd over seeds)", title="this run (Table 2 groups)")
+    axes[1].set(title="the paper's Table 2 (SCIDOCS)")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, stem: str | Path) -> list[Path]:
+    """Write ``stem.png`` and ``stem.pdf`` (the folder is created); return both paths."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for ext, dpi in (("png", 150), ("pdf", None)):
+        path = stem.parent / f"{stem.name}.{ext}"
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        written.append(path)
+    return written
+
+
+def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
+    """Notebook 08: mean macro-F1 over seeds (error bar: std) of every (encoder, length, head, training) row."""
+    import matplotlib.pyplot as plt
+
+    flat = table.reset_index()
+    labels = [
+        f"{r['encoder']} @{r['max_length']} ({r['train_papers']} train): {r['head']}, {r['training']}"
+        for _, r in flat.iterrows()
+    ]
+    colours = {"frozen": "#4c72b0", "end to end": "#dd8452"}
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(flat) + 1.2))
+    positions = list(range(len(flat)))[::-1]
+    ax.barh(
+        positions,
+        flat["mean"],
+        xerr=flat["std"],
+        color=[
+            colours.get(t, "#999999") if "SVM" not in h else "#55a868"
+            for t, h in zip(flat["training"], flat["head"], strict=True)
+        ],
+        capsize=2,
+    )
+    ax.set_yticks(positions)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_xlabel(f"test {metric} (mean over seeds, std as error bar)")
+    lower = max(0.0, float((flat["mean"] - flat["std"]).min()) - 5)
+    ax.set_xlim(lower, min(100.0, float((flat["mean"] + flat["std"]).max()) + 3))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig

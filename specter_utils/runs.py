@@ -99,3 +99,21 @@ def corpus_label(run_dir: str | Path) -> str:
     info = read_json(info_path)
     name = str(info.get("corpus", "unknown corpus"))
     return f"{name} corpus (SYNTHETIC data)" if info.get("synthetic") else name
+
+
+def label_kind(run_dir: str | Path, scidocs_dir: str = "") -> str:
+    """What the run's classification labels are, for figure titles: ``fields of study``, ``journals``, ...
+
+    With a real SCIDOCS folder (``evaluation.scidocs_dir``) the mag/ slot holds SCIDOCS's own MAG fields.
+    """
+    if scidocs_dir:
+        return "MAG fields of study (SCIDOCS)"
+    info_path = RunPaths.of(run_dir).benchmark_dir / "benchmark.json"
+    if not info_path.exists():
+        return "class labels"
+    info = read_json(info_path)
+    field = ((info.get("counts") or {}).get("mag") or {}).get("labels", {}).get("field", "venue")
+    if field == "venue":
+        corpus = info.get("corpus")
+        return {"hepth": "journals", "synthetic": "topics"}.get(corpus, "venues")
+    return {"fields_of_study": "fields of study", "labels": "labels"}.get(field, f"{field!r} labels")

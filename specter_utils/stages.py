@@ -19,13 +19,20 @@ from specter_utils.spec import RunSpec
 
 
 # ---------------------------------------------------------------- 1. prepare (notebook 01)
-def load_corpus_for_run(corpus: str, data_dir: str = "", n_papers: int = 600, n_topics: int = 6, seed: int = 0):
-    """The corpus of a run: generated (``synthetic``) or read from ``data_dir`` (default: the shared data)."""
+def load_corpus_for_run(
+    corpus: str, data_dir: str = "", n_papers: int = 600, n_topics: int = 6, seed: int = 0, label_field: str = ""
+):
+    """The corpus of a run: generated (``synthetic``) or read from ``data_dir`` (default: the shared data).
+
+    ``corpus`` ``auto`` detects the kind from ``data_dir``; ``label_field`` "" is the kind's default.
+    """
     from specter_utils.data.load import load_corpus
 
     if corpus == "synthetic":
-        return load_corpus("synthetic", n_papers=n_papers, n_topics=n_topics, seed=seed)
-    return load_corpus(corpus, resolve(data_dir) if data_dir else None)
+        return load_corpus(
+            "synthetic", n_papers=n_papers, n_topics=n_topics, seed=seed, label_field=label_field or None
+        )
+    return load_corpus(corpus, resolve(data_dir) if data_dir else None, label_field=label_field or None)
 
 
 def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
@@ -36,7 +43,9 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     from specter_utils.benchmark.build import build_benchmark
 
     data = spec.section("data")
-    corpus = load_corpus_for_run(data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"])
+    corpus = load_corpus_for_run(
+        data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"], data["label_field"]
+    )
     benchmark = build_benchmark(
         corpus,
         benchmark_dir,
@@ -44,6 +53,7 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
         n_queries=data["n_queries"],
         max_class_papers=data["max_class_papers"],
         negative_pool=data["negative_pool"],
+        multi_label=data["multi_label"],
     )
     scidocs_stats = None
     if spec["evaluation.scidocs_dir"]:
@@ -284,17 +294,96 @@ REFERENCE = "specter"  # the reference row of the ablation table: the main run's
 
 # Each variant of notebook 07: the run specification's keys it overrides, and nothing else.
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "no_hard_negatives": {"mining.no_hard_negatives": True},  # Table 2: every negative a random paper
-    "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors instead of [CLS]
+    # Table 2
+    "no_abstract": {"ablations.text_fields": ["title"]},  # "- abstract": the title alone, in training and evaluation
+    "venue": {"ablations.text_fields": ["title", "abstract", "venue"]},  # "+ venue": the venue's name appended
+    "author": {"ablations.text_fields": ["title", "abstract", "authors"]},  # "+ author": the author names appended
+    "no_hard_negatives": {"mining.no_hard_negatives": True},  # every negative a random paper
+    "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors
+    "cls_pooling": {"training.pooling": "cls"},  # final-layer [CLS] (SPECTER's), whatever the base model's own
     "spectroid": {"mining.spectroid": True},  # positives drawn in proportion to their in-citations
+    "mpnet": {
+        "training.base_model": "mpnet"
+    },  # another start: all-mpnet-base-v2 (the extra [mpnet]); the paper: BERT-Large
+    # Table 3: task-specific training signals instead of citations
+    "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
+    "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
 }
+# The paper's Table 2 row each variant stands beside (evaluation.table.PAPER_TABLE2)
+PAPER_ROWS = {
+    REFERENCE: "SPECTER",
+    "no_abstract": "- abstract",
+    "venue": "+ venue",
+    "author": "+ author",
+    "no_hard_negatives": "no hard negatives",
+    "mpnet": "start with BERT-Large",
+}
+TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 
 
-def ablation_spec(spec: RunSpec, name: str) -> RunSpec:
-    """The specification of one ablation variant: ``spec`` plus the variant's overrides."""
-    if name not in ABLATIONS:
+def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
+    """The specification of one ablation variant: ``spec`` plus the variant's overrides (and ``seed``, if given).
+
+    ``name`` may be the reference row only with a seed (a retrained seed of the main run's recipe).
+    """
+    if name not in ABLATIONS and not (name == REFERENCE and seed is not None):
         raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
-    return spec.with_overrides(ABLATIONS[name])
+    variant = spec.with_overrides(ABLATIONS.get(name, {}))
+    return variant.with_overrides({"seed": seed}) if seed is not None and seed != spec.seed else variant
+
+
+def paper_text_fields(papers: dict[str, Any], fields: list[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``papers`` with each abstract replaced by the text of ``fields`` after the title.
+
+    ``["title"]`` leaves the abstract empty (the input is ``title [SEP]``); ``venue`` and ``authors`` are
+    appended after the abstract as ``Venue: ...`` / ``Authors: a, b`` (taken from ``extra``, the corpus
+    records, where the paper itself lacks them). The title always comes first, as in SPECTER.
+    """
+    import dataclasses
+
+    unknown = [f for f in fields if f not in TEXT_FIELDS]
+    if unknown or not fields or fields[0] != "title":
+        raise ValueError(f"text fields must start with 'title' and be among {TEXT_FIELDS}, got {fields}")
+    if list(fields) == ["title", "abstract"]:
+        return papers
+    extra = extra or {}
+    out = {}
+    for pid, paper in papers.items():
+        source = extra.get(pid)
+        parts = []
+        if "abstract" in fields and paper.abstract:
+            parts.append(paper.abstract)
+        venue = paper.venue or (source.venue if source is not None else None)
+        authors = list(paper.authors or (source.authors if source is not None else []))
+        if "venue" in fields and venue:
+            parts.append(f"Venue: {venue}")
+        if "authors" in fields and authors:
+            parts.append("Authors: " + ", ".join(authors))
+        out[pid] = dataclasses.replace(paper, abstract=" ".join(parts))
+    return out
+
+
+def _variant_papers(spec: RunSpec, paths: RunPaths, out: Path) -> tuple[Path, dict[str, Any] | None]:
+    """For a text-field variant: a copy of the training dir's metadata.json (and data.json) with the variant's
+    texts, and the corpus records that supply venues and authors. Otherwise the training metadata as it is."""
+    fields = spec["ablations.text_fields"]
+    metadata = paths.train_data_dir / "metadata.json"
+    if list(fields) == ["title", "abstract"]:
+        return metadata, None
+    import shutil
+
+    from specter_utils.data.records import read_paper_file
+
+    extra = None
+    if any(f in fields for f in ("venue", "authors")):
+        data = spec.section("data")
+        corpus = load_corpus_for_run(data["corpus"], data["data_dir"], data["n_papers"], data["n_topics"], data["seed"])
+        extra = corpus.papers
+    papers = paper_text_fields(read_paper_file(metadata), fields, extra)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "metadata.json", {pid: p.to_specter_metadata() for pid, p in papers.items()}, indent=None)
+    shutil.copyfile(paths.train_data_dir / "data.json", out / "data.json")  # mnrl-citation reads it beside metadata
+    return out / "metadata.json", extra
 
 
 def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
@@ -307,7 +396,9 @@ def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
     embedded = read_json(paths.notebook_dir("04_embed_papers") / "metrics.json")["embeddings"]["trained"]
     return {
         "changes": {},
+        "seed": spec.seed,
         "source": "the main run (notebooks 02-04)",
+        "embedding_file": str(paths.embedding_file("trained")),
         "triplets": mined["train"]["triplets"],
         "training": trained["results"],
         "embedding": embedded,
@@ -315,26 +406,245 @@ def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
     }
 
 
-def run_ablation(spec: RunSpec, paths: RunPaths, name: str) -> dict[str, Any]:
-    """One variant of notebook 07 through the same stages as the main run: mine + audit, train, embed, evaluate.
+def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = None) -> dict[str, Any]:
+    """One variant (and seed) of notebook 07 through the same stages as the main run: mine + audit, train, embed,
+    evaluate. ``name`` may be the reference row with a seed other than the run's (the main recipe, retrained).
 
     Only the papers the evaluation of ``ablations.tasks`` reads are embedded, at the run's evaluation length.
     """
-    variant, out = ablation_spec(spec, name), paths.ablation_dir(name)
+    variant = ablation_spec(spec, name, seed)
+    out = paths.ablation_dir(name) if seed is None else paths.ablation_dir(name) / f"seed{variant.seed}"
     started = time.time()
+    metadata, extra = _variant_papers(variant, paths, out / "texts")
     mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
-    trained = train(variant, out / "triplets", paths.train_data_dir / "metadata.json", out / "train")
+    trained = train(variant, out / "triplets", metadata, out / "train")
     scidocs = paths.scidocs_dir(variant["evaluation.scidocs_dir"])
     tasks, split = variant["ablations.tasks"] or None, variant["evaluation.split"]
     embedding_file = out / "embeddings.jsonl"
-    embedded = embed(variant, trained["model_dir"], papers_to_embed(scidocs, split, tasks), embedding_file)
+    papers = paper_text_fields(papers_to_embed(scidocs, split, tasks), variant["ablations.text_fields"], extra)
+    embedded = embed(variant, trained["model_dir"], papers, embedding_file)
     return {
-        "changes": ABLATIONS[name],
+        "changes": ABLATIONS.get(name, {}),
+        "seed": variant.seed,
+        "embedding_file": str(embedding_file),
         "triplets": mined["train"]["triplets"],
         "leakage": mined["leakage"],
         "training": trained["summary"]["results"],
         "embedding": embedded,
         "results": evaluate_file(scidocs, embedding_file, tasks, split),
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
+    """Every row of notebook 07 for every seed of ``ablations.seeds``: ``{row: {seed: run_ablation's result}}``.
+
+    The reference row's run seed is the main run's model (not retrained); its other seeds are retrained with the
+    main recipe, so every row has the same seeds and the same budget.
+    """
+    seeds = list(spec["ablations.seeds"]) or [spec.seed]
+    rows: dict[str, dict[int, dict[str, Any]]] = {REFERENCE: {}}
+    for seed in seeds:
+        if seed == spec.seed:
+            rows[REFERENCE][seed] = reference_row(spec, paths)
+        else:
+            rows[REFERENCE][seed] = run_ablation(spec, paths, REFERENCE, seed)
+    for name in spec["ablations.variants"]:
+        rows[name] = {}
+        for seed in seeds:
+            rows[name][seed] = run_ablation(spec, paths, name, seed)
+            if progress:
+                progress(f"{name} seed {seed} done in {rows[name][seed]['seconds']} s")
+    return rows
+
+
+def ablation_statistics(
+    spec: RunSpec, paths: RunPaths, rows: dict[str, dict[int, dict[str, Any]]], n_resamples: int = 10_000
+) -> dict[str, Any]:
+    """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and a paired test of each
+    ranking task's per-query AP against the reference row (``evaluation.paired``, each query averaged over seeds)."""
+    from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
+    from specter_utils.evaluation.paired import compare_rows, score_row
+    from specter_utils.evaluation.suite import task_name
+    from specter_utils.evaluation.table import seed_group_statistics
+
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    split = spec["evaluation.split"]
+    groups = {name: seed_group_statistics([r["results"] for r in by_seed.values()]) for name, by_seed in rows.items()}
+    wanted = {task_name(t) for t in spec["ablations.tasks"]} or None
+    ranking = [t for t in available_tasks(scidocs) if t in RANKING_TASKS and (wanted is None or t in wanted)]
+    data = read_scidocs_dir(scidocs, ranking or None)
+    qrels = {task: data.ranking[task][split] for task in ranking if split in data.ranking.get(task, {})}
+    paired: dict[str, Any] = {}
+    if qrels:
+        scored = [
+            score_row(name, [r["embedding_file"] for r in by_seed.values()], qrels) for name, by_seed in rows.items()
+        ]
+        paired = compare_rows(scored, [REFERENCE], list(qrels), n_resamples=n_resamples)
+    return {"groups": groups, "paired": paired, "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()}}
+
+
+# ---------------------------------------------------------------- 8. classification heads (notebook 08)
+HEADS_NOTEBOOK = "08_classification_heads"
+
+
+def head_seeds(spec: RunSpec) -> list[int]:
+    """The heads' seeds: the run's seed and the ``heads.n_seeds - 1`` after it."""
+    return [spec.seed + i for i in range(max(1, spec["heads.n_seeds"]))]
+
+
+def head_config(spec: RunSpec):
+    """``heads.HeadConfig`` of the frozen heads (the architecture and seed are set per run)."""
+    from specter_utils.heads import HeadConfig
+
+    settings = spec.section("heads")
+    return HeadConfig(
+        hidden_dims=(),
+        batch_norm=settings["batch_norm"],
+        dropout=settings["dropout"],
+        lr=settings["learning_rate"],
+        weight_decay=settings["weight_decay"],
+        batch_size=settings["batch_size"],
+        max_epochs=settings["max_epochs"],
+        patience=settings["patience"],
+        seed=spec.seed,
+    )
+
+
+def heads_task_splits(spec: RunSpec, paths: RunPaths) -> dict[str, list[tuple[str, str]]]:
+    """The ``heads.task`` splits of the evaluation data, checked (one class, or a class unseen in train: DataError)."""
+    from specter_utils.heads import read_task_splits
+
+    return read_task_splits(paths.scidocs_dir(spec["evaluation.scidocs_dir"]), spec["heads.task"])
+
+
+def frozen_heads(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
+    """Every ``heads.architectures`` x seed on the frozen embeddings of each ``heads.models`` file (notebook 04's,
+    at the run's evaluation length), with the linear SVM on the same split: ``{model: heads.frozen_heads(...)}``."""
+    from specter_utils.embedding.io import read_embeddings
+    from specter_utils.heads import frozen_heads as train_frozen
+
+    splits = heads_task_splits(spec, paths)
+    results = {}
+    for name in spec["heads.models"]:
+        embeddings = read_embeddings(paths.embedding_file(name))
+        labels = {
+            "encoder": name,
+            "max_length": embeddings.info.get("max_length", ""),
+            "train_papers": len(splits["train"]),
+        }
+        results[name] = train_frozen(
+            embeddings,
+            splits,
+            spec["heads.architectures"],
+            head_seeds(spec),
+            head_config(spec),
+            spec["heads.svm"],
+            labels,
+        )
+    return results
+
+
+def end_to_end_encoder(spec: RunSpec, paths: RunPaths) -> str:
+    """The encoder ``heads.end_to_end.model`` names: ``trained`` (notebook 03's model) or ``base``."""
+    name = spec["heads.end_to_end.model"]
+    if name == "trained":
+        if not paths.model_dir.exists():
+            raise DataError("no trained model: run notebook 03 first", paths.model_dir)
+        return str(paths.model_dir)
+    if name == "base":
+        return spec["training.base_model"]
+    raise DataError(f"heads.end_to_end.model must be 'trained' or 'base', got {name!r}", "run specification")
+
+
+def end_to_end_heads(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figures") -> dict[str, Any]:
+    """Fine-tune the encoder through each ``heads.end_to_end.architectures`` head, once per seed, and compare.
+
+    On the same (capped) training papers and at the same input length it also trains the frozen heads and
+    the SVM on the untouched encoder's embeddings, so the end-to-end rows have a like-for-like control. The
+    geometry (notebook 06's t-SNE / UMAP, DBSCAN homogeneity and completeness) of the test papers is scored
+    before and after every run and drawn for the first seed of each architecture.
+
+    Returns ``rows`` (the table's long format), ``runs`` (each run's metrics), ``geometry`` and ``figure``.
+    """
+    from specter_utils.analysis import analyse_embeddings
+    from specter_utils.embedding.embed import embed_papers
+    from specter_utils.heads import frozen_heads as train_frozen
+    from specter_utils.heads import parse_architecture
+    from specter_utils.heads_end_to_end import EndToEndConfig, cap_splits, train_end_to_end
+
+    settings = spec.section("heads")["end_to_end"]
+    architectures, seeds = settings["architectures"], head_seeds(spec)
+    if not architectures:
+        return {"rows": [], "runs": [], "geometry": {}, "figure": None}
+    started = time.time()
+    encoder = end_to_end_encoder(spec, paths)
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    splits = cap_splits(
+        heads_task_splits(spec, paths), settings["max_train_papers"], settings["max_val_papers"], seed=spec.seed
+    )
+    papers = papers_to_embed(scidocs, split="all")
+    length = settings["max_length"]
+    labels = {"encoder": settings["model"], "max_length": length, "train_papers": len(splits["train"])}
+
+    # The untouched encoder at the end-to-end length: the frozen control, the heads' standardisation, "before".
+    wanted = {pid for rows in splits.values() for pid, _ in rows}
+    before = embed_papers(
+        encoder,
+        {pid: paper for pid, paper in papers.items() if pid in wanted},
+        batch_size=spec["embedding.batch_size"],
+        max_length=length,
+        progress=False,
+    )
+    control = train_frozen(before, splits, architectures, seeds, head_config(spec), spec["heads.svm"], labels)
+    rows, runs, after = list(control["rows"]), [], {}
+    train_vectors, _ = before.lookup([pid for pid, _ in splits["train"]])
+    for architecture in architectures:
+        for seed in seeds:
+            config = EndToEndConfig(
+                model=encoder,
+                out=str(paths.notebook_dir(HEADS_NOTEBOOK) / "end_to_end" / f"{architecture}-seed{seed}"),
+                hidden_dims=parse_architecture(architecture),
+                batch_norm=spec["heads.batch_norm"],
+                dropout=spec["heads.dropout"],
+                max_seq_length=length,
+                epochs=settings["epochs"],
+                learning_rate=settings["learning_rate"],
+                head_learning_rate=settings["head_learning_rate"],
+                batch_size=settings["batch_size"],
+                eval_steps=settings["eval_steps"],
+                patience=settings["patience"],
+                seed=seed,
+            )
+            result = train_end_to_end(config, papers, splits, start_train_vectors=train_vectors)
+            result.metrics["head"] = architecture
+            runs.append(result.metrics)
+            rows.append({**labels, **{k: v for k, v in result.metrics.items() if k != "config"}})
+            after[f"{architecture} seed {seed}"] = result.test_embeddings
+
+    # Geometry of the held-out test papers before and after (the same sample, projection and DBSCAN rule as 06).
+    figure_stem = resolve(figures_dir) / f"heads_geometry_{paths.run_dir.name}"
+    geometry = analyse_embeddings(
+        {"before": before, **after},
+        dict(splits["test"]),
+        methods=spec["analysis.methods"],
+        max_papers=spec["analysis.max_papers"],
+        max_classes=spec["analysis.max_classes"] or None,
+        seed=spec.seed,
+        perplexity=spec["analysis.perplexity"],
+        figure_stem=figure_stem,
+        title=f"{corpus_label(paths.run_dir)}: {spec['heads.task']} test papers, {settings['model']} encoder "
+        f"before and after end-to-end head training ({length} wordpieces)",
+        figure_models=["before", *(f"{a} seed {seeds[0]}" for a in architectures)],
+    )
+    return {
+        "rows": rows,
+        "runs": runs,
+        "control": {k: v for k, v in control.items() if k != "rows"},
+        "splits": {split: len(rows_) for split, rows_ in splits.items()},
+        "encoder": encoder,
+        "geometry": geometry,
+        "figure": str(figure_stem.with_suffix(".png")),
         "seconds": round(time.time() - started, 1),
     }
 

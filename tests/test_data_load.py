@@ -32,5 +32,5 @@ def test_missing_source_and_unknown_kind(tmp_path):
         load_corpus("hepth", tmp_path / "nowhere")
     with pytest.raises(ValueError, match="unknown corpus kind"):
         load_corpus("dblp")
-    with pytest.raises(ValueError, match="no src"):
+    with pytest.raises(ValueError, match="--src does not apply"):
         load_corpus("synthetic", tmp_path)

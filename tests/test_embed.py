@@ -237,8 +237,11 @@ def test_cli_embeds_scidocs_metadata_files_with_ids(tmp_path: Path, capsys) -> N
     result = read_embeddings(out)
     assert result.ids == ["r1", "p2", "p0"] and result.info["pooling"] == "cls" and result.info["max_length"] == 16
     ids.write_text("nope\n")
-    assert main([*argv, "--quiet"]) == 2
+    assert main([*argv, "--quiet"]) == 2  # a finished --out is not replaced without --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*argv, "--quiet", "--overwrite"]) == 2
     assert "nope" in capsys.readouterr().err
+    assert read_embeddings(out).ids == ["r1", "p2", "p0"]  # a failed run leaves the earlier set whole
 
 
 @pytest.mark.slow

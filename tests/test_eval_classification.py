@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.svm import LinearSVC
 
 from specter_utils.evaluation import classification
-from specter_utils.evaluation.classification import PAPER_CS, classify, fit_svm_path, select_c
+from specter_utils.evaluation.classification import PAPER_CS, SVM_VARIANTS, classify, fit_svm_path, select_c
 
 
 def blobs(n: int, k: int, d: int, spread: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -84,3 +84,20 @@ def test_c_selection_is_deterministic_and_first_on_ties():
     assert set(accuracy.values()) == {1.0}
     assert best == PAPER_CS[0]
     assert select_c(X, y)[:2] == (best, accuracy)
+
+
+def test_lightning_variant_fits_no_intercept_at_tol_1e3():
+    """The released SCIDOCS code's lightning LinearSVC: no intercept, tol 1e-3 (the default stays sklearn's)."""
+    X, y = blobs(300, 3, 6, 1.0, seed=5)
+    X = X + 3.0  # off-centre, so an intercept matters
+    W = fit_svm_path(X, y, (0.1,), tol=1e-8, fit_intercept=False)[0]
+    ref = LinearSVC(loss="squared_hinge", C=0.1, tol=1e-10, max_iter=100000, dual=False, fit_intercept=False).fit(X, y)
+    assert W.shape == (6, 3)  # no bias row
+    assert np.allclose(W, ref.coef_.T, rtol=1e-3, atol=1e-3 * np.abs(ref.coef_).max())
+    default = classify(X[:200], y[:200], X[200:], y[200:])
+    lightning = classify(X[:200], y[:200], X[200:], y[200:], variant="lightning")
+    assert default.solver["variant"] == "sklearn" and default.solver["tol"] == 1e-4
+    assert lightning.solver["variant"] == "lightning" and lightning.solver["tol"] == 1e-3
+    assert SVM_VARIANTS["lightning"] == {"fit_intercept": False, "tol": 1e-3}
+    with pytest.raises(ValueError, match="variant"):
+        classify(X[:200], y[:200], X[200:], y[200:], variant="liblinear")

@@ -11,6 +11,7 @@ from specter_utils.data.scidocs import RecommClick
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.evaluation.recomm import (
+    BLANK,
     FEATURES,
     Featurizer,
     click_metrics,
@@ -111,3 +112,16 @@ def test_click_beyond_the_propensity_list_names_the_line():
     rows[1] = RecommClick(rows[1].query_id, rows[1].shown_ids[4], rows[1].shown_ids)
     with pytest.raises(DataError, match=r"recomm/train.csv:3 \(id 'q1'\): clicked position 5"):
         evaluate_recomm({"train": rows, "test": rows}, meta, [1.0] * 4, emb, seeds=(1,))
+
+
+def test_two_blank_titles_share_nothing():
+    """Decision (recomm module docstring): two blank titles give title Jaccard 0, not 1 as the shared
+    <blank> placeholder token would; one blank title against a real one gives 0 too."""
+    meta = {"a": {"title": ""}, "b": {"title": "   "}, "c": {"title": None}, "d": {"title": "Deep nets"}}
+    emb = EmbeddingSet(["a"], np.ones((1, 2), dtype=np.float32))
+    featurizer = Featurizer(meta, emb)
+    title = FEATURES.index("title_jaccard")
+    assert featurizer.title_tokens("a") == featurizer.title_tokens("b") == [BLANK]
+    for query, candidate in (("a", "b"), ("a", "c"), ("b", "b"), ("a", "d"), ("d", "a"), ("a", "unknown")):
+        assert featurizer.features(query, candidate)[title] == 0.0, (query, candidate)
+    assert featurizer.features("d", "d")[title] == 1.0

@@ -1,4 +1,5 @@
-"""Classification heads: separable data gives a high macro-F1; runs are seeded."""
+"""Classification heads: separable data gives a high macro-F1; runs are seeded; BatchNorm and dropout apply;
+bad tasks are DataErrors; end-to-end training (a tiny random BERT, a few Trainer steps) saves a loadable encoder."""
 
 from __future__ import annotations
 
@@ -6,7 +7,23 @@ import numpy as np
 import pytest
 
 from specter_utils.embedding.io import EmbeddingSet
-from specter_utils.heads import HeadConfig, classification_scores, compare_heads, compare_heads_on_task, heads_table
+from specter_utils.errors import DataError
+from specter_utils.heads import (
+    HeadConfig,
+    architecture_name,
+    build_head,
+    check_classification_splits,
+    classification_scores,
+    compare_heads,
+    compare_heads_on_task,
+    frame_markdown,
+    frozen_heads,
+    heads_frame,
+    heads_table,
+    parse_architecture,
+    read_task_splits,
+    train_mlp_head,
+)
 
 
 def labelled(n: int = 240, n_classes: int = 3, dim: int = 16, spread: float = 1.0, seed: int = 0):
@@ -65,3 +82,192 @@ def test_compare_heads_on_task_reads_the_scidocs_layout(tmp_path) -> None:
     assert "| model | MLP head |" in heads_table(results)
     with pytest.raises(FileNotFoundError):
         compare_heads_on_task(tmp_path, {"model": embeddings}, task="mesh", config=FAST)
+
+
+def write_task(root, task: str, parts: dict) -> None:
+    (root / task).mkdir(parents=True, exist_ok=True)
+    for split, part in parts.items():
+        (root / task / f"{split}.csv").write_text("pid,class_label\n" + "".join(f"{p},{c}\n" for p, c in part))
+
+
+def test_the_reports_architectures_parse() -> None:
+    assert [parse_architecture(a) for a in ("linear", "1x64", "3x64", "5x64")] == [(), (64,), (64,) * 3, (64,) * 5]
+    assert parse_architecture("512,64") == (512, 64)
+    assert [architecture_name(parse_architecture(a)) for a in ("linear", "3x64", "512,64")] == [
+        "linear",
+        "3x64",
+        "512,64",
+    ]
+    for bad in ("deep", "0x64", "3x0", ""):
+        with pytest.raises(ValueError):
+            parse_architecture(bad)
+
+
+def test_batch_norm_and_dropout_are_in_the_head_and_act_in_train_mode() -> None:
+    import torch
+    import torch.nn as nn
+
+    head = build_head(16, 3, (8, 8), batch_norm=True, dropout=0.5)
+    kinds = [type(m) for m in head]
+    assert kinds.count(nn.BatchNorm1d) == 2 and kinds.count(nn.Dropout) == 2
+    assert not any(isinstance(m, (nn.BatchNorm1d, nn.Dropout)) for m in build_head(16, 3, (), True, 0.5))
+    x = torch.randn(32, 16)
+    head.train()
+    torch.manual_seed(0)
+    first = head(x)
+    torch.manual_seed(1)
+    assert not torch.allclose(first, head(x))  # dropout draws a new mask
+    head.eval()
+    assert torch.allclose(head(x), head(x))  # eval: deterministic, running statistics
+    assert not torch.allclose(first, head(x))
+
+
+def test_frozen_training_runs_the_head_in_train_mode() -> None:
+    """The original's loops never switched modes: here BatchNorm's running statistics move during training."""
+    embeddings, rows = labelled(n=120)
+    x, y = embeddings.vectors, [c for _, c in rows]
+    config = HeadConfig(hidden_dims=(8,), batch_norm=True, dropout=0.2, max_epochs=3, patience=3, batch_size=33)
+    head = train_mlp_head(x[:90], y[:90], x[90:], y[90:], config)
+    norm = next(m for m in head.network if type(m).__name__ == "BatchNorm1d")
+    assert int(norm.num_batches_tracked) > 0 and float(norm.running_mean.abs().sum()) > 0
+    assert not head.network.training  # returned in eval mode
+
+
+def test_frozen_heads_table_has_every_head_and_seed_and_the_svm() -> None:
+    embeddings, rows = labelled()
+    splits = {"train": rows[:160], "val": rows[160:190], "test": rows[190:]}
+    config = HeadConfig(lr=1e-2, max_epochs=30, patience=10, batch_norm=True)  # few steps: a larger rate
+    result = frozen_heads(
+        embeddings, splits, ["linear", "3x64"], [0, 1], config, labels={"encoder": "m", "max_length": 8}
+    )
+    assert [(r["head"], r["seed"]) for r in result["rows"]] == [
+        ("linear SVM (SCIDOCS)", None),
+        ("linear", 0),
+        ("linear", 1),
+        ("3x64", 0),
+        ("3x64", 1),
+    ]
+    assert all(r["macro_f1"] > 90 for r in result["rows"])
+    again = frozen_heads(
+        embeddings, splits, ["linear", "3x64"], [0, 1], config, labels={"encoder": "m", "max_length": 8}
+    )
+    assert again["rows"] == result["rows"]  # seeded
+    table = heads_frame(result["rows"])
+    assert list(table.columns) == ["seed 0", "seed 1", "mean", "std"] and len(table) == 3
+    assert "| m | 8 |" in frame_markdown(table)
+
+
+def test_one_class_or_a_class_missing_from_train_is_a_data_error_naming_the_file(tmp_path) -> None:
+    write_task(tmp_path, "mag", {"train": [("a", "x"), ("b", "x")], "test": [("c", "x")]})
+    with pytest.raises(DataError, match=r"mag/train\.csv.*one class"):
+        read_task_splits(tmp_path, "mag")
+    write_task(tmp_path, "mesh", {"train": [("a", "x"), ("b", "y")], "val": [("d", "x")], "test": [("c", "z")]})
+    with pytest.raises(DataError, match=r"mesh/test\.csv \(id 'c'\).*missing from train.*'z'"):
+        read_task_splits(tmp_path, "mesh")
+    embeddings, _ = labelled(n=4)
+    with pytest.raises(DataError, match="one class"):
+        compare_heads_on_task(tmp_path, {"model": embeddings}, task="mag", config=FAST)
+    with pytest.raises(DataError, match="val split"):
+        check_classification_splits({"train": [("a", "x"), ("b", "y")], "val": [("c", "w")], "test": []})
+
+
+# ---------------------------------------------------------------- end to end
+TOPICS = {
+    "physics": "quantum string gauge brane black hole field",
+    "biology": "cell protein gene enzyme tissue membrane",
+    "finance": "market stock price trading risk bond",
+}
+
+
+def topic_papers(n: int = 48):
+    from specter_utils.data.records import Paper
+
+    rng = np.random.default_rng(0)
+    papers, rows = {}, []
+    for i in range(n):
+        topic = list(TOPICS)[i % 3]
+        words = rng.choice(TOPICS[topic].split(), size=10).tolist()
+        papers[f"p{i}"] = Paper(f"p{i}", " ".join(words[:4]), " ".join(words), [], None, None, {})
+        rows.append((f"p{i}", topic))
+    return papers, {"train": rows[:30], "val": rows[30:39], "test": rows[39:]}
+
+
+@pytest.fixture(scope="module")
+def random_tiny_model(tmp_path_factory):
+    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from specter_utils.models import resolve_model
+
+    torch.manual_seed(0)
+    out = tmp_path_factory.mktemp("random_bert")
+    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(out)
+    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
+    return out
+
+
+def test_end_to_end_trains_encoder_and_head_with_the_trainer(random_tiny_model, tmp_path) -> None:
+    from transformers import TrainerCallback
+
+    from specter_utils.embedding.embed import embed_papers
+    from specter_utils.heads_end_to_end import EndToEndConfig, cap_splits, train_end_to_end
+
+    papers, splits = topic_papers()
+    modes: list[bool] = []
+
+    class Watch(TrainerCallback):
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            model.head.register_forward_pre_hook(lambda module, inputs: modes.append(module.training))
+
+    config = EndToEndConfig(
+        model=str(random_tiny_model),
+        out=str(tmp_path / "run"),
+        hidden_dims=(8,),
+        batch_norm=True,
+        dropout=0.2,
+        max_seq_length=16,
+        epochs=2.0,
+        head_learning_rate=1e-2,
+        learning_rate=1e-3,
+        batch_size=8,
+        eval_steps=2,
+        patience=2,
+    )
+    result = train_end_to_end(config, papers, cap_splits(splits), callbacks=[Watch()])
+    metrics = result.metrics
+    assert True in modes and False in modes  # train mode for the steps, eval mode for validation and test
+    assert 1 <= metrics["best_step"] <= metrics["global_step"] <= metrics["max_steps"] == 8
+    y_test = [c for _, c in splits["test"]]
+    assert len(result.predictions) == len(y_test) == metrics["test_papers"]
+    assert {k: metrics[k] for k in ("macro_f1", "accuracy")} == classification_scores(y_test, result.predictions)
+    log = (tmp_path / "run" / "log_history.json").read_text()
+    assert "eval_macro_f1" in log and not (tmp_path / "run" / "checkpoints").exists()
+    # the encoder moved, and the saved one is a sentence-transformers model that embeds like any other
+    encoder = embed_papers(
+        metrics["model_dir"], {pid: papers[pid] for pid, _ in splits["test"]}, max_length=16, progress=False
+    )
+    assert np.allclose(encoder.lookup(result.test_embeddings.ids)[0], result.test_embeddings.vectors, atol=1e-4)
+    untouched = embed_papers(
+        str(random_tiny_model), {pid: papers[pid] for pid, _ in splits["test"]}, max_length=16, progress=False
+    )
+    assert not np.allclose(untouched.vectors, encoder.vectors, atol=1e-3)
+    assert (tmp_path / "run" / "head" / "head.pt").exists()
+    # seeded: the same run again gives the same scores
+    again = train_end_to_end(
+        EndToEndConfig(**{**config.__dict__, "out": str(tmp_path / "again")}), papers, cap_splits(splits)
+    )
+    assert again.metrics["macro_f1"] == metrics["macro_f1"] and again.predictions == result.predictions
+
+
+def test_cap_splits_is_stratified_and_carves_val() -> None:
+    from specter_utils.heads_end_to_end import cap_splits, stratified_cap
+
+    rows = [(f"p{i}", "big" if i % 4 else "small") for i in range(100)]
+    capped = stratified_cap(rows, 20, seed=0)
+    assert len(capped) == 20 and sum(c == "small" for _, c in capped) == 5
+    assert stratified_cap(rows, 0) == rows
+    splits = cap_splits({"train": rows, "test": rows[:10]}, max_train_papers=30, max_val_papers=4)
+    assert len(splits["train"]) == 30 and len(splits["val"]) == 4
+    assert not {p for p, _ in splits["train"]} & {p for p, _ in splits["val"]}

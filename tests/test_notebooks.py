@@ -189,18 +189,32 @@ def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
 def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
     from specter_utils.evaluation.table import metric_values
 
-    run_dir, _ = smoke_run
-    variants = metrics(run_dir, "07_ablations")["variants"]
+    run_dir, figures = smoke_run
+    seven = metrics(run_dir, "07_ablations")
+    variants = seven["variants"]  # {row: {seed: result}}
+    seeds = [str(s) for s in seven["spec"]["ablations"]["seeds"]]
     assert set(variants) == {"specter", "no_hard_negatives"}
-    assert variants["no_hard_negatives"]["triplets"]["hard"] == 0 < variants["specter"]["triplets"]["hard"]
-    for variant in variants.values():
-        assert ("cite", "map") in metric_values(variant["results"])
-    assert "no hard negatives (paper)" in (run_dir / "07_ablations" / "ablations.md").read_text()
-    # the reference row is the main run's trained model: the same numbers as the trained row of notebook 05
+    assert all(sorted(v) == sorted(seeds) for v in variants.values())
+    main_seed = str(seven["seed"])
+    for seed in seeds:
+        assert (
+            variants["no_hard_negatives"][seed]["triplets"]["hard"] == 0 < variants["specter"][seed]["triplets"]["hard"]
+        )
+    for by_seed in variants.values():
+        for result in by_seed.values():
+            assert ("cite", "map") in metric_values(result["results"])
+    table = (run_dir / "07_ablations" / "ablations.md").read_text()
+    assert "| no_hard_negatives |" in table and "±" in table and "paired test vs specter" in table
+    assert (
+        seven["statistics"]["paired"]["rows"]["no_hard_negatives"]["tasks"]["cite"]["versus"]["specter"]["queries"] > 1
+    )
+    for ext in ("png", "pdf"):
+        assert (figures / f"table2_{run_dir.name}.{ext}").stat().st_size > 0
+    # the reference row's run seed is the main run's trained model: the same numbers as the trained row of 05
     main = metric_values(metrics(run_dir, "05_scidocs_eval")["results"]["trained"])
-    reference = metric_values(variants["specter"]["results"])
+    reference = metric_values(variants["specter"][main_seed]["results"])
     assert reference and all(main[key] == value for key, value in reference.items())
-    lengths = {v["embedding"]["max_length"] for v in variants.values()}
+    lengths = {r["embedding"]["max_length"] for v in variants.values() for r in v.values()}
     assert lengths == {metrics(run_dir, "04_embed_papers")["embeddings"]["base"]["max_length"]}
 
 
@@ -250,8 +264,20 @@ def test_smoke_report_copies_the_executed_notebooks(smoke_run, tmp_path) -> None
 
 @pytest.mark.notebooks
 def test_smoke_heads_beat_chance(smoke_run) -> None:
-    run_dir, _ = smoke_run
-    heads = metrics(run_dir, "08_classification_heads")["models"]
-    for result in heads.values():
-        chance = 100 / result["n_classes"]
-        assert result["mlp"]["macro_f1"] > chance + 20 and result["linear_svm"]["macro_f1"] > chance + 20
+    run_dir, figures = smoke_run
+    heads = metrics(run_dir, "08_classification_heads")
+    n_classes = heads["frozen"]["trained"]["n_classes"]
+    frozen = [r for r in heads["rows"] if r["training"] == "frozen" and r["max_length"] != 32]
+    assert {r["head"] for r in frozen} == {"linear SVM (SCIDOCS)", "linear", "1x64"}
+    assert {r["seed"] for r in frozen} == {None, 0, 1}
+    for row in frozen:
+        assert row["macro_f1"] > 100 / n_classes + 20, row
+    runs = heads["end_to_end"]["runs"]
+    assert [(r["head"], r["seed"]) for r in runs] == [("1x64", 0), ("1x64", 1)]
+    assert all(Path(r["model_dir"], "modules.json").exists() for r in runs)  # sentence-transformers models
+    for model, scores in heads["end_to_end"]["geometry"]["scores"]["tsne"].items():
+        assert 0 <= scores["homogeneity"] <= 1 and 0 <= scores["completeness"] <= 1, model
+    assert {"before", "1x64 seed 0", "1x64 seed 1"} == set(heads["end_to_end"]["geometry"]["scores"]["tsne"])
+    assert (figures / f"heads_geometry_{run_dir.name}.png").stat().st_size > 0
+    table = {(r["head"], r["training"], r["max_length"]) for r in heads["table"]}
+    assert ("1x64", "end to end", 32) in table and ("1x64", "frozen", 32) in table

@@ -10,6 +10,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from specter_utils.cli import main
+from specter_utils.errors import DataError
 from specter_utils.paths import REPO_ROOT
 from specter_utils.pipeline import (
     NOTEBOOKS,
@@ -74,9 +75,14 @@ def test_every_preset_has_a_specification() -> None:
 
 
 def test_run_parameters_and_the_data_dir_override(tmp_path: Path) -> None:
+    for name in ("cit-HepTh.txt", "cit-HepTh-abstracts.tar.gz"):  # a hep-th folder, as detection sees it
+        (tmp_path / name).write_text("")
     overrides = run_overrides("demo", {"training.epochs": 1.0}, data_dir=str(tmp_path))
     assert overrides == {"training.epochs": 1.0, "data.data_dir": str(tmp_path), "data.corpus": "hepth"}
-    assert run_overrides("hepth", None, data_dir=str(tmp_path)) == {"data.data_dir": str(tmp_path)}
+    assert run_overrides("hepth", None, data_dir=str(tmp_path)) == {
+        "data.data_dir": str(tmp_path),
+        "data.corpus": "hepth",
+    }
     first = run_parameters("demo", tmp_path / "run", tmp_path / "figs", overrides)
     assert first == {
         "run_dir": str(tmp_path / "run"),
@@ -86,6 +92,19 @@ def test_run_parameters_and_the_data_dir_override(tmp_path: Path) -> None:
     }
     later = run_parameters("demo", tmp_path / "run", tmp_path / "figs", overrides, declared={})
     assert "figures_dir" not in later and later["overrides"] == overrides
+
+
+def test_the_data_dir_picks_the_reader(tmp_path: Path) -> None:
+    record = tmp_path / "corpus.jsonl"
+    record.write_text(json.dumps({"paper_id": "1", "title": "T", "abstract": "", "references": []}) + "\n")
+    assert run_overrides("demo", None, data_dir=str(record))["data.corpus"] == "jsonl"
+    assert run_overrides("demo", None, data_dir=str(record), corpus="s2orc")["data.corpus"] == "s2orc"
+    with pytest.raises(ValueError, match="does not apply"):
+        run_overrides("demo", None, data_dir=str(record), corpus="synthetic")
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"x": 1}) + "\n")
+    with pytest.raises(DataError, match="--corpus"):
+        run_overrides("demo", None, data_dir=str(odd))
 
 
 def test_kernel_runs_this_interpreter() -> None:

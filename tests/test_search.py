@@ -33,7 +33,7 @@ def emb_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
 def test_neighbours_are_cluster_mates_and_match_exact_cosine(kind: str, tmp_path: Path) -> None:
     emb = make_embeddings()
     index = build_index(emb, kind)
@@ -139,3 +139,19 @@ def test_text_query_uses_the_index_model(tmp_path: Path) -> None:
     assert hit.paper_id == "b" and hit.score == pytest.approx(1.0, abs=1e-4)
     with pytest.raises(DataError, match="pooling 'cls'"):
         embed_query(index, [("x", "")], pooling="cls")
+
+
+def test_ivf_records_its_lists_and_search_takes_nprobe(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ivf.index.npz"
+    write_embeddings(tmp_path / "emb.jsonl", make_embeddings(n=200))
+    assert main(["index", "--embeddings", str(tmp_path / "emb.jsonl"), "--kind", "ivf", "--out", str(out)]) == 0
+    index = load_index(out)
+    assert index.info["ivf"]["nlist"] == 57 and index.index.nprobe == 57  # 4 sqrt(200) lists, all scanned
+    capsys.readouterr()
+    assert main(["search", "--index", str(out), "--paper-id", "p4", "-k", "3", "--nprobe", "2"]) == 0
+    assert capsys.readouterr().out.count("of cluster 0") == 4  # the query and 3 cluster mates, 2 of 57 lists scanned
+    flat = tmp_path / "flat.index.npz"
+    assert main(["index", "--embeddings", str(tmp_path / "emb.jsonl"), "--out", str(flat)]) == 0
+    capsys.readouterr()
+    assert main(["search", "--index", str(flat), "--paper-id", "p4", "--nprobe", "2"]) == 2
+    assert "--nprobe applies to an IVF index" in capsys.readouterr().err

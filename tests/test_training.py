@@ -107,7 +107,7 @@ def test_cli_flags_override_the_preset():
 
     args = _parse(
         ["--triplets", "T", "--metadata", "M", "--base-model", "minilm", "--out", "O", "--preset", "cpu"]
-        + ["--learning-rate", "1e-4", "--no-resume", "--pooling", "mean", "--max-seq-length", "64"]
+        + ["--learning-rate", "1e-4", "--no-resume", "--pooling", "mean", "--max-length", "64"]
     )
     config = config_from_args(args)
     assert (config.triplets, config.metadata, config.out, config.preset) == ("T", "M", "O", "cpu")
@@ -126,7 +126,7 @@ def test_cli_reports_bad_input_without_traceback(tmp_path, capsys):
 
     code = main(["train", "--triplets", str(tmp_path / "none"), "--metadata", "m.json", "--out", str(tmp_path / "o")])
     assert code == 2
-    assert "triplets directory not found" in capsys.readouterr().err
+    assert "--triplets: folder not found" in capsys.readouterr().err
 
 
 # --- data ---

@@ -14,6 +14,7 @@ Held-out queries are the cite and co-cite queries (two disjoint sets). Every can
 from __future__ import annotations
 
 import random
+import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from scipy import sparse
 
 from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.data.convert import corpus_to_specter
-from specter_utils.data.corpus import Corpus
+from specter_utils.data.corpus import MULTI_LABEL_RULES, Corpus
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidocs_dir
 from specter_utils.data.specter_format import write_specter_dir
@@ -46,7 +47,10 @@ class BenchmarkConfig:
     max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
     min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
     max_classes: int | None = None
-    max_class_papers: int | None = None  # labelled papers kept over all classes (stratified sample); None or 0: all
+    # Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3
+    # papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.
+    max_class_papers: int | None = None
+    multi_label: str = "first"  # a paper with several labels: "first" takes its first, "exactly-one" drops it
     # Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text).
     # Each negative is still a uniformly random paper, but the papers to embed per model stop growing with
     # n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.
@@ -122,7 +126,8 @@ def _split_qrels(qrels: dict[str, dict[str, int]], config: BenchmarkConfig, seed
 
 
 def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, seed: int) -> dict[str, Any]:
-    labels = {pid: label for pid, label in corpus.labels().items() if pid in text}
+    lists = {pid: labels for pid, labels in corpus.label_lists().items() if pid in text}
+    labels = {pid: label for pid, label in corpus.labels(config.multi_label).items() if pid in text}
     sizes = Counter(labels.values())
     min_size = config.min_class_size
     if min_size is None:  # 100 on hep-th (20K labelled papers); 2% of the labelled papers, at least 10, below
@@ -142,6 +147,18 @@ def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, see
             rows[split].extend((pid, label) for pid in ids)
     for split in rows:
         rows[split].sort()
+    multi = sum(1 for ls in lists.values() if len(ls) > 1)
+    if not lists:
+        why = f"no paper with a title has a label in field {corpus.label_field!r}"
+    elif not labels:
+        why = f"every labelled paper has several labels and the multi-label rule is {config.multi_label!r}"
+    elif len(kept) < 2:
+        why = (
+            f"{len(kept)} class(es) with at least {min_size} papers (of {len(sizes)} labels over {len(labels)} "
+            "papers); a classification task needs 2"
+        )
+    else:
+        why = ""
     return {
         "rows": rows,
         "classes": kept,
@@ -149,7 +166,26 @@ def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, see
         "labelled": len(labels),
         "min_class_size": min_size,
         "sampled_fraction": round(keep_fraction, 4),
+        "labels": {
+            "field": corpus.label_field,
+            "multi_label": config.multi_label,
+            "papers_with_labels": len(lists),
+            "multi_label_papers": multi,
+            "dropped_multi_label": len(lists) - len(labels),
+            "distinct_labels": len(sizes),
+        },
+        "why_absent": why,
     }
+
+
+def _label_slot(corpus: Corpus, config: BenchmarkConfig) -> str:
+    """What the mag/ slot holds, in words (benchmark.json)."""
+    what = {
+        "venue": "Paper.venue: the normalised journal on hep-th, the topic on the synthetic corpus",
+        "fields_of_study": "fields of study (S2ORC mag_field_of_study, OpenAlex topic fields or level-0 concepts)",
+    }.get(corpus.label_field, f"the records' {corpus.label_field!r} field")
+    rule = "its first label" if config.multi_label == "first" else "only papers with exactly one label"
+    return f"classification of the corpus labels from {what}; a paper with several labels: {rule}"
 
 
 def build_benchmark(
@@ -160,17 +196,24 @@ def build_benchmark(
     config: BenchmarkConfig | None = None,
     max_class_papers: int | None = None,
     negative_pool: int | None = None,
+    multi_label: str | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
 
-    ``n_queries`` (per ranking task, val + test) overrides ``config.n_queries``; ``max_class_papers`` and
-    ``negative_pool``, when given, override the config's values.
+    ``n_queries`` (per ranking task, val + test) overrides ``config.n_queries``; ``max_class_papers``,
+    ``negative_pool`` and ``multi_label``, when given, override the config's values.
     """
     config = replace(config or BenchmarkConfig(), n_queries=n_queries)
     if max_class_papers is not None:
         config = replace(config, max_class_papers=max_class_papers)
     if negative_pool is not None:
         config = replace(config, negative_pool=negative_pool)
+    if config.n_queries < 1:
+        raise ValueError(f"n_queries must be at least 1, got {config.n_queries}")
+    if multi_label is not None:
+        config = replace(config, multi_label=multi_label)
+    if config.multi_label not in MULTI_LABEL_RULES:
+        raise ValueError(f"multi_label must be one of {', '.join(MULTI_LABEL_RULES)}, got {config.multi_label!r}")
     if (config.max_class_papers or 0) < 0:
         raise ValueError(f"max_class_papers must be a number of papers (0: all), got {config.max_class_papers}")
     if (config.negative_pool or 0) < 0:
@@ -211,6 +254,14 @@ def build_benchmark(
         cocite_queries, cocite_pos, pool, {q: set(cocite_counts[q]) for q in cocite_queries}, config, rng
     )
     held_out = set(cite_queries) | set(cocite_queries)
+    if not cite_qrels and not cocite_qrels:
+        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
+        raise DataError(
+            f"corpus {corpus.name!r}: no ranking task can be built: no paper has {config.min_positives}+ references "
+            f"to papers of the corpus with a title ({graph.num_edges:,} citations inside the corpus; {dangling:,} "
+            "citations of papers outside it were dropped). Nothing was written.",
+            corpus.info.get("source"),
+        )
 
     # 3. classification from the corpus labels, in the mag/ slot
     classes = _classification(corpus, text, config, seed)
@@ -220,6 +271,15 @@ def build_benchmark(
     leakage = training_leakage(train, held_out)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
+    if not cite_qrels and not cocite_qrels:  # checked before anything is written
+        if cite_eligible or cocite_eligible:
+            raise DataError(
+                f"corpus {corpus.name!r}: no ranking query fits: at most {per_task_cap} held-out queries per task "
+                f"({config.max_heldout_fraction} of {len(text)} papers with text, halved)"
+            )
+        raise DataError(f"corpus {corpus.name!r}: no paper has {config.min_positives}+ references with text")
+    for stale in (TRAIN_DIR, SCIDOCS_DIR):  # a rebuild replaces the benchmark whole: no task of an earlier build
+        shutil.rmtree(out_dir / stale, ignore_errors=True)
     write_specter_dir(out_dir / TRAIN_DIR, train)
 
     # 5. SCIDOCS metadata, with the graph the training dir sees
@@ -246,11 +306,11 @@ def build_benchmark(
         scidocs.ranking["cite"] = _split_qrels(cite_qrels, config, seed)
     if cocite_qrels:
         scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed + 1)
-    if len(classes["classes"]) >= 2 and all(classes["rows"].values()):
+    if not classes["why_absent"] and not all(classes["rows"].values()):
+        classes["why_absent"] = "a class sample too small to fill train, val and test"
+    if not classes["why_absent"]:
         scidocs.classification["mag"] = classes["rows"]
         scidocs.metadata["mag_mesh"] = {pid: record(pid) for pid in class_ids}
-    if not scidocs.ranking:
-        raise DataError(f"corpus {corpus.name!r}: no paper has {config.min_positives}+ references with text")
     write_scidocs_dir(out_dir / SCIDOCS_DIR, scidocs)
 
     def ranking_counts(splits: dict[str, dict[str, dict[str, int]]], eligible: int) -> dict[str, Any]:
@@ -275,6 +335,8 @@ def build_benchmark(
             "labelled_papers": classes["labelled"],
             "min_class_size": classes["min_class_size"],
             "sampled_fraction": classes["sampled_fraction"],
+            "labels": classes["labels"],
+            **({"absent_because": classes["why_absent"]} if classes["why_absent"] else {}),
             "class_sizes": classes["class_sizes"] if "mag" in scidocs.classification else {},
             **{split: len(rows) for split, rows in scidocs.classification.get("mag", {}).items()},
         },
@@ -290,6 +352,8 @@ def build_benchmark(
         "corpus": corpus.name,
         "synthetic": corpus.synthetic,
         "corpus_info": corpus.describe(),
+        # what the reader counted: references to ids outside the corpus (dropped), untitled papers, papers without labels
+        "read_oddities": dict(corpus.report.counts),
         "seed": seed,
         "config": asdict(config),
         "counts": counts,
@@ -297,10 +361,9 @@ def build_benchmark(
             "cite": "held-out query papers; relevance 1: up to 5 papers each cites, 0: 25 random uncited papers",
             "cocite": "held-out query papers (disjoint from cite); 1: up to 5 papers most often co-cited with it, "
             "0: 25 random papers never co-cited with it",
-            "mag": "classification of the corpus labels (Paper.venue: the normalised journal on hep-th), "
-            "not MAG fields of study"
+            "mag": _label_slot(corpus, config)
             if "mag" in scidocs.classification
-            else "absent (too few labelled classes)",
+            else f"absent: {classes['why_absent']}",
             "mesh": "absent",
             "coview": "absent (no usage data)",
             "coread": "absent (no usage data)",

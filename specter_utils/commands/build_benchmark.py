@@ -4,37 +4,99 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+from specter_utils.commands.common import COUNT, POSITIVE_INT, add_out, check_out_dir, staged_dir
+
+OWNED = ("benchmark.json",)  # an --out folder holding this was written by a benchmark build
+
+CORPUS_HELP = (
+    "corpus kind: hepth (the SNAP folder), s2orc (S2ORC metadata), openalex (OpenAlex works), jsonl (the generic "
+    "record format of data/README.md; the last three from one .jsonl, .jsonl.gz or .parquet file) or synthetic "
+    "(generated, takes no --src). Default: detected from --src when unambiguous"
+)
+LABEL_FIELD_HELP = (
+    "where the classification labels (the mag/ slot) come from: venue, fields_of_study (S2ORC mag_field_of_study; "
+    "OpenAlex topic fields, or level-0 concepts), labels (the generic records' labels; OpenAlex topics) or any "
+    "other field of the records. Default: fields_of_study for s2orc and openalex, labels for jsonl, venue for "
+    "hepth and synthetic (their only labels: another value is an error)"
+)
+MULTI_LABEL_HELP = (
+    "a paper with several labels: first (default) takes its first label (S2ORC and OpenAlex list the main field "
+    "first), exactly-one keeps only papers with one label. Written to benchmark.json"
+)
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels: bool = True) -> None:
+    """``--corpus``, ``--src`` and (where labels are used) ``--label-field``: build-benchmark and data convert."""
+    from specter_utils.data.load import CORPUS_KINDS
+
+    parser.add_argument("--corpus", choices=CORPUS_KINDS, default=None, help=CORPUS_HELP)
+    parser.add_argument("--src", type=Path, default=None, help=src_help)
+    if labels:
+        parser.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_FIELD_HELP)
+    else:
+        parser.set_defaults(label_field=None)
+
+
+def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
+    """The corpus the flags name; an option that does not apply is a DataError (one line, exit 2)."""
+    from specter_utils.data.load import check_corpus_options, load_corpus
+    from specter_utils.errors import DataError
+
+    if args.corpus is None and args.src is None:
+        raise DataError("give --corpus KIND or --src PATH (the kind is detected from it)", "--corpus")
+    if args.corpus is not None:
+        try:
+            check_corpus_options(args.corpus, args.src, args.label_field)
+        except ValueError as exc:
+            raise DataError(str(exc), "--corpus") from None
+    if args.corpus == "synthetic":
+        return load_corpus("synthetic", **kw)
+    try:
+        return load_corpus(args.corpus, args.src, label_field=args.label_field)
+    except DataError:
+        raise
+    except ValueError as exc:  # an option that does not apply to the detected kind
+        raise DataError(str(exc), args.src) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``build-benchmark`` to the top-level parser."""
     parser = subparsers.add_parser(
         "build-benchmark",
-        help="build a SCIDOCS-layout benchmark (cite, cocite, venue classification) plus a training dir",
+        help="build a SCIDOCS-layout benchmark (cite, cocite, label classification) plus a training dir",
         description="From a citation corpus, write DIR/scidocs (cite and cocite qrels for held-out queries, the "
         "corpus labels as the mag/ classification task, paper_metadata_*.json), DIR/train (SPECTER-format, "
-        "without the held-out queries or their edges) and DIR/benchmark.json (counts).",
+        "without the held-out queries or their edges) and DIR/benchmark.json (counts, the label field and "
+        "multi-label rule, and why classification is absent when it is). A corpus without usable labels still "
+        "gets the ranking tasks. References to ids outside the corpus are counted and dropped.",
     )
-    parser.add_argument("--corpus", required=True, choices=("hepth", "synthetic"), help="corpus kind")
-    parser.add_argument(
-        "--src", type=Path, default=None, help="hepth: folder with the SNAP files (default ../shared/data/hepth)"
+    add_corpus_arguments(
+        parser,
+        "hepth: folder with the SNAP files (default ../shared/data/hepth); s2orc, openalex, jsonl: the record "
+        "file (.jsonl, .jsonl.gz, .parquet); not allowed with synthetic",
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--n-queries", type=int, default=1000, help="queries per ranking task, val + test (1000)")
+    parser.add_argument("--multi-label", choices=("first", "exactly-one"), default="first", help=MULTI_LABEL_HELP)
+    add_out(parser, "output folder; the build owns it: a rebuild (--overwrite) replaces it whole")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument("--n-queries", type=POSITIVE_INT, default=1000, help="queries per ranking task, val + test")
     parser.add_argument(
         "--max-class-papers",
-        type=int,
+        type=COUNT,
         default=0,
-        help="cap on the classification task's papers, a stratified sample over all classes (default 0: all)",
+        help="cap on the classification task's papers, a stratified sample over all classes (default 0: all). "
+        "Each kept class keeps at least 3 papers (one per split), which can exceed the cap by up to 3 papers per "
+        "class; classes below the minimum class size (100 papers, or 2%% of the labelled papers and at least 10 "
+        "on small corpora) are left out before sampling",
     )
     parser.add_argument(
         "--negative-pool",
-        type=int,
+        type=COUNT,
         default=0,
         help="draw each query's random negatives from a seeded sample of this many papers, which bounds the papers "
-        "to embed per model (default 0: every paper with text)",
+        "to embed per model (default: 0, every paper with text)",
     )
     parser.set_defaults(func=run)
 
@@ -42,19 +104,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build, print the counts (also saved in benchmark.json)."""
     from specter_utils.benchmark.build import build_benchmark
-    from specter_utils.data.load import load_corpus
 
-    corpus = load_corpus(args.corpus, args.src) if args.corpus == "hepth" else load_corpus("synthetic", seed=args.seed)
-    info = build_benchmark(
-        corpus,
-        args.out,
-        seed=args.seed,
-        n_queries=args.n_queries,
-        max_class_papers=args.max_class_papers,
-        negative_pool=args.negative_pool,
+    check_out_dir(args.out, args.overwrite, OWNED)
+    corpus = load_corpus_from_args(args, "build-benchmark", seed=args.seed)
+    print(
+        f"read {corpus.name} ({'SYNTHETIC, ' if corpus.synthetic else ''}labels: {corpus.label_field}): "
+        f"{len(corpus.papers):,} papers, {len(corpus.edges):,} citations inside the corpus"
     )
+    print(corpus.report.summary())
+    with staged_dir(args.out) as stage:  # built aside, then put in place of --out whole (nothing left on failure)
+        info = build_benchmark(
+            corpus,
+            stage,
+            seed=args.seed,
+            n_queries=args.n_queries,
+            max_class_papers=args.max_class_papers,
+            negative_pool=args.negative_pool,
+            multi_label=args.multi_label,
+        )
     print(json.dumps(info["counts"], indent=2))
+    note_class_cap(info["counts"]["mag"], args.max_class_papers)
+    if "absent_because" in info["counts"]["mag"]:
+        print(f"no classification task: {info['counts']['mag']['absent_because']}")
     if info["synthetic"]:
         print("NOTE: SYNTHETIC corpus (benchmark.json says so); its numbers say nothing about real papers")
     print(f"wrote {args.out}/scidocs, {args.out}/train and {args.out}/benchmark.json")
     return 0
+
+
+def note_class_cap(mag: dict, cap: int) -> None:
+    """Say why the classification task holds more papers than ``--max-class-papers`` (each class keeps 3)."""
+    kept = sum(mag.get(split, 0) for split in ("train", "val", "test"))
+    if cap and kept > cap:
+        print(
+            f"note: --max-class-papers {cap}: the classification task has {kept} papers, because each of its "
+            f"{mag.get('classes', 0)} classes keeps at least 3 (one per split)",
+            file=sys.stderr,
+        )

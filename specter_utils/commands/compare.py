@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from specter_utils.commands.common import add_out, check_out_file, input_dir, int_at_least
 from specter_utils.errors import DataError
 
 
@@ -34,9 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--reference", nargs="+", default=None, help="rows to test every row against (default: the first)"
     )
     parser.add_argument("--tasks", nargs="+", default=["cite", "cocite"], help="ranking tasks (default: cite cocite)")
-    parser.add_argument("--split", choices=("test", "val"), default="test", help="qrels split (default test)")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap and permutation resamples (10000)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the comparison as JSON")
+    parser.add_argument("--split", choices=("test", "val"), default="test", help="qrels split (default: test)")
+    parser.add_argument(
+        "--resamples", type=int_at_least(100), default=10_000, help="bootstrap and permutation resamples"
+    )
+    add_out(parser, "also write the comparison as JSON", required=False)
     parser.set_defaults(func=run)
 
 
@@ -46,11 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.evaluation.suite import task_name
     from specter_utils.io import write_json
 
+    input_dir(args.data_dir, "--data-dir")
+    if args.out is not None:
+        check_out_file(args.out, args.overwrite)
     rows_spec = []
     for spec in args.row:
         if len(spec) < 2:
             raise DataError(f"--row {spec[0]!r} needs a name and at least one embeddings file", "--row")
         for file in spec[1:]:
+            if Path(file).is_dir():
+                raise DataError(f"row {spec[0]!r}: is a directory, expected an embeddings file", file)
             if not Path(file).is_file() and not Path(file).with_suffix(".npy").is_file():
                 raise DataError(f"row {spec[0]!r}: embeddings file not found", file)
         rows_spec.append((spec[0], spec[1:]))

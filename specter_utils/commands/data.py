@@ -7,7 +7,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-CONVERT_FORMATS = ("hepth", "s2orc")
+from specter_utils.commands.common import (
+    FRACTION,
+    add_out,
+    check_out_dir,
+    input_dir,
+    input_file,
+    int_at_least,
+    staged_dir,
+)
+from specter_utils.data.load import CORPUS_KINDS
+
+SPECTER_OWNED = ("data.json", "metadata.json")  # an --out folder holding these was written by data convert
+BENCHMARK_OWNED = ("benchmark.json", "corpus.json")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,19 +40,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "citation, 1 = citation of a citation), metadata.json and train/val/test.txt. Prints counts and "
         "every oddity met while reading.",
     )
-    convert.add_argument("--format", required=True, choices=CONVERT_FORMATS, help="corpus format")
-    convert.add_argument(
-        "--src",
-        type=Path,
-        default=None,
-        help="hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc: the metadata .jsonl file "
-        "(default: the copy in ../shared/data)",
+    from specter_utils.commands.build_benchmark import add_corpus_arguments
+
+    add_corpus_arguments(
+        convert,
+        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc, openalex, jsonl: the record file "
+        "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
+        labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
-    convert.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split (default 0)")
-    convert.add_argument("--val-fraction", type=float, default=0.1, help="share of queries in val.txt (default 0.1)")
-    convert.add_argument("--test-fraction", type=float, default=0.0, help="share of queries in test.txt (default 0.0)")
+    convert.add_argument("--format", dest="corpus", choices=CORPUS_KINDS, help=argparse.SUPPRESS)  # old name
+    add_out(convert, "output folder (created if missing; replaced whole with --overwrite)")
+    convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split")
+    convert.add_argument("--val-fraction", type=FRACTION, default=0.1, help="share of queries in val.txt, in [0, 1)")
+    convert.add_argument("--test-fraction", type=FRACTION, default=0.0, help="share of queries in test.txt, in [0, 1)")
     convert.set_defaults(func=run_convert)
+
+    convert.add_argument(
+        "--papers", type=int_at_least(20), default=None, help="synthetic only: number of papers (default: 600)"
+    )
 
     stats = commands.add_parser(
         "stats",
@@ -78,10 +95,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "OUT/scidocs (SCIDOCS layout), OUT/train (SPECTER format), OUT/benchmark.json and OUT/corpus.json. "
         "Everything written is labelled synthetic.",
     )
-    synthetic.add_argument("--out", type=Path, required=True, help="output folder")
-    synthetic.add_argument("--papers", type=int, default=600, help="number of papers (default 600)")
-    synthetic.add_argument("--topics", type=int, default=6, help="number of topics = classes (default 6)")
-    synthetic.add_argument("--seed", type=int, default=0, help="generator and split seed (default 0)")
+    add_out(synthetic, "output folder; a rebuild (--overwrite) replaces it whole")
+    synthetic.add_argument("--papers", type=int_at_least(20), default=600, help="number of papers (at least 20)")
+    synthetic.add_argument("--topics", type=int_at_least(2), default=6, help="number of topics = classes (at least 2)")
+    synthetic.add_argument("--seed", type=int, default=0, help="generator and split seed")
     synthetic.set_defaults(func=run_synthetic)
 
     audit = commands.add_parser(
@@ -111,25 +128,35 @@ def _specter_counts(data: Any) -> str:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Read a corpus and write it in the SPECTER training format."""
+    from specter_utils.commands.build_benchmark import load_corpus_from_args
     from specter_utils.data.convert import corpus_to_specter
-    from specter_utils.data.load import load_corpus
     from specter_utils.data.specter_format import write_specter_dir
     from specter_utils.errors import DataError
 
-    corpus = load_corpus(args.format, args.src)
+    if args.val_fraction + args.test_fraction >= 1:
+        raise DataError(
+            f"--val-fraction {args.val_fraction} + --test-fraction {args.test_fraction} leave no training queries",
+            "--val-fraction",
+        )
+    if args.corpus != "synthetic" and args.papers is not None:
+        raise DataError("--papers applies to --corpus synthetic only", "--papers")
+    check_out_dir(args.out, args.overwrite, SPECTER_OWNED)
+    corpus = load_corpus_from_args(args, "data convert", n_papers=args.papers or 600, seed=args.seed)
     print(
         f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
     )
     data = corpus_to_specter(corpus, val_fraction=args.val_fraction, test_fraction=args.test_fraction, seed=args.seed)
     if not data.graph:
+        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
         print(corpus.report.summary())
         raise DataError(
             f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
-            f"({corpus.report.counts.get('dangling_citation', 0):,} citations point outside the corpus; the "
+            f"({dangling:,} citations point outside the corpus; the "
             f"oddities above say what was dropped). Nothing was written.",
             args.src or corpus.info.get("source"),
         )
-    write_specter_dir(args.out, data)
+    with staged_dir(args.out) as stage:
+        write_specter_dir(stage, data)
     print(f"wrote {args.out}: {_specter_counts(data)}")
     print(corpus.report.summary())
     print(data.report.summary())
@@ -139,7 +166,10 @@ def run_convert(args: argparse.Namespace) -> int:
 def run_stats(args: argparse.Namespace) -> int:
     """Print the counts of a data path."""
     from specter_utils.data.stats import corpus_stats, format_stats
+    from specter_utils.errors import DataError
 
+    if not args.path.exists():
+        raise DataError("no such file or folder", args.path)
     stats = corpus_stats(args.path)
     print(json.dumps(stats, indent=2, default=str) if args.json else format_stats(stats))
     return 0
@@ -160,16 +190,22 @@ def run_synthetic(args: argparse.Namespace) -> int:
     """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
     from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.synthetic import generate_synthetic_corpus
+    from specter_utils.errors import DataError
     from specter_utils.io import write_json
 
+    if args.papers < 10 * args.topics:
+        raise DataError(f"--papers {args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
+    check_out_dir(args.out, args.overwrite, BENCHMARK_OWNED)
     corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
     print(
         f"SYNTHETIC corpus (seed {args.seed}): {len(corpus.papers):,} papers, "
         f"{len(corpus.edges):,} citations, {args.topics} topics"
     )
-    write_json(args.out / "corpus.json", corpus.describe())
-    # build_benchmark writes OUT/scidocs, OUT/train (SPECTER format, without held-out queries) and benchmark.json.
-    result = build_benchmark(corpus, args.out, seed=args.seed)
+    # build_benchmark writes OUT/scidocs, OUT/train (SPECTER format, without held-out queries) and benchmark.json;
+    # all of it is built aside and put in place of --out whole.
+    with staged_dir(args.out) as stage:
+        write_json(stage / "corpus.json", corpus.describe())
+        result = build_benchmark(corpus, stage, seed=args.seed)
     print(json.dumps(result, indent=2, default=str))
     print(f"wrote the SYNTHETIC benchmark to {args.out} (labelled synthetic in benchmark.json and corpus.json)")
     return 0
@@ -179,10 +215,25 @@ def run_audit(args: argparse.Namespace) -> int:
     """Audit training triplets against a benchmark; exit 1 on overlap."""
     from specter_utils.triplets.audit import audit_leakage
 
+    if not args.triplets.is_dir():
+        input_file(args.triplets, "--triplets")
+    input_dir(args.benchmark, "--benchmark")
     audit = audit_leakage(args.triplets, args.benchmark)
     print(json.dumps(audit, indent=2, default=str))
     if not audit["leak_free"]:
-        print("LEAKAGE: the triplets touch held-out benchmark papers")
+        print("LEAKAGE: the triplets touch held-out benchmark queries")
         return 1
-    print("no overlap between the triplets and the held-out benchmark papers")
+    others = {
+        name: audit[name]["distinct_ids"]
+        for name in ("candidate_overlap", "classification_overlap")
+        if audit[name]["distinct_ids"]
+    }
+    if others:
+        listed = ", ".join(f"{name.replace('_', ' ')}: {count} papers" for name, count in others.items())
+        print(
+            f"no held-out query in the triplets (the leakage that matters); other overlaps, expected for random "
+            f"negatives and shown above: {listed}"
+        )
+    else:
+        print("no overlap between the triplets and the held-out benchmark papers")
     return 0

@@ -6,6 +6,23 @@ import argparse
 import sys
 from pathlib import Path
 
+from specter_utils.commands.common import (
+    POSITIVE_INT,
+    add_batch_size,
+    add_dtype,
+    add_max_length,
+    add_out,
+    add_quiet,
+    check_out_file,
+    input_file,
+    silence_progress,
+)
+from specter_utils.errors import DataError
+
+# float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values)
+DTYPES = ("auto", "float32", "bfloat16", "fp32", "bf16")
+DTYPE_NAMES = {"fp32": "float32", "bf16": "bfloat16"}
+
 EPILOG = """\
 examples:
   specter-utils embed --model minilm --metadata data/metadata.json --out emb/minilm.jsonl
@@ -16,6 +33,9 @@ examples:
   specter-utils embed --merge emb/part-*.jsonl --out emb/all.jsonl
   # every visible GPU of one machine:
   specter-utils embed --model M --metadata F --out emb/all.jsonl --multi-gpu
+  # Ray Data: a local Ray on this machine, or an existing cluster (GPU actors where it has GPUs):
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray
+  specter-utils embed --model M --metadata F --out emb/all.jsonl --engine ray --ray-address HEAD:6379
   # on a CPU with openvino installed, --backend auto (the default) converts the model once to OpenVINO
   # (cached beside the model folder); the plain torch path:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
@@ -38,36 +58,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", default="minilm", help="model name or path (default minilm, offline)")
+    parser.add_argument("--model", default="minilm", help="model name or path (default: minilm, offline)")
     parser.add_argument(
         "--metadata",
         type=Path,
         nargs="+",
         action="extend",
         default=[],
-        help="metadata.json (SPECTER) or paper_metadata_*.json (SCIDOCS) files; several are merged",
+        help="metadata.json (SPECTER), paper_metadata_*.json (SCIDOCS) or generic record files (.jsonl, .jsonl.gz, "
+        ".parquet: paper_id, title, abstract per line, data/README.md); several are merged",
     )
     parser.add_argument("--ids", type=Path, help="only these paper ids (one per line), in this order")
-    parser.add_argument("--out", type=Path, required=True, help="output FILE.jsonl")
-    parser.add_argument("--batch-size", type=int, default=32, help="papers per forward pass (default 32)")
-    parser.add_argument("--max-length", type=int, default=512, help="wordpieces per paper (default 512)")
+    add_out(parser, "output FILE.jsonl (a part-finished run of the same command resumes)")
+    add_batch_size(parser, 32, "papers per forward pass")
+    add_max_length(parser, 512, "wordpieces per paper")
     parser.add_argument(
         "--pooling", choices=("auto", "cls", "mean"), default="auto", help="auto: the model's own if any, else [CLS]"
     )
-    parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto", help="auto: bf16 on GPU")
+    add_dtype(parser, DTYPES, "auto", "auto: bf16 on GPU, float32 on CPU (bf16 and fp32 are accepted spellings)")
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
     parser.add_argument(
         "--backend",
         choices=("auto", "torch", "openvino"),
         default="auto",
         help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
-        "auto (default): openvino for a float32 run on the CPU when it is installed, else torch",
+        "auto: openvino for a float32 run on the CPU when it is installed, else torch",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: a Ray Data pipeline over model replicas (actors), on a local Ray it starts itself or on "
+        "--ray-address; pip install 'specter-utils[scale]' (default local)",
+    )
+    parser.add_argument("--ray-address", help="--engine ray: an existing cluster, HOST:PORT, ray://HOST:PORT or auto")
+    parser.add_argument(
+        "--ray-workers",
+        type=POSITIVE_INT,
+        help="--engine ray: model replicas (default: one per GPU, else one per CPU but one)",
     )
     parser.add_argument("--shard", help="embed only shard i/n of the papers (0 <= i < n), for separate jobs")
     parser.add_argument("--multi-gpu", action="store_true", help="spread the work over every visible GPU")
-    parser.add_argument("--chunk-size", type=int, help="papers per resumable chunk (default 1024; 16384 multi-GPU)")
+    parser.add_argument(
+        "--chunk-size", type=POSITIVE_INT, help="papers per resumable chunk (default: 1024; 16384 multi-GPU)"
+    )
     parser.add_argument("--no-resume", action="store_true", help="discard a part-finished run instead of resuming")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(parser)
     parser.add_argument("--merge", type=Path, nargs="+", metavar="SHARD", help="merge these shard .jsonl files")
     parser.add_argument("--baseline", help="compute a baseline instead: random, tfidf, tfidf-hash, tfidf-svd, sif, sgc")
     parser.add_argument("--edges", type=Path, help="citations for sgc: 'citing cited' lines (default: from metadata)")
@@ -88,7 +124,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="tfidf*/sif/sgc: also fit on these papers (e.g. the training metadata.json), as the pipeline does; "
         "default: fit on the papers embedded",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for the baselines (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the baselines")
     parser.set_defaults(func=run)
 
 
@@ -121,15 +157,11 @@ def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None
     from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 
     name = args.baseline
-    if name not in baselines.BASELINES:
-        print(f"embed: unknown baseline {name!r}; known: {', '.join(baselines.BASELINES)}", file=sys.stderr)
-        return 2
     graph = None
     if name == "sgc":
         edges = read_edge_list(args.edges) if args.edges else edges_from_paper_lists(papers)
         if not edges:
-            print("embed: sgc needs citations: none in the metadata; pass --edges FILE", file=sys.stderr)
-            return 2
+            raise DataError("sgc needs citations: none in the metadata; pass --edges FILE", "--baseline")
         graph = CitationGraph.from_edges(edges)
     extra = read_metadata_files(args.fit_metadata) if args.fit_metadata else None
     result = baselines.baseline_embeddings(
@@ -180,30 +212,119 @@ def _openvino_encoder(args: argparse.Namespace, devices: list[str] | None):
         return encoder
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Every flag and path, before any model is loaded or file written."""
+    args.dtype = DTYPE_NAMES.get(args.dtype, args.dtype)
+    if args.merge:
+        for path in args.merge:
+            input_file(path, "--merge")
+    else:
+        _check_inputs(args)
+    # embed resumes a part-finished run (OUT.partial/); a finished OUT is replaced only with --overwrite
+    check_out_file(args.out, args.overwrite, suffix=".jsonl")
+
+
+def _check_inputs(args: argparse.Namespace) -> None:
+    if not args.metadata:
+        raise DataError("give --metadata FILE [FILE ...] (or --merge SHARD ...)", "--metadata")
+    for path in args.metadata:
+        input_file(path, "--metadata")
+    for flag, paths in (("--ids", [args.ids] if args.ids else []), ("--fit-metadata", args.fit_metadata)):
+        for path in paths:
+            input_file(path, flag)
+    for path in args.held_out:
+        input_file(path, "--held-out")
+    if args.edges is not None:
+        input_file(args.edges, "--edges")
+    if args.baseline is not None:
+        from specter_utils.embedding.baselines import BASELINES
+
+        if args.baseline not in BASELINES:
+            raise DataError(f"unknown baseline {args.baseline!r}; known: {', '.join(BASELINES)}", "--baseline")
+        if args.shard or args.multi_gpu:
+            raise DataError(
+                "--shard and --multi-gpu split a model's work; a baseline is fitted on all papers at once, so embed "
+                "it in one job",
+                "--baseline",
+            )
+    if args.engine == "ray":
+        _check_ray(args)
+    elif args.ray_address or args.ray_workers:
+        raise DataError("--ray-address and --ray-workers need --engine ray", "--engine")
+    if (
+        args.baseline is None
+        and args.model not in ("minilm",)
+        and Path(args.model).is_dir()
+        and not any(Path(args.model).iterdir())
+    ):
+        raise DataError("--model: the model folder is empty", args.model)
+
+
+def _check_ray(args: argparse.Namespace) -> None:
+    """``--engine ray``: Ray places the work, so the flags that place it by hand do not apply."""
+    from specter_utils.embedding.ray_engine import check_address
+
+    clashes = [
+        flag
+        for flag, given in (
+            ("--shard", args.shard),
+            ("--multi-gpu", args.multi_gpu),
+            ("--device", args.device),
+            ("--backend openvino", args.backend == "openvino"),
+            ("--baseline", args.baseline),
+        )
+        if given
+    ]
+    if clashes:
+        raise DataError(f"{', '.join(clashes)} cannot be used with --engine ray (Ray places the work)", "--engine")
+    if args.ray_address:
+        check_address(args.ray_address)  # a dead address is one line now, not a minute's wait after the model loads
+
+
+def _run_ray(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
+    """``--engine ray``: the same output files, made by a Ray Data pipeline."""
+    from specter_utils.embedding.embed import describe
+    from specter_utils.embedding.ray_engine import embed_with_ray
+
+    result = embed_with_ray(
+        args.model,
+        papers,
+        args.out,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        pooling=args.pooling,
+        dtype=args.dtype,
+        workers=args.ray_workers,
+        address=args.ray_address,
+        chunk_size=args.chunk_size,
+        resume=not args.no_resume,
+        progress=not args.quiet,
+        info={"synthetic": synthetic} if synthetic is not None else None,
+    )
+    print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Embed, compute a baseline, or merge shards."""
     from specter_utils.data.records import ReadReport
     from specter_utils.embedding.shards import merge_shard_files, parse_shard
 
-    if args.out.suffix != ".jsonl":
-        print(f"embed: --out must end in .jsonl, got {args.out}", file=sys.stderr)
-        return 2
+    _check_arguments(args)
+    if args.quiet:
+        silence_progress()
     if args.merge:
         merged = merge_shard_files(args.merge, args.out)
         print(
             f"merged {merged.info['merged_shards']} shards: {len(merged)} papers x {merged.dim} dims; wrote {args.out}"
         )
         return 0
-    if not args.metadata:
-        print("embed: give --metadata FILE [FILE ...] (or --merge SHARD ...)", file=sys.stderr)
-        return 2
     shard = None
     if args.shard:
         try:
             shard = parse_shard(args.shard)
         except ValueError as exc:
-            print(f"embed: {exc}", file=sys.stderr)
-            return 2
+            raise DataError(str(exc), "--shard") from None
 
     from specter_utils.embedding.inputs import load_papers
     from specter_utils.models import prepare_offline_env
@@ -218,6 +339,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_baseline(args, papers, synthetic)
 
     from specter_utils.embedding.embed import describe, embed_to_file
+
+    if args.engine == "ray":
+        return _run_ray(args, papers, synthetic)
 
     devices = None
     if args.multi_gpu:

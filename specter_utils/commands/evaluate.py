@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from specter_utils.commands.common import POSITIVE_INT, add_out, add_quiet, check_out_file, input_dir, input_file
+
 EPILOG = """\
 examples:
   specter-utils evaluate --data-dir data/scidocs --embeddings emb/specter.jsonl --out results.json
@@ -33,11 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--user-citation", type=Path, help="embeddings for co-view, co-read, cite, co-cite")
     parser.add_argument("--recomm", type=Path, help="embeddings for the recommendation task")
     parser.add_argument("--tasks", nargs="+", help="tasks to run (default: every task present)")
-    parser.add_argument("--split", choices=("test", "val"), default="test", help="evaluated split (default test)")
-    parser.add_argument("--out", type=Path, required=True, help="results JSON file")
-    parser.add_argument("--n-jobs", type=int, default=1, help="threads for classification (2: MAG and MeSH together)")
+    parser.add_argument("--split", choices=("test", "val"), default="test", help="evaluated split (default: test)")
+    add_out(parser, "results JSON file")
     parser.add_argument(
-        "--recomm-seeds", type=int, nargs="+", default=None, help="seeds of the recommendation ranker (default 7-11)"
+        "--n-jobs", type=POSITIVE_INT, default=1, help="threads for classification (2: MAG and MeSH together)"
+    )
+    parser.add_argument(
+        "--recomm-seeds", type=int, nargs="+", default=None, help="seeds of the recommendation ranker (default: 7-11)"
     )
     parser.add_argument(
         "--compare",
@@ -46,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="MODEL",
         help="also print the paper's Table 1 rows (all when no name is given), e.g. --compare SPECTER SciBERT",
     )
-    parser.add_argument("--quiet", action="store_true", help="print only warnings and the table")
+    add_quiet(parser)
     parser.set_defaults(func=run)
 
 
@@ -61,7 +65,12 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     groups = {"cls": args.cls, "user-citation": args.user_citation, "recomm": args.recomm}
     if args.embeddings is None and not any(groups.values()):
-        raise DataError("give --embeddings FILE, or --cls / --user-citation / --recomm files")
+        raise DataError("give --embeddings FILE, or --cls / --user-citation / --recomm files", "--embeddings")
+    input_dir(args.data_dir, "--data-dir")
+    for flag, path in (("--embeddings", args.embeddings), *((f"--{g}", p) for g, p in groups.items())):
+        if path is not None:
+            input_file(path, flag)
+    check_out_file(args.out, args.overwrite)
     if args.embeddings is not None:
         embeddings = {group: path or args.embeddings for group, path in groups.items()}
     else:

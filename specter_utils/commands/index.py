@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from specter_utils.commands.common import POSITIVE_INT, add_out, check_out_file, input_file
+
 EPILOG = """\
 examples:
   specter-utils index --embeddings emb/minilm.jsonl --out emb/minilm.index.npz
@@ -24,29 +26,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--embeddings", type=Path, required=True, help="FILE.jsonl or FILE.npy")
-    parser.add_argument("--out", type=Path, required=True, help="index file to write (.npz)")
+    add_out(parser, "index file to write (.npz)")
     parser.add_argument(
         "--kind",
-        choices=("auto", "flat", "hnsw"),
+        choices=("auto", "flat", "hnsw", "ivf"),
         default="auto",
-        help="flat: exact; hnsw: approximate, for millions of papers; auto: flat up to 200,000 papers",
+        help="flat: exact; hnsw, ivf: approximate, for millions of papers (ivf builds ~10x faster, hnsw answers "
+        "faster); auto: flat up to 200,000 papers, ivf above",
     )
     parser.add_argument(
         "--metadata", type=Path, nargs="+", default=[], help="metadata files for titles (a .npy carries none)"
     )
-    parser.add_argument("--threads", type=int, help="FAISS threads (default: all cores)")
+    parser.add_argument("--threads", type=POSITIVE_INT, help="FAISS threads (default: all cores)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from specter_utils.embedding.io import read_embeddings
-    from specter_utils.errors import DataError
     from specter_utils.search import build_index
 
-    if args.out.suffix != ".npz":
-        raise DataError(f"--out must end in .npz, got {args.out}")
-    if not args.embeddings.exists():
-        raise DataError("embeddings file not found", args.embeddings)
+    input_file(args.embeddings, "--embeddings")
+    for path in args.metadata:
+        input_file(path, "--metadata")
+    check_out_file(args.out, args.overwrite, suffix=".npz")
     embeddings = read_embeddings(args.embeddings)
     titles = None
     if args.metadata:

@@ -6,7 +6,18 @@ import argparse
 import json
 from pathlib import Path
 
+from specter_utils.commands.common import (
+    POSITIVE_INT,
+    add_max_triplets,
+    add_out,
+    check_out_dir,
+    float_in,
+    input_dir,
+    staged_dir,
+)
 from specter_utils.errors import DataError
+
+OWNED = ("train.jsonl", "metrics.json")  # an --out folder holding one of these was written by mine
 
 STRATEGIES = ("specter", "spectroid", "scincl")
 
@@ -20,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(negative: a citation of a citation) and the rest easy (negative: a random paper). Queries with fewer "
         "than 3 candidates or a single count are skipped; every skip is counted in metrics.json.",
     )
-    parser.add_argument("--data-dir", type=Path, required=True, help="folder with data.json, metadata.json, train.txt")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (created if missing)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--data-dir", type=Path, required=True, help="SPECTER training folder (data.json, metadata.json, train.txt)"
+    )
+    add_out(parser, "output folder (created if missing; replaced whole with --overwrite)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -35,11 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-hard-negatives", action="store_true", help="Table 2 ablation: every triplet easy (random negative)"
     )
-    parser.add_argument("--max-triplets", type=int, default=None, help="cap on train triplets (whole random queries)")
-    parser.add_argument("--triplets-per-query", type=int, default=5, help="triplets per query (default 5)")
-    parser.add_argument(
-        "--hard-ratio", type=float, default=0.3, help="share of hard triplets, rounded up (default 0.3)"
-    )
+    add_max_triplets(parser, None, "cap on train triplets (whole random queries; default: all)")
+    parser.add_argument("--triplets-per-query", type=POSITIVE_INT, default=5, help="triplets per query")
+    parser.add_argument("--hard-ratio", type=float_in(0.0, 1.0), default=0.3, help="share of hard triplets, rounded up")
     parser.set_defaults(func=run)
 
 
@@ -50,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
     strategy = args.strategy or ("spectroid" if args.spectroid else "specter")
     if args.spectroid and strategy != "spectroid":
         raise DataError(f"--spectroid contradicts --strategy {strategy}", "--strategy")
-    if args.max_triplets is not None and args.max_triplets < 1:
-        raise DataError(f"--max-triplets {args.max_triplets}: must be at least 1", "--max-triplets")
+    input_dir(args.data_dir, "--data-dir")
+    for name in ("data.json", "metadata.json"):
+        if not (args.data_dir / name).is_file():
+            raise DataError(f"--data-dir: no {name} in the folder (a SPECTER training folder)", args.data_dir)
+    check_out_dir(args.out, args.overwrite, OWNED)
     if strategy == "scincl":
         return _run_scincl(args)
     config = SamplerConfig(
@@ -62,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         max_triplets=args.max_triplets,
         seed=args.seed,
     )
-    metrics = mine_dir(args.data_dir, args.out, config)
+    with staged_dir(args.out) as stage:  # the three files appear together, or the old --out stays whole
+        metrics = mine_dir(args.data_dir, stage, config)
     _print_counts(metrics)
     print(f"papers: {json.dumps(metrics['papers'])}")
     print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
@@ -79,7 +94,8 @@ def _run_scincl(args: argparse.Namespace) -> int:
             "strategies only (scincl: 5 positives, 2 hard and 3 random negatives per query)",
             "--strategy",
         )
-    metrics = mine_scincl_dir(args.data_dir, args.out, ScinclConfig(max_triplets=args.max_triplets, seed=args.seed))
+    with staged_dir(args.out) as stage:
+        metrics = mine_scincl_dir(args.data_dir, stage, ScinclConfig(max_triplets=args.max_triplets, seed=args.seed))
     _print_counts(metrics)
     train = metrics["train"]
     print(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from specter_utils.errors import DataError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,10 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "shows the run without running anything. The source notebooks stay stripped. "
         "'specter-utils run --preset P --report' does the same at the end of a run.",
     )
-    parser.add_argument("--run", default="hepth", help="run name under the results folder (default hepth)")
-    parser.add_argument("--results-dir", default=None, help="root of the run folders (default results/)")
+    parser.add_argument("--run", default="hepth", help="run name under the results folder (default: hepth)")
+    parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
     parser.add_argument("--preset", default=None, help="report name (default: the run's preset)")
-    parser.add_argument("--out", default=None, help="output folder (default reports/<preset>/)")
+    parser.add_argument("--out", default=None, help="output folder (default: reports/<preset>/)")
     parser.set_defaults(func=run)
 
 
@@ -32,7 +33,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = write_report(run_dir, args.out, args.preset)
     except FileNotFoundError as exc:
-        print(f"specter-utils report: {exc}", file=sys.stderr)
-        return 2
+        raise DataError(str(exc), run_dir) from None
     print(f"wrote {out} ({len(list(out.glob('*.ipynb')))} executed notebooks)")
     return 0

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from specter_utils.commands.common import add_flag
+from specter_utils.errors import DataError
 
 PRESET_HELP = (
     "smoke: tiny parameters for the tests (a few minutes); "
@@ -26,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
         + PRESET_HELP,
     )
-    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default demo)")
+    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default: demo)")
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -41,11 +45,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="afterwards, copy the executed notebooks with their outputs to reports/<preset>/ (specter-utils report)",
     )
-    parser.add_argument(
+    add_flag(
+        parser,
+        "--src",
         "--data-dir",
+        dest="src",
         default=None,
-        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts) for demo/hepth, the S2ORC "
-        "metadata .jsonl for scidocs (default: the generated corpus for demo, ../shared/data/hepth for hepth)",
+        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), or one S2ORC, OpenAlex or "
+        "generic record file (.jsonl, .jsonl.gz, .parquet; data/README.md), its kind detected from the file "
+        "(default: the generated corpus for demo, ../shared/data/hepth for hepth); a relative path is taken from "
+        "the current folder",
+    )
+    from specter_utils.data.load import CORPUS_KINDS
+
+    parser.add_argument(
+        "--corpus",
+        choices=CORPUS_KINDS,
+        default=None,
+        help="the kind of --src when it cannot be detected (sets data.corpus; synthetic takes no --src). "
+        "Labels: --set data.label_field=FIELD, --set data.multi_label=exactly-one",
     )
     parser.add_argument("--run", default=None, help="run name: results/<run>/ (default: the preset's name)")
     parser.add_argument(
@@ -55,9 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NB",
         help=f"only these notebooks, by name or number (e.g. 05 06); known: {', '.join(NOTEBOOKS)}",
     )
-    parser.add_argument("--results-dir", default=None, help="root of the run folders (default results/)")
-    parser.add_argument("--figures-dir", default=None, help="where figures go (default figures/)")
-    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default python3: this interpreter)")
+    parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
+    parser.add_argument("--figures-dir", default=None, help="where figures go (default: figures/)")
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default: python3: this interpreter)")
     parser.add_argument("--log-output", action="store_true", help="stream the notebooks' output to the terminal")
     parser.set_defaults(func=run)
 
@@ -65,19 +83,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
-    from specter_utils.pipeline import PipelineError, run_pipeline, write_report
+    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, write_report
     from specter_utils.spec import parse_override
 
     try:
         overrides = dict(parse_override(text) for text in args.overrides)
     except ValueError as exc:
-        print(f"specter-utils run: {exc}", file=sys.stderr)
-        return 2
+        raise DataError(str(exc), "--set") from None
+    for wanted in args.notebooks or ():
+        if not any(nb == wanted or nb.startswith(f"{wanted}_") for nb in NOTEBOOKS):
+            raise DataError(f"no notebook {wanted!r}; known: {', '.join(NOTEBOOKS)}", "--notebooks")
+    src = None
+    if args.src is not None:  # checked here, not inside notebook 01; absolute, since notebooks run elsewhere
+        path = Path(args.src).expanduser().absolute()
+        if not path.exists():
+            raise DataError("--src: corpus not found (a hep-th folder, or an S2ORC .jsonl file)", args.src)
+        src = str(path)
     try:
         result = run_pipeline(
             preset=args.preset,
             run=args.run,
-            data_dir=args.data_dir,
+            data_dir=src,
             notebooks=args.notebooks,
             results_root=args.results_dir or RESULTS_DIR,
             figures_dir=args.figures_dir or FIGURES_DIR,
@@ -85,10 +111,13 @@ def run(args: argparse.Namespace) -> int:
             log_output=args.log_output,
             progress_bar=sys.stderr.isatty(),
             overrides=overrides,
+            corpus=args.corpus,
         )
-    except (KeyError, TypeError) as exc:  # a --set key that does not exist, or a value of the wrong type
-        print(f"specter-utils run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+    except (KeyError, TypeError, ValueError) as exc:  # a --set key that does not exist, a wrong type or value,
+        # or an option that does not apply (--src with --corpus synthetic)
+        raise DataError(
+            str(exc.args[0] if exc.args else exc), "--set" if isinstance(exc, KeyError | TypeError) else "--src"
+        ) from None
     except PipelineError as exc:
         print(f"specter-utils run: {exc}", file=sys.stderr)
         return 1

@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+from specter_utils.commands.common import POSITIVE_INT, input_file, int_at_least
+
 EPILOG = """\
 examples:
   specter-utils search --index emb/minilm.index.npz --paper-id 9711200
@@ -34,13 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--abstract", help="abstract of a query paper")
     query.add_argument("--text", help="free text, embedded as a title")
     parser.add_argument("--embeddings", type=Path, help="take --paper-id's vector from this embeddings file")
-    parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours to show (default 10)")
+    parser.add_argument("-k", "--top-k", type=POSITIVE_INT, default=10, help="neighbours to show (default: 10)")
     parser.add_argument("--model", help="check: the model the query must be embedded with (default: the index's)")
     parser.add_argument("--pooling", help="check: pooling (default: the index's)")
-    parser.add_argument("--max-length", type=int, help="check: wordpieces (default: the index's)")
+    parser.add_argument("--max-length", type=int_at_least(2), help="check: wordpieces (default: the index's)")
     parser.add_argument("--device", help="torch device for a text query (default: cuda if visible, else cpu)")
     parser.add_argument(
-        "--ef-search", type=int, help="HNSW index: candidates per query (higher: better recall, slower)"
+        "--ef-search", type=POSITIVE_INT, help="HNSW index: candidates per query (higher: better recall, slower)"
+    )
+    parser.add_argument(
+        "--nprobe",
+        type=POSITIVE_INT,
+        help="IVF index: inverted lists scanned per query (higher: better recall, slower)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
@@ -65,7 +72,15 @@ def run(args: argparse.Namespace) -> int:
         raise DataError("give --text or --title/--abstract, not both")
     if args.top_k < 1:
         raise DataError(f"-k must be positive, got {args.top_k}")
+    if args.index.is_dir():
+        input_file(args.index, "--index")
+    if args.embeddings is not None:
+        input_file(args.embeddings, "--embeddings")
     index = load_index(args.index)
+    if args.nprobe is not None:
+        if index.info.get("kind") != "ivf":
+            raise DataError(f"--nprobe applies to an IVF index; {args.index} is {index.info.get('kind')}")
+        index.index.nprobe = args.nprobe
     if args.ef_search is not None:
         if index.info.get("kind") != "hnsw":
             raise DataError(f"--ef-search applies to an HNSW index; {args.index} is {index.info.get('kind')}")

@@ -1,7 +1,9 @@
 """A citation corpus: papers plus directed citation edges, whatever format it came from.
 
-Classification labels, where a corpus has them, are ``Paper.venue`` (hep-th: the normalised
-journal; the synthetic corpus: its topic).
+Classification labels, where a corpus has them, come from ``label_field``: ``venue`` reads ``Paper.venue``
+(hep-th: the normalised journal; the synthetic corpus: its topic); any other field was resolved by the reader
+into ``Paper.extras["class_labels"]`` (a list: S2ORC's ``mag_field_of_study``, OpenAlex topics, a generic
+record's ``labels``). A paper with several labels follows ``MULTI_LABEL_RULES``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ from typing import Any
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper, ReadReport
 
+# What a paper with several labels becomes: ``first``: its first label (the source's order: S2ORC and OpenAlex
+# list the main field first); ``exactly-one``: kept only if it has exactly one label.
+MULTI_LABEL_RULES = ("first", "exactly-one")
+
 
 @dataclass
 class Corpus:
@@ -21,6 +27,7 @@ class Corpus:
     report: ReadReport = field(default_factory=ReadReport)
     synthetic: bool = False  # True for the generated quick-start corpus; say so wherever it is used
     info: dict[str, Any] = field(default_factory=dict)  # where it came from (source path, generator settings)
+    label_field: str = "venue"  # where the class labels come from: Paper.venue, or extras["class_labels"]
     _graph: CitationGraph | None = field(default=None, init=False, repr=False, compare=False)
     _graph_edges: int = field(default=-1, init=False, repr=False, compare=False)
 
@@ -34,9 +41,20 @@ class Corpus:
             self._graph_edges = len(self.edges)
         return self._graph
 
-    def labels(self) -> dict[str, str]:
-        """Paper id -> class label (the venue), for papers that have one."""
-        return {pid: p.venue for pid, p in self.papers.items() if p.venue}
+    def label_lists(self) -> dict[str, list[str]]:
+        """Paper id -> its labels (from ``label_field``), for papers that have any."""
+        if self.label_field == "venue":
+            return {pid: [p.venue] for pid, p in self.papers.items() if p.venue}
+        return {pid: list(p.extras["class_labels"]) for pid, p in self.papers.items() if p.extras.get("class_labels")}
+
+    def labels(self, multi_label: str = "first") -> dict[str, str]:
+        """Paper id -> one class label, for papers that have one, after the multi-label rule."""
+        if multi_label not in MULTI_LABEL_RULES:
+            raise ValueError(f"multi_label must be one of {MULTI_LABEL_RULES}, got {multi_label!r}")
+        lists = self.label_lists()
+        if multi_label == "exactly-one":
+            return {pid: labels[0] for pid, labels in lists.items() if len(labels) == 1}
+        return {pid: labels[0] for pid, labels in lists.items()}
 
     def dangling_edges(self) -> list[tuple[str, str]]:
         """Edges with an end that is not a paper of the corpus."""
@@ -49,5 +67,6 @@ class Corpus:
             "synthetic": self.synthetic,
             "papers": len(self.papers),
             "edges": len(self.edges),
+            "label_field": self.label_field,
             **({"info": self.info} if self.info else {}),
         }

@@ -21,13 +21,14 @@ import socket
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from specter_utils.data.scidocs import task_paths
-from specter_utils.errors import DownloadError, OfflineError
+from specter_utils.errors import DataError, DownloadError, OfflineError
 from specter_utils.io import atomic_write, read_json, write_json
 
 BUCKET_URL = "https://ai2-s2-research-public.s3-us-west-2.amazonaws.com/"
@@ -236,8 +237,11 @@ def _finish(
 
 def gunzip_file(src: Path, dest: Path) -> None:
     """Unpack ``src`` (.gz) to ``dest`` atomically."""
-    with gzip.open(src, "rb") as compressed, atomic_write(dest, "wb") as out:
-        shutil.copyfileobj(compressed, out, CHUNK_BYTES)
+    try:
+        with gzip.open(src, "rb") as compressed, atomic_write(dest, "wb") as out:
+            shutil.copyfileobj(compressed, out, CHUNK_BYTES)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # atomic_write leaves no partial dest
+        raise DataError(f"not a readable .gz file (corrupt or truncated?): {exc}", src) from None
 
 
 def download_dataset(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tarfile
+import zlib
 from pathlib import Path
 
 from specter_utils.data.corpus import Corpus
@@ -99,6 +100,19 @@ def read_abstracts(path: str | Path, report: ReadReport | None = None) -> dict[s
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)
+    if path.is_dir():
+        raise DataError("is a directory, expected a .tar.gz archive", path)
+    try:
+        papers = _read_archive(path, report)
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:  # corrupt, truncated, or not an archive
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise DataError(f"not a readable .tar.gz archive (corrupt or truncated?): {detail[:200]}", path) from None
+    if not papers:
+        raise DataError("no .abs files in archive", path)
+    return papers
+
+
+def _read_archive(path: Path, report: ReadReport | None) -> dict[str, Paper]:
     papers: dict[str, Paper] = {}
     with tarfile.open(path, "r:*") as archive:
         for member in archive:
@@ -126,8 +140,6 @@ def read_abstracts(path: str | Path, report: ReadReport | None = None) -> dict[s
             if report is not None and not paper.authors:
                 report.note("no_authors", paper_id)
             papers[paper_id] = paper
-    if not papers:
-        raise DataError("no .abs files in archive", path)
     return papers
 
 

@@ -1,4 +1,9 @@
-"""One entry point to get a Corpus by kind: ``hepth``, ``s2orc`` or ``synthetic``."""
+"""One entry point to get a Corpus by kind: ``hepth``, ``s2orc``, ``openalex``, ``jsonl`` or ``synthetic``.
+
+The kind can be detected from the source (:func:`detect_corpus_kind`) when that is unambiguous, and the
+class labels come from a ``label_field`` (``venue``, ``fields_of_study``, ``labels`` or any field of the
+records; each kind has a default, ``DEFAULT_LABEL_FIELD``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,73 @@ from specter_utils.data.corpus import Corpus
 from specter_utils.errors import DataError
 from specter_utils.paths import hepth_dir, shared_data_dir
 
-CORPUS_KINDS = ("hepth", "s2orc", "synthetic")
+CORPUS_KINDS = ("hepth", "s2orc", "openalex", "jsonl", "synthetic")
+FILE_KINDS = ("s2orc", "openalex", "jsonl")  # read from one record file (.jsonl, .jsonl.gz, .parquet)
+# The labels each kind classifies by default: hep-th has its journal, the synthetic corpus its topic (both in
+# Paper.venue); S2ORC and OpenAlex have fields of study (SCIDOCS's MAG task); the generic format its ``labels``.
+DEFAULT_LABEL_FIELD = {
+    "hepth": "venue",
+    "synthetic": "venue",
+    "s2orc": "fields_of_study",
+    "openalex": "fields_of_study",
+    "jsonl": "labels",
+}
+# The fields that say which format a record file is in (its first record is looked at).
+_SIGNATURES = {
+    "openalex": ("abstract_inverted_index", "referenced_works", "authorships"),
+    "s2orc": ("outbound_citations", "inbound_citations", "mag_field_of_study"),
+}
+
+
+def detect_corpus_kind(src: str | Path) -> str:
+    """The corpus kind of ``src``: a hep-th folder, or a record file told apart by its first record's fields.
+
+    A DataError says why when the kind cannot be told (then pass it, e.g. ``--corpus jsonl``).
+    """
+    from specter_utils.data.generic import is_record_file, peek_record
+    from specter_utils.data.hepth import ABSTRACTS_FILE, EDGES_FILE
+
+    path = Path(src)
+    if not path.exists():
+        raise DataError("corpus source not found", path)
+    if path.is_dir():
+        if (path / EDGES_FILE).exists() and (path / ABSTRACTS_FILE).exists():
+            return "hepth"
+        raise DataError(
+            f"cannot tell the corpus kind of this folder: a hep-th folder holds {EDGES_FILE} and "
+            f"{ABSTRACTS_FILE}; other corpora are one .jsonl, .jsonl.gz or .parquet file",
+            path,
+        )
+    if not is_record_file(path):
+        raise DataError(
+            "cannot tell the corpus kind: expected a .jsonl, .jsonl.gz or .parquet file, or a hep-th folder", path
+        )
+    first = peek_record(path)
+    matches = [kind for kind, fields in _SIGNATURES.items() if any(f in first for f in fields)]
+    if "id" in first and str(first["id"]).startswith("https://openalex.org/") and "openalex" not in matches:
+        matches.append("openalex")
+    if {"paper_id", "references"} <= set(first):
+        matches.append("jsonl")
+    if len(matches) == 1:
+        return matches[0]
+    found = f"it looks like {' and '.join(matches)}" if matches else "no known fields in its first record"
+    raise DataError(f"cannot tell the corpus kind ({found}); pass it with --corpus {{s2orc,openalex,jsonl}}", path, 1)
+
+
+def check_corpus_options(kind: str, src: Any = None, label_field: str | None = None) -> None:
+    """A ValueError for an option that does not apply to ``kind`` (e.g. a source for the generated corpus)."""
+    if kind not in CORPUS_KINDS:
+        raise ValueError(f"unknown corpus kind {kind!r}; expected one of {', '.join(CORPUS_KINDS)}")
+    if kind == "synthetic" and src is not None:
+        raise ValueError(
+            "--src does not apply to --corpus synthetic: the synthetic corpus is generated, it reads no file"
+        )
+    if kind in ("hepth", "synthetic") and label_field not in (None, "venue"):
+        what = "the normalised journal" if kind == "hepth" else "the topic"
+        raise ValueError(
+            f"--label-field {label_field} does not apply to --corpus {kind}: its only labels are "
+            f"{what} (--label-field venue)"
+        )
 
 
 def _default_src(kind: str) -> Path:
@@ -22,6 +93,8 @@ def _default_src(kind: str) -> Path:
                 "'specter-utils data download hepth --out DIR'"
             )
         return src
+    if kind != "s2orc":
+        raise DataError(f"--corpus {kind} needs a source file (--src FILE): .jsonl, .jsonl.gz or .parquet")
     root = shared_data_dir()
     sample = root / "s2orc" / "sample.jsonl" if root is not None else None
     if sample is None or not sample.exists():
@@ -29,32 +102,45 @@ def _default_src(kind: str) -> Path:
     return sample
 
 
-def load_corpus(kind: str, src: str | Path | None = None, **kw: Any) -> Corpus:
+def load_corpus(kind: str | None, src: str | Path | None = None, label_field: str | None = None, **kw: Any) -> Corpus:
     """Read (or, for ``synthetic``, generate) a corpus.
 
-    ``src`` defaults to the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``);
-    ``kw`` go to the reader (``read_s2orc(dangling=...)``) or to ``generate_synthetic_corpus``.
+    Args:
+        kind: one of ``CORPUS_KINDS``; None (or ``auto``): detected from ``src``.
+        src: default: the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``).
+        label_field: where class labels come from; None: the kind's default (``DEFAULT_LABEL_FIELD``).
+        kw: go to the reader (``dangling=...``) or to ``generate_synthetic_corpus``.
     """
-    if kind not in CORPUS_KINDS:
-        raise ValueError(f"unknown corpus kind {kind!r}; expected one of {', '.join(CORPUS_KINDS)}")
+    if kind in (None, "", "auto"):
+        if src is None:
+            raise DataError("no corpus kind and no source to detect it from: pass --corpus or --src")
+        kind = detect_corpus_kind(src)
+    check_corpus_options(kind, src, label_field)
     if kind == "synthetic":
-        if src is not None:
-            raise ValueError("the synthetic corpus is generated, it takes no src")
         from specter_utils.data.synthetic import generate_synthetic_corpus
 
         return generate_synthetic_corpus(**kw)
     path = Path(src) if src is not None else _default_src(kind)
     if not path.exists():
         raise DataError(f"{kind} source not found", path)
+    label_field = label_field or DEFAULT_LABEL_FIELD[kind]
     if kind == "hepth":
         from specter_utils.data.hepth import read_hepth
 
         if kw:
             raise TypeError(f"read_hepth takes no options, got {sorted(kw)}")
         corpus = read_hepth(path)
-    else:
+    elif kind == "s2orc":
         from specter_utils.data.s2orc import read_s2orc
 
-        corpus = read_s2orc(path, **kw)
+        corpus = read_s2orc(path, label_field=label_field, **kw)
+    elif kind == "openalex":
+        from specter_utils.data.openalex import read_openalex
+
+        corpus = read_openalex(path, label_field=label_field, **kw)
+    else:
+        from specter_utils.data.generic import read_generic
+
+        corpus = read_generic(path, label_field=label_field, **kw)
     corpus.info.setdefault("source", str(path.resolve()))
     return corpus

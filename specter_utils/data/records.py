@@ -1,8 +1,8 @@
 """The paper record shared by every reader, the one reader of paper metadata files, and a report of oddities.
 
 Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata_*.json``, are both
-``{paper_id: {"paper_id", "title", "abstract", ...}}`` and are read by :func:`read_paper_records` alone,
-with one rule:
+``{paper_id: {"paper_id", "title", "abstract", ...}}`` and are read by :func:`read_paper_records` alone
+(a generic record file, ``.jsonl`` / ``.jsonl.gz`` / ``.parquet``, by ``data.generic``), with one rule:
 
 - a record must be an object with a ``title`` key; its ``paper_id``, when present, must equal its key;
   ``title`` and ``abstract`` are strings or null (null reads as ""), stripped of surrounding spaces;
@@ -100,6 +100,16 @@ class ReadReport:
         return "\n".join(lines)
 
 
+def check_id(value: Any, path: str | Path, line: int | None = None, what: str = "paper id") -> str:
+    """A paper id as every format allows it: a non-empty string (or number) without whitespace."""
+    if value is None or isinstance(value, (bool, list, dict, float)):
+        raise DataError(f"{what} {value!r} is not an id", path, line)
+    text = str(value)
+    if not text or any(ch.isspace() for ch in text):
+        raise DataError(f"{what} is empty or contains whitespace", path, line, text)
+    return text
+
+
 def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
     """The validated records of a paper metadata file, as stored (the rule is in this module's docstring)."""
     path = Path(path)
@@ -111,8 +121,11 @@ def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
     if not raw:
         raise DataError("empty file: no papers", path)
     for key, record in raw.items():
+        check_id(key, path)
         if not isinstance(record, dict):
             raise DataError("paper record must be an object", path, record_id=key)
+        if "paper_id" in record and record["paper_id"] is None:
+            raise DataError("paper_id is null", path, record_id=key)
         if "title" not in record:
             raise DataError("missing required field 'title'", path, record_id=key)
         record_id = record.get("paper_id")
@@ -128,7 +141,15 @@ def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def read_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
-    """``{paper_id: Paper}`` of one metadata file; untitled papers are kept and counted (``empty_title``)."""
+    """``{paper_id: Paper}`` of one metadata file; untitled papers are kept and counted (``empty_title``).
+
+    A ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` file is read as the generic record format
+    (``data.generic.read_generic_papers``: ``references`` optional there).
+    """
+    from specter_utils.data.generic import is_record_file, read_generic_papers
+
+    if is_record_file(path):
+        return read_generic_papers(path, report)
     papers: dict[str, Paper] = {}
     for key, record in read_paper_records(path).items():
         title, abstract = (record.get("title") or "").strip(), (record.get("abstract") or "").strip()

@@ -4,6 +4,11 @@ Each record has ``paper_id``, ``title``, ``authors`` (objects with ``first``, ``
 ``suffix``), ``abstract`` (often null), ``year``, ``venue``, ``journal``, ``mag_field_of_study`` and
 ``outbound_citations`` / ``inbound_citations`` (lists of S2ORC paper ids). Citation edges come from
 ``outbound_citations``; a cited id outside the file is a dangling citation, counted in the report.
+The file may be ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` (read streaming by ``generic.iter_records``).
+
+Class labels (``label_field``): ``fields_of_study`` (the default; ``labels`` is the same) reads
+``mag_field_of_study``, the MAG fields SCIDOCS's MAG task uses; ``venue`` reads ``Paper.venue``; any other
+field reads that field of the record.
 """
 
 from __future__ import annotations
@@ -12,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.data.corpus import Corpus
+from specter_utils.data.generic import iter_records, label_values
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
-from specter_utils.io import iter_jsonl
 
 REQUIRED_FIELDS = ("paper_id", "title")
 DANGLING_POLICIES = ("drop", "keep", "error")
@@ -43,8 +48,13 @@ def _id_list(value: Any, field_name: str, path: Path, line: int, paper_id: str) 
     return [str(v) for v in value]
 
 
-def parse_s2orc_record(row: Any, path: str | Path, line: int, report: ReadReport | None = None) -> Paper:
-    """One S2ORC metadata record -> Paper; a missing or mistyped field is a DataError naming file and line."""
+def parse_s2orc_record(
+    row: Any, path: str | Path, line: int, report: ReadReport | None = None, label_field: str = "venue"
+) -> Paper:
+    """One S2ORC metadata record -> Paper; a missing or mistyped field is a DataError naming file and line.
+
+    With a ``label_field`` other than ``venue``, the paper's labels go to ``extras["class_labels"]``.
+    """
     path = Path(path)
     if not isinstance(row, dict):
         raise DataError(f"expected a JSON object, got {type(row).__name__}", path, line)
@@ -83,6 +93,15 @@ def parse_s2orc_record(row: Any, path: str | Path, line: int, report: ReadReport
         "inbound_citations": _id_list(row.get("inbound_citations"), "inbound_citations", path, line, paper_id),
     }
     extras.update({name: row[name] for name in _ID_FIELDS if row.get(name) is not None})
+    if label_field != "venue":
+        source = "mag_field_of_study" if label_field in ("fields_of_study", "labels") else label_field
+        labels = label_values(row.get(source), source, path, line, paper_id)
+        if labels:
+            extras["class_labels"] = labels
+        elif report is not None:
+            report.note("no_label", paper_id)
+    if row.get("synthetic") is True:
+        extras["synthetic"] = True
     if report is not None:
         if abstract is None:
             report.note("null_abstract", paper_id)
@@ -103,8 +122,10 @@ def parse_s2orc_record(row: Any, path: str | Path, line: int, report: ReadReport
     )
 
 
-def read_s2orc(path: str | Path, dangling: str = "drop", name: str = "s2orc") -> Corpus:
-    """Read an S2ORC metadata ``.jsonl`` file into a Corpus.
+def read_s2orc(
+    path: str | Path, dangling: str = "drop", name: str = "s2orc", label_field: str = "fields_of_study"
+) -> Corpus:
+    """Read an S2ORC metadata file (``.jsonl``, ``.jsonl.gz``, ``.parquet``) into a Corpus, streaming.
 
     Args:
         dangling: what to do with a citation of an id not in the file: ``drop`` it from the edges
@@ -117,8 +138,8 @@ def read_s2orc(path: str | Path, dangling: str = "drop", name: str = "s2orc") ->
     report = ReadReport(source=str(path))
     papers: dict[str, Paper] = {}
     lines: dict[str, int] = {}
-    for line, row in iter_jsonl(path):
-        paper = parse_s2orc_record(row, path, line, report)
+    for line, row in iter_records(path):
+        paper = parse_s2orc_record(row, path, line, report, label_field)
         if paper.paper_id in papers:
             raise DataError(
                 f"duplicate paper_id (first seen on line {lines[paper.paper_id]})", path, line, paper.paper_id
@@ -140,4 +161,7 @@ def read_s2orc(path: str | Path, dangling: str = "drop", name: str = "s2orc") ->
                 if dangling == "drop":
                     continue
             edges.append((paper_id, cited))
-    return Corpus(name=name, papers=papers, edges=edges, report=report)
+    synthetic = all(p.extras.get("synthetic") for p in papers.values())
+    corpus = Corpus(name=name, papers=papers, edges=edges, report=report, synthetic=synthetic, label_field=label_field)
+    corpus.info["format"] = "s2orc"
+    return corpus

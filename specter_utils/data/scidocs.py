@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.records import read_paper_records
+from specter_utils.data.records import check_id, read_paper_records
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_text, write_json
 
 CLASSIFICATION_TASKS = ("mag", "mesh")
+RECOMM_HEADER = ("pid", "clicked_pid", "similar_papers_avail_at_time")
 RANKING_TASKS = ("coview", "coread", "cite", "cocite")
 METADATA_FILES = {
     "mag_mesh": "paper_metadata_mag_mesh.json",
@@ -78,6 +79,10 @@ def read_qrel(path: str | Path) -> dict[str, dict[str, int]]:
             rel = int(relevance)
         except ValueError:
             raise DataError(f"relevance {relevance!r} is not an integer", path, line_number, query_id) from None
+        if paper_id == query_id:
+            raise DataError(
+                "the query is its own candidate (distance 0 would inflate MAP)", path, line_number, query_id
+            )
         docs = qrels.setdefault(query_id, {})
         if paper_id in docs:
             raise DataError(f"duplicate candidate {paper_id!r} for this query", path, line_number, query_id)
@@ -107,6 +112,7 @@ def read_classification_csv(path: str | Path) -> list[tuple[str, str]]:
         pid, label = (row.get("pid") or "").strip(), (row.get("class_label") or "").strip()
         if not pid or not label:
             raise DataError("empty pid or class_label", path, line_number, pid or None)
+        check_id(pid, path, line_number, "pid")
         if pid in seen:
             raise DataError("duplicate pid", path, line_number, pid)
         seen.add(pid)
@@ -128,6 +134,13 @@ def read_recomm_csv(path: str | Path) -> list[RecommClick]:
     """Read ``recomm/{split}.csv`` (header, then ``query,clicked,"shown1,shown2,..."``)."""
     path = Path(path)
     rows = list(csv.reader(io.StringIO(read_text(path))))
+    if not rows or [cell.strip() for cell in rows[0]] != list(RECOMM_HEADER):
+        raise DataError(
+            f"expected the header '{','.join(RECOMM_HEADER)}', got {rows[0] if rows else 'an empty file'} (without "
+            "it, the first click would be read as the header and dropped)",
+            path,
+            1,
+        )
     clicks: list[RecommClick] = []
     for line_number, row in enumerate(rows[1:], start=2):
         if not row:
@@ -135,7 +148,9 @@ def read_recomm_csv(path: str | Path) -> list[RecommClick]:
         if len(row) != 3:
             raise DataError(f"expected 3 columns, got {len(row)}", path, line_number)
         query_id, clicked_id, shown = (cell.strip() for cell in row)
-        shown_ids = [s for s in shown.split(",") if s]
+        check_id(query_id, path, line_number, "pid")
+        check_id(clicked_id, path, line_number, "clicked_pid")
+        shown_ids = [s.strip() for s in shown.split(",") if s.strip()]
         if clicked_id not in shown_ids:
             raise DataError(f"clicked paper {clicked_id!r} is not among the papers shown", path, line_number, query_id)
         clicks.append(RecommClick(query_id, clicked_id, shown_ids))
@@ -145,7 +160,7 @@ def read_recomm_csv(path: str | Path) -> list[RecommClick]:
 def write_recomm_csv(path: str | Path, clicks: list[RecommClick]) -> None:
     with atomic_write(path) as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["pid", "clicked_pid", "similar_papers_avail_at_time"])
+        writer.writerow(list(RECOMM_HEADER))
         for click in clicks:
             writer.writerow([click.query_id, click.clicked_id, ",".join(click.shown_ids)])
 
@@ -245,8 +260,19 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
             scores = read_json(p["recomm/propensity"])
             if not isinstance(scores, dict) or not isinstance(scores.get("scores"), list):
                 raise DataError('expected {"scores": [...]}', p["recomm/propensity"])
-            data.propensity_scores = [float(s) for s in scores["scores"]]
+            data.propensity_scores = read_propensity_scores(scores["scores"], p["recomm/propensity"])
     return data
+
+
+def read_propensity_scores(values: list[Any], path: Path) -> list[float]:
+    """The propensity scores: finite positive numbers (a score divides a click's weight)."""
+    scores = []
+    for index, value in enumerate(values):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+        if not ok:
+            raise DataError(f"score {index} is {value!r}: expected a positive number", path)
+        scores.append(float(value))
+    return scores
 
 
 def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> set[str]:

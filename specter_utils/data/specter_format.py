@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.records import Paper, ReadReport, read_paper_file
+from specter_utils.data.records import Paper, ReadReport, check_id, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_lines, write_json
 
@@ -41,15 +41,24 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
         raise DataError("empty corpus: no queries", path)
     graph: dict[str, dict[str, int]] = {}
     for query, candidates in raw.items():
+        check_id(query, path, what="query id")
         if not isinstance(candidates, dict):
             raise DataError("candidates must be an object {candidate_id: {count: c}}", path, record_id=query)
         row: dict[str, int] = {}
         for cand, info in candidates.items():
+            check_id(cand, path, what=f"candidate id of query {query!r}")
             if not isinstance(info, dict) or "count" not in info:
                 raise DataError(f"candidate {cand!r} has no 'count'", path, record_id=query)
             count = info["count"]
             if isinstance(count, bool) or not isinstance(count, int):
                 raise DataError(f"candidate {cand!r} count {count!r} is not an integer", path, record_id=query)
+            if count not in (DIRECT_CITATION, CITATION_OF_CITATION):
+                raise DataError(
+                    f"candidate {cand!r} count {count}: SPECTER counts are 5 (direct citation) or 1 (citation of a "
+                    "citation)",
+                    path,
+                    record_id=query,
+                )
             if cand == query:
                 if report is not None:
                     report.note("self_citation_dropped", query)
@@ -81,6 +90,7 @@ def read_split(path: str | Path) -> list[str]:
     ids = read_lines(path)
     seen: set[str] = set()
     for line_number, paper_id in enumerate(ids, start=1):
+        check_id(paper_id, path, line_number)
         if paper_id in seen:
             raise DataError("duplicate id in split file", path, line_number, paper_id)
         seen.add(paper_id)

@@ -11,13 +11,26 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.data.corpus import Corpus
+from specter_utils.data.generic import is_record_file
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, available_tasks
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
 
-FORMATS = ("specter", "scidocs", "benchmark", "hepth", "s2orc", "scirepeval", "specter_triplets", "fos", "mesh")
+FORMATS = (
+    "specter",
+    "scidocs",
+    "benchmark",
+    "hepth",
+    "s2orc",
+    "openalex",
+    "jsonl",
+    "scirepeval",
+    "specter_triplets",
+    "fos",
+    "mesh",
+)
 _SCIREPEVAL_FILES = {"specter_small.json": "specter_triplets", "fos_small.json": "fos", "mesh_small.json": "mesh"}
 
 
@@ -43,8 +56,10 @@ def detect_format(path: str | Path) -> str:
             "(cit-HepTh.txt) or SciRepEval files (specter_small.json, ...)",
             path,
         )
-    if path.name.endswith(".jsonl"):
-        return "s2orc"
+    if is_record_file(path):
+        from specter_utils.data.load import detect_corpus_kind
+
+        return detect_corpus_kind(path)
     if path.name in _SCIREPEVAL_FILES:
         return _SCIREPEVAL_FILES[path.name]
     if path.suffix == ".json":
@@ -56,7 +71,11 @@ def detect_format(path: str | Path) -> str:
             return "fos"
         if "descriptor" in first:
             return "mesh"
-    raise DataError("unrecognised file: expected an S2ORC .jsonl or a SciRepEval .json file", path)
+    raise DataError(
+        "unrecognised file: expected an S2ORC, OpenAlex or generic record file (.jsonl, .jsonl.gz, .parquet) or a "
+        "SciRepEval .json file",
+        path,
+    )
 
 
 def _result(fmt: str, path: Path, counts: dict[str, Any], report: ReadReport | None) -> dict[str, Any]:
@@ -219,9 +238,9 @@ def corpus_stats(path: str | Path) -> dict[str, Any]:
 
         corpus = read_hepth(path)
     else:
-        from specter_utils.data.s2orc import read_s2orc
+        from specter_utils.data.load import load_corpus
 
-        corpus = read_s2orc(path, dangling="keep")  # keep dangling citations so that they are counted
+        corpus = load_corpus(fmt, path, dangling="keep")  # keep dangling citations so that they are counted
     return _result(fmt, path, corpus_counts(corpus), corpus.report)
 
 

@@ -3,12 +3,21 @@
 ``FILE.jsonl`` is the SCIDOCS format, one ``{"paper_id", "title", "embedding"}`` per line. Beside it
 the embedder writes ``FILE.npy`` (float32 matrix), ``FILE.ids.txt`` (one id per row) for fast
 reuse, and ``FILE.meta.json`` (model, pooling, max length, ...).
+
+The four files are one set. :func:`write_embeddings` writes them all to temporary files first (a full
+disk fails there, leaving the old set whole), removes the old manifest, renames the data files into
+place and renames ``FILE.meta.json`` last; the meta records each file's size under ``"files"``. A
+reader uses a sidecar only when the meta lists it with its current size, so a set interrupted between
+two renames is never read as a mix of two runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from specter_utils.errors import DataError
-from specter_utils.io import atomic_write, iter_jsonl, read_json, read_lines, write_json
+from specter_utils.io import _UMASK, iter_jsonl, read_json, read_lines
+
+MANIFEST_KEY = "files"  # in FILE.meta.json: {"jsonl": bytes, "npy": bytes, "ids": bytes} of the set it belongs to
 
 
 @dataclass
@@ -81,7 +92,11 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
     for line_number, row in iter_jsonl(path):
         if not isinstance(row, dict) or "paper_id" not in row or "embedding" not in row:
             raise DataError("expected an object with 'paper_id' and 'embedding'", path, line_number)
+        if row["paper_id"] is None or isinstance(row["paper_id"], (bool, list, dict)):
+            raise DataError(f"paper_id {row['paper_id']!r} is not an id", path, line_number)
         paper_id = str(row["paper_id"])
+        if not paper_id.strip() or any(ch.isspace() for ch in paper_id):
+            raise DataError("paper_id is empty or contains whitespace", path, line_number, paper_id)
         vector = row["embedding"]
         if not isinstance(vector, list) or not vector:
             raise DataError("'embedding' must be a non-empty list of numbers", path, line_number, paper_id)
@@ -101,8 +116,31 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
         rows.append(vector)
     if not ids:
         raise DataError("no embeddings in file", path)
-    info = read_json(sidecar_paths(path)["meta"]) if sidecar_paths(path)["meta"].exists() else {}
-    return EmbeddingSet(ids, np.asarray(rows, dtype=np.float32), titles, info)
+    return EmbeddingSet(ids, np.asarray(rows, dtype=np.float32), titles, read_meta(path, "jsonl"))
+
+
+def read_meta(path: str | Path, kind: str) -> dict[str, Any]:
+    """``FILE.meta.json`` when it belongs to ``path`` (of ``kind`` jsonl / npy), else ``{}``.
+
+    A meta whose manifest gives ``path`` another size was written for another run (an interrupted write):
+    its settings do not describe these vectors, so they are not used.
+    """
+    meta_path = sidecar_paths(path)["meta"]
+    if not meta_path.is_file():
+        return {}
+    info = read_json(meta_path)
+    if not isinstance(info, dict):
+        raise DataError("expected a JSON object", meta_path)
+    return info if set_matches(path, kind, info) else {}
+
+
+def set_matches(path: str | Path, kind: str, info: dict[str, Any]) -> bool:
+    """Whether the meta's manifest lists ``path`` with its size (a meta from before manifests: yes)."""
+    files = info.get(MANIFEST_KEY)
+    if not isinstance(files, dict):
+        return True
+    size = files.get(kind)
+    return isinstance(size, int) and Path(path).is_file() and Path(path).stat().st_size == size
 
 
 def read_embeddings(path: str | Path) -> EmbeddingSet:
@@ -112,8 +150,17 @@ def read_embeddings(path: str | Path) -> EmbeddingSet:
         side = sidecar_paths(path)
         if not side["ids"].exists():
             raise DataError(f"no ids file {side['ids'].name} beside the matrix", path)
-        vectors = np.load(path)
+        vectors = load_matrix(path)
         ids = read_lines(side["ids"])
+        info = read_json(side["meta"]) if side["meta"].is_file() else {}
+        if not isinstance(info, dict):
+            raise DataError("expected a JSON object", side["meta"])
+        if not (set_matches(path, "npy", info) and set_matches(side["ids"], "ids", info)):
+            raise DataError(
+                f"the matrix, {side['ids'].name} and {side['meta'].name} are not one set (an interrupted write?); "
+                "read the .jsonl or embed again",
+                path,
+            )
         if vectors.ndim != 2 or len(ids) != len(vectors):
             raise DataError(f"matrix shape {vectors.shape} does not match {len(ids)} ids", path)
         bad = ~np.isfinite(vectors).all(axis=1)
@@ -123,30 +170,86 @@ def read_embeddings(path: str | Path) -> EmbeddingSet:
         if len(set(ids)) != len(ids):
             dup = next(pid for pid in ids if ids.count(pid) > 1)
             raise DataError("duplicate paper_id", side["ids"], ids.index(dup) + 1, dup)
-        info = read_json(side["meta"]) if side["meta"].exists() else {}
         return EmbeddingSet(ids, vectors.astype(np.float32, copy=False), None, info)
     return read_embeddings_jsonl(path)
 
 
+def load_matrix(path: Path) -> np.ndarray:
+    """A ``.npy`` file of numbers; a corrupt, truncated or pickled (object) file is a DataError."""
+    if path.is_dir():
+        raise DataError("is a directory, expected a .npy file", path)
+    try:
+        vectors = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"not a readable .npy matrix ({' '.join(str(exc).split())})", path) from None
+    if not isinstance(vectors, np.ndarray) or not np.issubdtype(vectors.dtype, np.number):
+        raise DataError(f"expected a numeric matrix, got dtype {getattr(vectors, 'dtype', type(vectors))}", path)
+    return vectors
+
+
 def read_embeddings_fast(path: str | Path) -> EmbeddingSet:
-    """:func:`read_embeddings` of ``FILE.npy`` when it sits beside ``FILE.jsonl`` (written with it), else of ``path``."""
+    """:func:`read_embeddings` of ``FILE.npy`` when it sits beside ``FILE.jsonl`` and the meta says they are one
+    set, else of ``path``."""
     path = Path(path)
     npy = path.with_suffix(".npy")
+    if npy != path and npy.exists() and path.exists():
+        meta = sidecar_paths(path)["meta"]
+        info = read_json(meta) if meta.is_file() else None
+        if not isinstance(info, dict) or MANIFEST_KEY not in info or not set_matches(path, "jsonl", info):
+            return read_embeddings(path)  # no manifest tying the matrix to this jsonl: the jsonl is the truth
     return read_embeddings(npy if npy.exists() else path)
 
 
 def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool = True) -> None:
-    """Write the SCIDOCS JSONL (and the ``.npy``/ids/meta sidecars), each file atomically."""
+    """Write the SCIDOCS JSONL and its ``.npy``/ids/meta sidecars as one set (module docstring)."""
     path = Path(path)
-    titles = embeddings.titles or [""] * len(embeddings)
-    with atomic_write(path) as handle:
-        for paper_id, title, vector in zip(embeddings.ids, titles, embeddings.vectors, strict=True):
-            handle.write(json.dumps({"paper_id": paper_id, "title": title, "embedding": [float(x) for x in vector]}))
-            handle.write("\n")
     side = sidecar_paths(path)
-    if write_npy:
-        with atomic_write(side["npy"], "wb") as handle:
-            np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
-        with atomic_write(side["ids"]) as handle:
-            handle.writelines(f"{pid}\n" for pid in embeddings.ids)
-    write_json(side["meta"], {**embeddings.info, "count": len(embeddings), "dim": embeddings.dim})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    titles = embeddings.titles or [""] * len(embeddings)
+    temps: dict[str, Path] = {}
+
+    def temp(kind: str, target: Path, mode: str = "w"):
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.chmod(name, 0o666 & ~_UMASK)
+        temps[kind] = Path(name)
+        return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+
+    try:
+        with temp("jsonl", path) as handle:
+            for paper_id, title, vector in zip(embeddings.ids, titles, embeddings.vectors, strict=True):
+                row = {"paper_id": paper_id, "title": title, "embedding": [float(x) for x in vector]}
+                handle.write(json.dumps(row))
+                handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if write_npy:
+            with temp("npy", side["npy"], "wb") as handle:
+                np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
+                handle.flush()
+                os.fsync(handle.fileno())
+            with temp("ids", side["ids"]) as handle:
+                handle.writelines(f"{pid}\n" for pid in embeddings.ids)
+                handle.flush()
+                os.fsync(handle.fileno())
+        files = {kind: temps[kind].stat().st_size for kind in temps}
+        meta = {**embeddings.info, "count": len(embeddings), "dim": embeddings.dim, MANIFEST_KEY: files}
+        with temp("meta", side["meta"]) as handle:
+            handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        # Commit: the old manifest goes first, the new one comes last.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(side["meta"])
+        if not write_npy:  # stale sidecars of an earlier run must not sit beside the new jsonl
+            for kind in ("npy", "ids"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(side[kind])
+        targets = {"jsonl": path, "npy": side["npy"], "ids": side["ids"], "meta": side["meta"]}
+        for kind in ("jsonl", "npy", "ids", "meta"):
+            if kind in temps:
+                os.replace(temps.pop(kind), targets[kind])
+    finally:
+        for leftover in temps.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)

@@ -120,6 +120,10 @@ def _classification(
     rows = data.classification[task]
     if split not in rows:
         raise DataError(f"no {split} split for {task}", task_paths(data.root)[f"{task}/{split}"])
+    labels = sorted({label for _, label in rows["train"]})
+    if len(labels) < 2:
+        where = task_paths(data.root)[f"{task}/train"]
+        raise DataError(f"the train split has one class ({labels[0]!r}); a classifier needs two", where)
     coverage: dict[str, Any] = {}
     arrays = {}
     for part in ("train", split):

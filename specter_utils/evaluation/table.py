@@ -150,3 +150,81 @@ def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
         paper = dict(zip(columns, numbers, strict=True))
         lines.append(f"| {name} (paper) | " + " | ".join(f"{paper[c]:.1f}" for c in shown) + " |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- Table 2 over seeds
+TABLE2_COLUMNS = (*TABLE2_GROUPS, "all")
+
+
+def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each Table 2 group's mean and sample sd over seeds (``{group: {mean, sd, per_seed}}``; groups with data only)."""
+    import numpy as np
+
+    per_seed = [group_averages(r) for r in results_per_seed]
+    out: dict[str, dict[str, Any]] = {}
+    for group in TABLE2_COLUMNS:
+        values = [a[group] for a in per_seed if a.get(group) is not None]
+        if values:
+            out[group] = {
+                "mean": round(float(np.mean(values)), 2),
+                "sd": round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else 0.0,
+                "per_seed": values,
+            }
+    return out
+
+
+def within_spread(row: dict[str, Any], reference: dict[str, Any]) -> bool:
+    """True when ``|mean - reference mean|`` is no larger than the larger of the two seed sds."""
+    return abs(row["mean"] - reference["mean"]) <= max(row["sd"], reference["sd"])
+
+
+def ablation_table_seeds(
+    statistics: dict[str, Any], reference: str, paper_rows: dict[str, str] | None = None
+) -> tuple[pd.DataFrame, str]:
+    """Table 2 over seeds: each row's groups as ``mean ± sd``, the difference to ``reference`` (marked where it is
+    inside the seed spread), the paired test per ranking task, and the paper's Table 2 row beside it.
+
+    ``statistics`` is ``stages.ablation_statistics``'s result; ``paper_rows`` maps a row to its PAPER_TABLE2 name.
+    """
+    groups, paired, seeds = statistics["groups"], statistics.get("paired") or {}, statistics["seeds"]
+    paper_rows = paper_rows or {}
+    shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
+    ref = groups[reference]
+    records, notes = [], []
+    for name, stats in groups.items():
+        record: dict[str, Any] = {"row": name, "seeds": len(seeds.get(name, []))}
+        for column in shown:
+            cell = stats.get(column)
+            record[column] = "" if cell is None else f"{cell['mean']:.2f} ± {cell['sd']:.2f}"
+        if name != reference and "all" in stats and "all" in ref:
+            diff = stats["all"]["mean"] - ref["all"]["mean"]
+            inside = within_spread(stats["all"], ref["all"])
+            record["Δ all"] = f"{diff:+.2f}" + (" (inside the seed spread)" if inside else "")
+            if inside:
+                notes.append(name)
+        else:
+            record["Δ all"] = ""
+        tests = []
+        for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks", {}) or {}).items():
+            test = task_stats["versus"].get(reference)
+            if test:
+                p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
+                tests.append(f"{task} MAP {test['diff']:+.2f}, p {p}")
+        record["paired test vs " + reference] = "; ".join(tests)
+        paper = PAPER_TABLE2.get(paper_rows.get(name, ""))
+        record["paper (CLS / USR / CITE / REC / all)"] = " / ".join(f"{v:.1f}" for v in paper) if paper else ""
+        records.append(record)
+    frame = pd.DataFrame.from_records(records).set_index("row")
+    lines = ["| " + " | ".join(["row", *frame.columns]) + " |", "|" + "---|" * (len(frame.columns) + 1)]
+    for index, row in frame.iterrows():
+        lines.append("| " + " | ".join([str(index), *(str(v) for v in row)]) + " |")
+    text = "\n".join(lines)
+    text += (
+        f"\n\nMean ± sample sd over seeds; groups average the metrics present ({', '.join(shown)}). "
+        "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
+        "two-sided sign-flip permutation p. The paper's row is on the full SCIDOCS (12 metrics), so compare "
+        "directions, not levels."
+    )
+    if notes:
+        text += f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; read these as no difference."
+    return frame, text

@@ -33,6 +33,8 @@ POOLING_MODES = POOLINGS  # auto, cls, mean (models.resolve_pooling)
 LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
 IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+OPTIMIZERS = ("adamw", "bert_adam")  # torch AdamW (bias-corrected); BertAdam of the released code (training.released)
+LR_SCHEDULES = ("linear", "slanted_triangular")  # warm-up then linear decay to 0; AllenNLP's lr/ratio -> lr -> lr/ratio
 # Fields that only say where things go or how to report; a resumed run may change them freely.
 RUN_ONLY_FIELDS = frozenset(
     {"out", "resume", "overwrite", "keep_checkpoints", "progress_bar", "logging_steps", "dataloader_num_workers"}
@@ -66,6 +68,20 @@ class TrainConfig:
     weight_decay: float = 0.01  # paper; never applied to biases or LayerNorm weights (checked at train start)
     max_grad_norm: float = 1.0  # paper: gradient clipping at 1.0
     warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, then linear decay to 0 (slanted triangular)
+    optimizer: str = (
+        "adamw"  # adamw; bert_adam: the released code's (no bias correction, eps 1e-6, max_grad_norm per tensor)
+    )
+    lr_schedule: str = (
+        "linear"  # linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr (warmup_ratio) and back
+    )
+    stlr_ratio: float = 32.0  # slanted_triangular only: the lowest learning rate is learning_rate / stlr_ratio
+    grad_value_clip: float = 0.0  # > 0: clamp every gradient value to [-x, x] (AllenNLP grad_clipping; released: 1)
+    embedding_dropout: float = (
+        0.0  # > 0: dropout on the paper embeddings before the triplet loss, training only (released: 0.5)
+    )
+    best_by_val_loss: bool = (
+        False  # validate and save every epoch, keep the epoch with the lowest validation loss (released)
+    )
     effective_batch_size: int = 32  # paper: 4 per step x 8 accumulation on a 12 GB Titan V
     per_device_batch_size: int = 4  # nuisance: as large as memory allows; accumulation makes up the rest
     gradient_accumulation_steps: int = 0  # 0 = effective_batch_size / (per_device_batch_size x number of processes)
@@ -114,6 +130,20 @@ class TrainConfig:
             raise bad("merge_with_base", "must be in (0, 1]: the trained model's share of the merged weights")
         if self.mnrl_scale <= 0:
             raise bad("mnrl_scale", "must be positive")
+        if self.optimizer not in OPTIMIZERS:
+            raise bad("optimizer", f"expected one of {OPTIMIZERS}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise bad("lr_schedule", f"expected one of {LR_SCHEDULES}")
+        if self.stlr_ratio < 1.0:
+            raise bad("stlr_ratio", "must be at least 1 (the lowest learning rate is learning_rate / stlr_ratio)")
+        if self.grad_value_clip < 0:
+            raise bad("grad_value_clip", "must be 0 (off) or positive")
+        if self.grad_value_clip and self.precision == "fp16":
+            raise bad("grad_value_clip", "cannot clamp fp16's loss-scaled gradients; use bf16 or fp32")
+        if not 0.0 <= self.embedding_dropout < 1.0:
+            raise bad("embedding_dropout", "must be in [0, 1)")
+        if self.embedding_dropout and self.loss != "triplet":
+            raise bad("embedding_dropout", "is applied in the triplet loss only (loss='triplet')")
         if self.precision not in PRECISIONS:
             raise bad("precision", f"expected one of {PRECISIONS}")
         for name in ("max_seq_length", "effective_batch_size", "per_device_batch_size", "save_steps"):
@@ -208,6 +238,26 @@ RECIPES: dict[str, dict[str, Any]] = {
         "triplet_margin": 1.0,
         "learning_rate": 2e-5,
         "effective_batch_size": 32,
+    },
+    # The released AllenNLP code (docs/recipes.md lists every difference): the paper's loss and pooling, with
+    # lr 3e-5 (the paper says 2e-5), BertAdam, AllenNLP's slanted triangular schedule (cut_frac 0.1, ratio 32),
+    # per-tensor norm clipping at 1 plus value clipping at 1, dropout 0.5 on the embeddings before the loss,
+    # and the epoch with the lowest validation loss as the final model.
+    "released": {
+        "loss": "triplet",
+        "pooling": "cls",
+        "triplet_margin": 1.0,
+        "learning_rate": 3e-5,
+        "effective_batch_size": 32,
+        "weight_decay": 0.01,
+        "optimizer": "bert_adam",
+        "lr_schedule": "slanted_triangular",
+        "warmup_ratio": 0.1,  # AllenNLP's cut_frac
+        "stlr_ratio": 32.0,
+        "max_grad_norm": 1.0,  # per tensor, inside BertAdam
+        "grad_value_clip": 1.0,
+        "embedding_dropout": 0.5,
+        "best_by_val_loss": True,
     },
     # In-batch negatives with the training graph's false negatives masked, the base model's own pooling.
     "citation-mnrl": {

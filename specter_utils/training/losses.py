@@ -125,6 +125,15 @@ def build_loss(config: Any, model: Any, row_papers: Sequence[tuple[str, str, str
     """
     from sentence_transformers.sentence_transformer import losses
 
+    if config.loss == "triplet" and getattr(config, "embedding_dropout", 0.0) > 0:
+        from specter_utils.training.released import DropoutTripletLoss
+
+        return DropoutTripletLoss(
+            model,
+            p=config.embedding_dropout,
+            distance_metric=losses.TripletDistanceMetric.EUCLIDEAN,
+            triplet_margin=config.triplet_margin,
+        )
     if config.loss == "triplet":
         return losses.TripletLoss(
             model, distance_metric=losses.TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin

@@ -31,6 +31,7 @@ from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.models import (
     DEFAULT_MODEL,
+    MPNET_ALIASES,
     OFFLINE_ALIASES,
     model_pooling_detail,
     resolve_model,
@@ -73,6 +74,8 @@ def base_model_id(name: str) -> str:
     """The hub id a base model name stands for (the offline alias is all-MiniLM-L6-v2)."""
     if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
         return "sentence-transformers/all-MiniLM-L6-v2"
+    if name.lower() in {alias.lower() for alias in MPNET_ALIASES}:
+        return "sentence-transformers/all-mpnet-base-v2"
     return name
 
 
@@ -172,6 +175,17 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
     else:
         batch_sampler = functools.partial(EpochSeededBatchSampler, group_by_length=config.group_by_length)
     eval_strategy = "steps" if has_val else "no"
+    per_epoch: dict[str, Any] = {}
+    if config.best_by_val_loss:
+        if not has_val:
+            raise DataError("best_by_val_loss needs validation triplets (val.jsonl)", config.triplets)
+        # The released code validates after each epoch and keeps the best: evaluate and save per epoch, reload the best.
+        eval_strategy = "epoch"
+        per_epoch = {
+            "load_best_model_at_end": True,
+            "metric_for_best_model": "eval_loss",
+            "greater_is_better": False,
+        }
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
@@ -182,8 +196,9 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         optim="adamw_torch",  # AdamW; weight decay groups exclude bias and LayerNorm (WeightDecayCheck)
         learning_rate=config.learning_rate,
         weight_decay=config.weight_decay,
-        max_grad_norm=config.max_grad_norm,
-        lr_scheduler_type="linear",
+        # BertAdam clips each tensor's gradient itself (training.released); the trainer's clipping is global
+        max_grad_norm=0.0 if config.optimizer == "bert_adam" else config.max_grad_norm,
+        lr_scheduler_type="linear",  # replaced by SlantedTriangularTrainer.create_scheduler for slanted_triangular
         warmup_steps=config.warmup_ratio,  # a float < 1 is a fraction of the total steps (transformers >= 5)
         bf16=precision == "bf16",
         fp16=precision == "fp16",
@@ -193,18 +208,58 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         data_seed=config.seed,
         batch_sampler=batch_sampler,
         dataloader_num_workers=config.dataloader_num_workers,
-        save_strategy="steps",
+        save_strategy="epoch" if config.best_by_val_loss else "steps",
         save_steps=config.save_steps,
         save_total_limit=config.save_total_limit,
         eval_strategy=eval_strategy,
-        eval_steps=config.eval_steps if has_val else None,
+        eval_steps=config.eval_steps if eval_strategy == "steps" else None,
         eval_on_start=has_val,  # the validation loss before training, as a baseline
         logging_strategy="steps",
         logging_steps=config.logging_steps,
         logging_first_step=True,
         report_to="none",
         disable_tqdm=not config.progress_bar,
+        **per_epoch,
     )
+
+
+def optimizer_cls_and_kwargs(config: TrainConfig):
+    """``(BertAdam, kwargs)`` for ``optimizer="bert_adam"`` (the trainer builds the weight-decay groups); None for AdamW."""
+    if config.optimizer != "bert_adam":
+        return None
+    from specter_utils.training.released import BERT_ADAM_EPS, BertAdam
+
+    return BertAdam, {"lr": config.learning_rate, "eps": BERT_ADAM_EPS, "max_grad_norm": config.max_grad_norm}
+
+
+def trainer_class(config: TrainConfig):
+    """SentenceTransformerTrainer, or a subclass whose scheduler is AllenNLP's slanted triangular one."""
+    from sentence_transformers import SentenceTransformerTrainer
+
+    if config.lr_schedule != "slanted_triangular":
+        return SentenceTransformerTrainer
+
+    class SlantedTriangularTrainer(SentenceTransformerTrainer):
+        def create_scheduler(self, num_training_steps: int, optimizer=None):
+            from specter_utils.training.released import slanted_triangular_scheduler
+
+            if self.lr_scheduler is None:
+                self.lr_scheduler = slanted_triangular_scheduler(
+                    optimizer or self.optimizer, num_training_steps, config.warmup_ratio, config.stlr_ratio
+                )
+                self._created_lr_scheduler = True
+            return self.lr_scheduler
+
+    return SlantedTriangularTrainer
+
+
+def recipe_callbacks(config: TrainConfig) -> list:
+    """Callbacks a recipe's fields ask for (gradient value clipping)."""
+    if not config.grad_value_clip:
+        return []
+    from specter_utils.training.released import GradientValueClipping
+
+    return [GradientValueClipping(config.grad_value_clip)]
 
 
 def _cuda_available() -> bool:
@@ -226,7 +281,7 @@ def last_checkpoint(checkpoint_dir: Path) -> Path | None:
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
-    """Check the run dir, record the config, and return the checkpoint to resume from (if any)."""
+    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any)."""
     final_dir = run_dir / MODEL_DIR
     if final_dir.exists() and not config.overwrite:
         raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
@@ -241,6 +296,12 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
                 "restore them, pass --no-resume to start over, or use another --out",
                 config_path,
             )
+    return checkpoint
+
+
+def _record_config(config: TrainConfig, run_dir: Path) -> None:
+    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
+    config_path = run_dir / CONFIG_FILE
     if is_main_process():
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
@@ -248,7 +309,6 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
         write_json(
             config_path, {**config.to_dict(), "resolved_pooling": describe_pooling(config.base_model, config.pooling)}
         )
-    return checkpoint
 
 
 def _device_name() -> str:
@@ -304,7 +364,6 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         callbacks: extra ``transformers.TrainerCallback`` objects (for notebooks and tests).
     """
     config.validate()
-    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from transformers import set_seed
 
@@ -336,6 +395,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     train_dataset = data.train.to_dataset(0 if with_rows else None)
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
+    _record_config(config, run_dir)
 
     # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses).
     loss = build_loss(config, model, row_papers, base_model=base)
@@ -358,14 +418,15 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
 
     # 6. Trainer.
     decay_check = WeightDecayCheck()
-    trainer = SentenceTransformerTrainer(
+    trainer = trainer_class(config)(
         model=model,
         args=args,
         train_dataset=train_dataset,
         eval_dataset=val_dataset,
         loss=loss,
         evaluator=evaluator,
-        callbacks=[decay_check, *(callbacks or [])],
+        callbacks=[decay_check, *recipe_callbacks(config), *(callbacks or [])],
+        optimizer_cls_and_kwargs=optimizer_cls_and_kwargs(config),
     )
 
     # 7. Train (resuming from the last checkpoint of an interrupted run).
@@ -398,7 +459,11 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
                 "precision": precision,
                 "total_steps": trainer.state.max_steps,
             },
-            "results": {**_results(log_history, output.metrics), "global_step": trainer.state.global_step},
+            "results": {
+                **_results(log_history, output.metrics),
+                "global_step": trainer.state.global_step,
+                **_best_checkpoint(trainer.state, config),
+            },
             "resumed_from": checkpoint.name if checkpoint else None,
             "runtime_s": round(time.time() - started, 1),
             "finished_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -415,6 +480,13 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         print(json.dumps({"model": str(final_dir), **summary["results"]}, indent=None))
     trainer.accelerator.wait_for_everyone()
     return final_dir
+
+
+def _best_checkpoint(state, config: TrainConfig) -> dict[str, Any]:
+    """With ``best_by_val_loss``: the step whose weights became the final model, and its validation loss."""
+    if not config.best_by_val_loss or not state.best_model_checkpoint:
+        return {}
+    return {"best_step": int(state.best_model_checkpoint.rsplit("-", 1)[-1]), "best_val_loss": state.best_metric}
 
 
 def _mask_counts(loss) -> dict[str, Any]:

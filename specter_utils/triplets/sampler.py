@@ -14,6 +14,7 @@ same function the pure-Python ``reference_sample`` uses.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -54,6 +55,40 @@ _SPLIT_SALT = {"train": 1, "val": 2, "test": 3}
 _MAX_REJECTION_ROUNDS = 64
 
 
+POSITIVE_SIGNALS = ("citation", "cocitation", "mix")
+
+
+def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dict[str, dict[str, int]]:
+    """A ``data.json``-shaped graph whose positives (count 5) are the papers co-cited with each query.
+
+    Two papers are co-cited when one paper cites both (count 5 in its row). Per query: count 5 = co-cited
+    papers; count 1 = papers the query cites or is cited by that are not co-cited with it (related, but not
+    this task's positive: the hard negatives, as a citation of a citation is for SPECTER). ``mix=True`` keeps
+    the citation graph's entries too (a co-cited paper stays 5; a direct citation stays 5): one pool with
+    both signals, the multitask mix of Table 3. Built from the training graph only, so no held-out
+    evaluation edge enters it.
+    """
+    cited_by: dict[str, set[str]] = {}
+    for citing, row in graph.items():
+        for paper, count in row.items():
+            if count == 5:
+                cited_by.setdefault(paper, set()).add(citing)
+    out: dict[str, dict[str, int]] = {}
+    for paper, citers in cited_by.items():
+        co_cited = {other for citer in citers for other, count in graph[citer].items() if count == 5} - {paper}
+        neighbours = (set(graph.get(paper, {})) | citers) - co_cited - {paper}
+        row = {other: 5 for other in co_cited}
+        row.update({other: 1 for other in neighbours})
+        if row:
+            out[paper] = row
+    if mix:
+        for query, row in graph.items():
+            merged = out.setdefault(query, {})
+            for paper, count in row.items():
+                merged[paper] = max(merged.get(paper, 0), count)
+    return out
+
+
 @dataclass(frozen=True)
 class SamplerConfig:
     """Mining options; the defaults are the original SPECTER settings."""
@@ -64,6 +99,9 @@ class SamplerConfig:
     no_hard_negatives: bool = False  # Table 2 ablation: every triplet easy
     spectroid: bool = False  # SPECTROID: positives weighted by in-citation count
     max_triplets: int | None = None  # cap on train triplets (SPECTROID's max_training_triplets)
+    # Table 3's task-specific signal: citation (SPECTER), cocitation (positives co-cited with the query) or
+    # mix (both kinds of positive in one pool: the multitask mix); see cocitation_graph
+    positives: str = "citation"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -73,6 +111,8 @@ class SamplerConfig:
             raise DataError(f"hard_ratio must be in [0, 1], got {self.hard_ratio}")
         if self.max_triplets is not None and self.max_triplets < 1:
             raise DataError(f"max_triplets must be >= 1, got {self.max_triplets}")
+        if self.positives not in POSITIVE_SIGNALS:
+            raise DataError(f"positives must be one of {POSITIVE_SIGNALS}, got {self.positives!r}")
 
     @property
     def hard_per_query(self) -> int:
@@ -467,6 +507,8 @@ def mine(data: SpecterData, config: SamplerConfig | None = None) -> MiningResult
     config = config or SamplerConfig()
     if "train" not in data.splits:
         raise DataError("no train split (train.txt) in the SPECTER data")
+    if config.positives != "citation":
+        data = dataclasses.replace(data, graph=cocitation_graph(data.graph, mix=config.positives == "mix"))
     index = GraphIndex(data)
     train = sample_split(index, data.splits["train"], config, "train")
     if not len(train.triplets):

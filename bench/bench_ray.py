@@ -1,0 +1,103 @@
+"""``embed --engine ray`` against the local embedder, on the same hep-th papers, in one process.
+
+Times the local embedder (torch, the model's own pooling), then Ray Data with 1 and 2 CPU actors on a
+local Ray this script starts (its start-up is timed apart and counted in the end-to-end figure), and prints
+docs/s, each Ray run's ratio to the local run, and the minimum cosine of its vectors to the local ones.
+
+    python bench/bench_ray.py                          # 2,000 hep-th papers, 256 wordpieces, 1 and 2 actors
+    python bench/bench_ray.py --n 200 --workers 1      # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench_embedding import pick_papers  # noqa: E402
+
+from specter_utils.embedding.embed import embed_to_file  # noqa: E402
+from specter_utils.embedding.ray_engine import embed_with_ray, init_ray  # noqa: E402
+from specter_utils.models import prepare_offline_env  # noqa: E402
+from specter_utils.paths import hepth_dir  # noqa: E402
+
+
+def min_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=2000, help="hep-th papers (default 2,000)")
+    parser.add_argument("--model", default="minilm")
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="CPU actor counts (default 1 2)")
+    parser.add_argument("--src", type=Path, default=None, help="hep-th folder (default ../shared/data/hepth)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+
+    import ray
+
+    prepare_offline_env()
+    papers = pick_papers(args.src or hepth_dir(), args.n)
+    settings = {"batch_size": args.batch_size, "max_length": args.max_length, "progress": False}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        local = embed_to_file(args.model, papers, Path(tmp) / "local.jsonl", **settings)
+        local_s = time.perf_counter() - start
+        rows.append({"engine": "local (torch)", "actors": "-", "seconds": local_s, "docs_per_s": len(papers) / local_s})
+
+        start = time.perf_counter()
+        init_ray(ray, {"num_cpus": os.cpu_count(), "include_dashboard": False, "log_to_driver": False})
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        startup_s = time.perf_counter() - start
+        for workers in args.workers:
+            out = Path(tmp) / f"ray-{workers}.jsonl"
+            start = time.perf_counter()
+            result = embed_with_ray(args.model, papers, out, workers=workers, **settings)
+            seconds = time.perf_counter() - start
+            rows.append(
+                {
+                    "engine": "ray",
+                    "actors": workers,
+                    "seconds": seconds,
+                    "docs_per_s": len(papers) / seconds,
+                    "min_cosine": min_cosine(result.vectors, local.vectors),
+                    "same_ids": result.ids == local.ids,
+                }
+            )
+        ray.shutdown()
+
+    cpu = os.cpu_count()
+    print(
+        f"{len(papers)} hep-th papers, {args.model}, {args.max_length} wordpieces, batch {args.batch_size}, {cpu} CPUs"
+    )
+    print(f"Ray start-up (ray.init, local): {startup_s:.1f} s, not in the Ray rows below")
+    print(f"{'engine':<14} {'actors':>6} {'seconds':>8} {'docs/s':>8} {'vs local':>9} {'min cos':>9}  same ids")
+    for row in rows:
+        ratio = row["docs_per_s"] / rows[0]["docs_per_s"]
+        cos = f"{row['min_cosine']:.6f}" if "min_cosine" in row else "-"
+        same = row.get("same_ids", "-")
+        print(
+            f"{row['engine']:<14} {row['actors']!s:>6} {row['seconds']:8.1f} {row['docs_per_s']:8.1f} "
+            f"{ratio:8.2f}x {cos:>9}  {same}"
+        )
+    for row in rows[1:]:
+        overhead = row["seconds"] - rows[0]["seconds"]
+        print(f"ray, {row['actors']} actor(s): {overhead:+.1f} s against local ({overhead / rows[0]['seconds']:+.0%})")
+    if args.json:
+        args.json.write_text(json.dumps({"startup_s": startup_s, "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""What every command shares: the flag vocabulary, range types, and the checks made before any work.
+
+One concept has one flag everywhere (the README's table of common flags lists them):
+
+- ``--max-length``: wordpieces per paper (old spelling ``--max-seq-length``)
+- ``--batch-size``: papers or triplets per forward pass (``--per-device-batch-size``)
+- ``--dtype``: numeric precision (``--precision``)
+- ``--max-triplets``: cap on training triplets (``--max-train-triplets``)
+- ``--data-dir``: a prepared folder the command reads (SPECTER training dir or SCIDOCS layout);
+  a raw corpus to read is ``--src``
+- ``--out``: what the command writes; an existing one is refused unless ``--overwrite`` (or resumed,
+  where the command resumes)
+- ``--quiet``: no progress bar or progress messages (warnings and results still print)
+
+Old spellings stay for one release as hidden aliases that print one deprecation line on stderr.
+This module imports nothing heavy, so ``--help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from specter_utils.errors import DataError
+from specter_utils.io import _UMASK
+
+OVERWRITE_HELP = "replace an existing --out (default: an existing --out is an error)"
+QUIET_HELP = "no progress bar or progress messages (warnings and results still print)"
+
+
+# ---------------------------------------------------------------- argparse range types
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def float_in(low: float, high: float, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite float in the interval [low, high] (ends open where asked)."""
+    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        below = value <= low if low_open else value < low
+        above = value >= high if high_open else value > high
+        if value != value or below or above:
+            raise argparse.ArgumentTypeError(f"must be in {interval}, got {text}")
+        return value
+
+    parse.__name__ = f"number in {interval}"
+    return parse
+
+
+POSITIVE_INT = int_at_least(1)
+COUNT = int_at_least(0)  # 0 or more (0 often means "all")
+FRACTION = float_in(0.0, 1.0, high_open=True)  # a share of items, 0 <= f < 1
+
+
+# ---------------------------------------------------------------- aliases
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: hidden from --help, stores into the new flag's dest, says so once on stderr."""
+
+    def __init__(self, option_strings, dest, new: str = "", store_const: Any = None, **kwargs) -> None:
+        self.new = new
+        self.store_const = store_const
+        if store_const is not None:
+            kwargs["nargs"] = 0
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated and will be removed; use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, self.store_const if self.store_const is not None else values)
+
+
+def add_flag(parser: argparse.ArgumentParser, flag: str, *aliases: str, **kwargs: Any) -> argparse.Action:
+    """Add ``flag`` and, for each old spelling in ``aliases``, a hidden deprecated alias with the same dest."""
+    action = parser.add_argument(flag, **kwargs)
+    for alias in aliases:
+        alias_kwargs = {k: v for k, v in kwargs.items() if k in ("type", "choices", "nargs", "metavar")}
+        if kwargs.get("action") == "store_true":
+            alias_kwargs = {"store_const": True}
+        parser.add_argument(
+            alias, dest=action.dest, action=DeprecatedAlias, new=flag, help=argparse.SUPPRESS, **alias_kwargs
+        )
+    return action
+
+
+# ---------------------------------------------------------------- the common flags
+def add_max_length(parser: argparse.ArgumentParser, default: int | None, help: str, **kwargs: Any) -> None:
+    add_flag(parser, "--max-length", "--max-seq-length", type=int_at_least(2), default=default, help=help, **kwargs)
+
+
+def add_batch_size(parser: argparse.ArgumentParser, default: int | None, help: str, **kwargs: Any) -> None:
+    add_flag(parser, "--batch-size", "--per-device-batch-size", type=POSITIVE_INT, default=default, help=help, **kwargs)
+
+
+def add_dtype(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None, help: str) -> None:
+    add_flag(parser, "--dtype", "--precision", choices=choices, default=default, help=help)
+
+
+def add_max_triplets(parser: argparse.ArgumentParser, default: int | None, help: str, low: int = 1) -> None:
+    add_flag(parser, "--max-triplets", "--max-train-triplets", type=int_at_least(low), default=default, help=help)
+
+
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+
+
+def add_out(parser: argparse.ArgumentParser, help: str, required: bool = True, overwrite: bool = True) -> None:
+    """``--out`` and, unless the command always resumes, ``--overwrite``."""
+    parser.add_argument("--out", type=Path, required=required, help=help)
+    if overwrite:
+        parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+
+
+def silence_progress() -> None:
+    """``--quiet``: no progress bars from the libraries either (model loading, downloads)."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    with contextlib.suppress(ImportError):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+
+# ---------------------------------------------------------------- checks before work
+def input_file(path: Path, flag: str) -> Path:
+    """``path`` must be an existing file (not a folder)."""
+    if not path.exists():
+        raise DataError(f"{flag}: file not found", path)
+    if path.is_dir():
+        raise DataError(f"{flag}: is a directory, expected a file", path)
+    if not os.access(path, os.R_OK):
+        raise DataError(f"{flag}: file not readable (permission denied)", path)
+    return path
+
+
+def input_dir(path: Path, flag: str) -> Path:
+    """``path`` must be an existing folder."""
+    if not path.exists():
+        raise DataError(f"{flag}: folder not found", path)
+    if not path.is_dir():
+        raise DataError(f"{flag}: is a file, expected a folder", path)
+    return path
+
+
+def _writable_parent(path: Path) -> None:
+    """The nearest existing ancestor of ``path`` must be a writable folder."""
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise DataError(f"--out: {parent} is a file, so nothing can be created under it", path)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DataError(f"--out: cannot write in {parent} (read-only or permission denied)", path)
+
+
+def check_out_file(path: Path, overwrite: bool, suffix: str | None = None, resumable: bool = False) -> Path:
+    """An ``--out`` file: not a folder, the right suffix, absent unless ``overwrite`` (or ``resumable``), writable."""
+    if suffix is not None and path.suffix != suffix:
+        raise DataError(f"--out must end in {suffix}", path)
+    if path.is_dir():
+        raise DataError("--out: is a directory, expected a file name", path)
+    if path.exists() and not (overwrite or resumable):
+        raise DataError("--out: file exists; pass --overwrite to replace it", path)
+    _writable_parent(path)
+    return path
+
+
+def check_out_dir(path: Path, overwrite: bool, owned_by: tuple[str, ...] = (), resumable: bool = False) -> Path:
+    """An ``--out`` folder: not a file; empty or absent unless ``overwrite`` (or ``resumable``); writable.
+
+    With ``overwrite``, a non-empty folder is replaced only when it holds one of ``owned_by`` (a file the
+    command writes): ``--overwrite --out .`` never deletes a folder the command did not make.
+    """
+    if path.exists() and not path.is_dir():
+        raise DataError("--out: is a file, expected a folder", path)
+    if path.is_dir() and any(path.iterdir()) and not resumable:
+        if not overwrite:
+            raise DataError("--out: folder exists and is not empty; pass --overwrite to replace it", path)
+        if owned_by and not any((path / name).exists() for name in owned_by):
+            raise DataError(
+                f"--out: folder is not empty and holds none of {', '.join(owned_by)}; refusing to replace a "
+                "folder this command did not write",
+                path,
+            )
+    _writable_parent(path / "x")
+    return path
+
+
+@contextlib.contextmanager
+def staged_dir(out: Path) -> Iterator[Path]:
+    """Write a whole output folder into a temporary sibling, then put it in place of ``out`` in one step.
+
+    On failure the temporary folder is removed and ``out`` is untouched: no half-written output, and a
+    rebuild never keeps files of an earlier build.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    os.chmod(stage, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the finished folder gets normal permissions
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+        os.replace(out, old / "dir")
+    os.replace(stage, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

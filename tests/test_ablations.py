@@ -1,0 +1,121 @@
+"""Notebook 07's plumbing on tiny data: variant texts, co-citation triplets, seeds, Table 2 over seeds, the chart."""
+
+from __future__ import annotations
+
+import pytest
+
+from specter_utils.data.records import Paper
+from specter_utils.evaluation.table import ablation_table_seeds, seed_group_statistics, within_spread
+from specter_utils.spec import load_spec
+from specter_utils.stages import ABLATIONS, PAPER_ROWS, REFERENCE, ablation_spec, paper_text_fields
+from specter_utils.triplets.sampler import SamplerConfig, cocitation_graph
+
+
+def test_text_field_variants():
+    papers = {"a": Paper("a", "Title A", "Abstract A.", authors=[], venue=None)}
+    corpus = {"a": Paper("a", "Title A", "", authors=["Ann", "Bob"], venue="Phys. Rev. D")}
+    assert paper_text_fields(papers, ["title", "abstract"]) is papers
+    assert paper_text_fields(papers, ["title"])["a"].text(" [SEP] ") == "Title A [SEP] "
+    venue = paper_text_fields(papers, ["title", "abstract", "venue"], corpus)["a"]
+    assert venue.abstract == "Abstract A. Venue: Phys. Rev. D" and venue.title == "Title A"
+    assert paper_text_fields(papers, ["title", "abstract", "authors"], corpus)["a"].abstract.endswith(
+        "Authors: Ann, Bob"
+    )
+    assert paper_text_fields(papers, ["title", "abstract", "venue"])["a"].abstract == "Abstract A."  # no venue known
+    with pytest.raises(ValueError, match="title"):
+        paper_text_fields(papers, ["abstract"])
+
+
+def test_cocitation_graph_and_mix():
+    graph = {"r": {"a": 5, "b": 5, "x": 1}, "a": {"c": 5}, "s": {"b": 5, "d": 5}}
+    co = cocitation_graph(graph)
+    assert {p for p, n in co["a"].items() if n == 5} == {"b"}  # r cites a and b
+    assert co["a"]["c"] == 1 and co["a"]["r"] == 1  # a cites c, r cites a: related, not co-cited
+    assert {p for p, n in co["b"].items() if n == 5} == {"a", "d"}
+    mix = cocitation_graph(graph, mix=True)
+    assert mix["a"]["b"] == 5 and mix["a"]["c"] == 5  # co-cited and cited both positives
+    assert mix["r"] == graph["r"]
+    with pytest.raises(Exception, match="positives"):
+        SamplerConfig(positives="views")
+
+
+def test_mining_with_cocitation_positives():
+    from specter_utils.data.specter_format import SpecterData
+    from specter_utils.triplets.sampler import mine
+
+    graph = {f"r{i}": {f"a{i}": 5, f"b{i}": 5, f"c{i}": 5} for i in range(4)}
+    graph.update({f"a{i}": {f"x{i}": 5, f"y{i}": 5, f"z{i}": 1} for i in range(4)})
+    ids = {pid for row in graph.items() for pid in (row[0], *row[1])}
+    metadata = {pid: Paper(pid, f"title {pid}", "") for pid in ids}
+    data = SpecterData(graph, metadata, {"train": [f"a{i}" for i in range(4)], "val": []})
+    result = mine(data, SamplerConfig(positives="cocitation", seed=1))
+    triplets = list(result.train.triplets)
+    assert triplets and all(t.pos in {f"b{t.query[1]}", f"c{t.query[1]}"} for t in triplets)  # co-cited only
+    citation = list(mine(data, SamplerConfig(seed=1)).train.triplets)
+    assert {t.pos for t in citation} <= {f"{c}{i}" for i in range(4) for c in "xy"}  # cited only
+    mixed = list(mine(data, SamplerConfig(positives="mix", seed=1)).train.triplets)
+    assert {t.pos[0] for t in mixed} <= set("bcxy")
+
+
+def test_every_ablation_is_the_spec_plus_overrides_and_a_seed():
+    spec = load_spec("smoke")
+    for name, changes in ABLATIONS.items():
+        assert set(changes) <= set(spec), name
+    variant = ablation_spec(spec, "no_hard_negatives", seed=1)
+    assert variant.seed == 1 and variant["mining.no_hard_negatives"] is True
+    reference = ablation_spec(spec, REFERENCE, seed=2)
+    assert {k for k in spec if reference[k] != spec[k]} == {"seed"}
+    with pytest.raises(ValueError):
+        ablation_spec(spec, REFERENCE)  # without a seed, the reference row is never retrained
+    assert set(PAPER_ROWS) <= {REFERENCE, *ABLATIONS}
+    for preset in ("smoke", "demo", "hepth", "scidocs"):
+        assert len(load_spec(preset)["ablations.seeds"]) >= (2 if preset == "smoke" else 3), preset
+
+
+def _results(cite: float, cocite: float, mag: float) -> dict:
+    return {"cite": {"map": cite, "ndcg": cite}, "co-cite": {"map": cocite, "ndcg": cocite}, "mag": {"f1": mag}}
+
+
+def test_table2_over_seeds_marks_differences_inside_the_spread():
+    statistics = {
+        "groups": {
+            REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62), _results(84, 74, 64)]),
+            "no_hard_negatives": seed_group_statistics(
+                [_results(81, 71, 61), _results(83, 73, 63), _results(79, 69, 59)]
+            ),
+            "no_abstract": seed_group_statistics([_results(50, 40, 30), _results(51, 41, 31), _results(52, 42, 32)]),
+        },
+        "paired": {
+            "rows": {
+                "no_abstract": {"tasks": {"cite": {"versus": {REFERENCE: {"diff": -31.0, "p": 0.0001}}}}},
+            }
+        },
+        "seeds": {REFERENCE: [0, 1, 2], "no_hard_negatives": [0, 1, 2], "no_abstract": [0, 1, 2]},
+    }
+    ref = statistics["groups"][REFERENCE]
+    assert ref["CITE"]["mean"] == 77.0 and ref["CITE"]["sd"] == 2.0 and ref["CLS"]["mean"] == 62.0
+    assert within_spread(statistics["groups"]["no_hard_negatives"]["all"], ref["all"])
+    frame, text = ablation_table_seeds(statistics, REFERENCE, PAPER_ROWS)
+    assert "inside the seed spread" in frame.loc["no_hard_negatives", "Δ all"]
+    assert "inside" not in frame.loc["no_abstract", "Δ all"]
+    assert "cite MAP -31.00, p < 0.001" in frame.loc["no_abstract", "paired test vs specter"]
+    assert frame.loc["no_abstract", "paper (CLS / USR / CITE / REC / all)"] == "82.2 / 72.2 / 73.6 / 34.5 / 68.1"
+    assert "USR" not in frame.columns  # only the groups this run has
+    assert "no difference" in text and "±" in frame.loc[REFERENCE, "CITE"]
+
+
+def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
+    from specter_utils import plots
+
+    groups = {
+        REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62)]),
+        "no_hard_negatives": seed_group_statistics([_results(78, 69, 60), _results(80, 70, 61)]),
+    }
+    fig = plots.ablation_seed_chart({"groups": groups}, PAPER_ROWS)
+    from matplotlib.container import BarContainer
+
+    bars = [c for c in fig.axes[0].containers if isinstance(c, BarContainer)]
+    assert len(bars) == 2 and all(b.errorbar is not None for b in bars)
+    written = plots.save_figure(fig, tmp_path / "figs" / "table2_run.v1")
+    assert [p.name for p in written] == ["table2_run.v1.png", "table2_run.v1.pdf"]
+    assert all(p.stat().st_size > 0 for p in written)
