@@ -103,22 +103,28 @@ def read_json(path: str | Path) -> Any:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz``: gzip-compressed)."""
+    import gzip
+
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)
-    with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"not valid UTF-8 (offset {exc.start} in line)", path, line_number) from None
-            if not line.strip():
-                continue
-            try:
-                yield line_number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, line_number) from None
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            for line_number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(f"not valid UTF-8 (offset {exc.start} in line)", path, line_number) from None
+                if not line.strip():
+                    continue
+                try:
+                    yield line_number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, line_number) from None
+    except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
+        raise DataError(f"cannot read: {exc}", path) from None
 
 
 def read_lines(path: str | Path) -> list[str]:

@@ -18,8 +18,6 @@ that is not a paper of the file is counted (``unknown_reference``) and dropped, 
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
+from specter_utils.io import iter_jsonl
 
 REQUIRED_FIELDS = ("paper_id", "title", "abstract", "references")
 DANGLING_POLICIES = ("drop", "keep", "error")
@@ -52,22 +51,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     if path.name.lower().endswith(".parquet"):
         yield from _iter_parquet(path)
         return
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rb") as handle:
-            for line_number, raw in enumerate(handle, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise DataError(f"not valid UTF-8 (offset {exc.start} in line)", path, line_number) from None
-                if not line.strip():
-                    continue
-                try:
-                    yield line_number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path, line_number) from None
-    except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
-        raise DataError(f"cannot read: {exc}", path) from None
+    yield from iter_jsonl(path)  # jsonl, or jsonl.gz
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
