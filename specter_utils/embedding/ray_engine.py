@@ -31,8 +31,10 @@ import numpy as np
 
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import (
+    _RUN_KEYS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_CHUNK_SIZE,
+    _ChunkStore,
     _fingerprint,
     _stable_meta,
     as_paper_list,
@@ -42,14 +44,12 @@ from specter_utils.embedding.embed import (
 )
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.errors import DataError
-from specter_utils.io import read_json, write_json
+from specter_utils.io import atomic_write, read_json, write_json
 
-MANIFEST = "manifest.json"
 ACTORS = "actors.json"  # the actor plan of the run, so a resumed run states the same device
 READ_CPUS = (
     1.0  # kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
 )
-_RUN_KEYS = ("model_path", "pooling", "pooling_detail", "max_length", "dtype", "text")
 
 
 class RayUnavailable(DataError):
@@ -186,7 +186,7 @@ class EmbedActor:
 
 
 def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
-    """Rows and their vectors as one parquet file, written beside its final name and renamed into place."""
+    """Rows and their vectors as one parquet file, written atomically (``io.atomic_write``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -199,14 +199,13 @@ def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
         }
     )
     path = folder / f"rows-{int(rows.min()):09d}-{len(rows)}.parquet"
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with atomic_write(path, "wb") as handle:
+        pq.write_table(table, handle)
     return path
 
 
 def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts: list[str]) -> None:
-    """One input shard, written beside its final name and renamed, so a shard on disk is always whole."""
+    """One input shard, written atomically (``io.atomic_write``), so a shard on disk is always whole."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -218,9 +217,8 @@ def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts
             "text": pa.array([texts[i] for i in rows], pa.string()),
         }
     )
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with atomic_write(path, "wb") as handle:
+        pq.write_table(table, handle)
 
 
 def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
@@ -300,18 +298,7 @@ def embed_with_ray(
         "batch_size": batch_size,
         "chunk_size": chunk_size or DEFAULT_CHUNK_SIZE,
     }
-    if (work / MANIFEST).exists():
-        previous = read_json(work / MANIFEST)
-        differs = sorted(k for k in manifest if previous.get(k) != manifest[k])
-        if differs:
-            raise DataError(
-                f"holds a part-finished run with different {', '.join(differs)}; delete the folder "
-                "(or pass --no-resume) to start afresh",
-                work,
-            )
-    else:
-        work.mkdir(parents=True, exist_ok=True)
-        write_json(work / MANIFEST, manifest)
+    _ChunkStore(work, manifest)  # the local path's rule: resume only a run with the same settings and inputs
     input_dir, vectors_dir = work / "input", work / "vectors"
     input_dir.mkdir(exist_ok=True)
     inputs = [input_dir / f"chunk-{index:06d}.parquet" for index in range(len(chunks))]
@@ -380,13 +367,6 @@ def embed_with_ray(
     shutil.rmtree(work, ignore_errors=True)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     return result
-
-
-def describe_actors(result: EmbeddingSet) -> str:
-    """One line for the CLI."""
-    info = result.info
-    resumed = f", {info['resumed_papers']} resumed" if info.get("resumed_papers") else ""
-    return f"{info.get('device', 'ray')}{resumed}"
 
 
 __all__ = [
