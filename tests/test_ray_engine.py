@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_embed import cosine_rows, make_papers  # the same papers of very different lengths
 
 from specter_utils.cli import main
 from specter_utils.data.records import Paper
@@ -19,19 +20,6 @@ from specter_utils.embedding.embed import embed_to_file
 from specter_utils.embedding.io import read_embeddings
 from specter_utils.embedding.ray_engine import RayUnavailable, check_address, embed_with_ray, plan_actors
 from specter_utils.errors import DataError
-
-WORDS = "string theory brane gauge field duality black hole entropy quantum gravity anomaly".split()
-
-
-def make_papers(n: int = 24) -> list[Paper]:
-    return [
-        Paper(f"p{i}", f"On {WORDS[i % len(WORDS)]} {i}", " ".join(WORDS[: (i * 5) % 23 + 1]) * (1 + i % 3))
-        for i in range(n)
-    ]
-
-
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
 def closed_port() -> int:
@@ -97,7 +85,7 @@ def local_ray():
 
 
 def test_ray_vectors_match_the_local_embedder(local_ray, tmp_path: Path) -> None:
-    papers = make_papers()
+    papers = make_papers(24)
     local = embed_to_file("minilm", papers, tmp_path / "local.jsonl", batch_size=4, max_length=48, progress=False)
     result = embed_with_ray(
         "minilm", papers, tmp_path / "ray.jsonl", batch_size=4, max_length=48, workers=2, chunk_size=8, progress=False
@@ -112,7 +100,7 @@ def test_ray_vectors_match_the_local_embedder(local_ray, tmp_path: Path) -> None
 
 
 def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypatch) -> None:
-    papers, out = make_papers(), tmp_path / "ray.jsonl"
+    papers, out = make_papers(24), tmp_path / "ray.jsonl"
     settings = {"batch_size": 4, "max_length": 48, "workers": 1, "chunk_size": 8, "progress": False}
 
     def crash(*args, **kwargs):
