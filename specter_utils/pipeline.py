@@ -267,12 +267,60 @@ def run_pipeline(
             "seconds": round(seconds, 1),
             "metrics": str(metrics_path) if metrics_path.exists() else None,
         }
+        record_notebook(run_dir, preset, overrides, data_dir, notebook, result.notebooks[notebook])
         echo(f"[{notebook}] done in {seconds:.0f} s")
-    write_json(
-        run_dir / "pipeline.json",
-        {"preset": preset, "overrides": overrides, "data_dir": data_dir, "notebooks": result.notebooks},
-    )
     return result
+
+
+# ---------------------------------------------------------------- the run's record
+PIPELINE_FILE = "pipeline.json"  # in the run folder: how and when each notebook of the run last ran
+
+
+def source_commit() -> str | None:
+    """The package's git commit (short hash, ``+dirty`` with uncommitted changes); None outside a git checkout."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def record_notebook(
+    run_dir: Path, preset: str, overrides: dict[str, Any], data_dir: str | None, notebook: str, entry: dict[str, Any]
+) -> None:
+    """Merge one finished notebook into ``run_dir/pipeline.json`` as soon as it finishes.
+
+    A run of some notebooks keeps the entries of the others (a run folder filled by several ``run`` calls keeps
+    every notebook's time); each entry says with which overrides, at which commit and when it ran. A record of
+    another preset is started afresh.
+    """
+    from datetime import datetime, timezone
+
+    from specter_utils.io import read_json
+
+    path = run_dir / PIPELINE_FILE
+    previous = read_json(path) if path.exists() else {}
+    entries = dict(previous.get("notebooks", {})) if previous.get("preset") == preset else {}
+    entries[notebook] = {
+        **entry,
+        "overrides": overrides,
+        "commit": source_commit(),
+        "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    ordered = {nb: entries[nb] for nb in NOTEBOOKS if nb in entries}
+    write_json(path, {"preset": preset, "overrides": overrides, "data_dir": data_dir, "notebooks": ordered})
 
 
 # ---------------------------------------------------------------- reports
@@ -290,7 +338,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, preset:
     from specter_utils.io import read_json
 
     run_dir = resolve(run_dir)
-    info = read_json(run_dir / "pipeline.json") if (run_dir / "pipeline.json").exists() else {}
+    info = read_json(run_dir / PIPELINE_FILE) if (run_dir / PIPELINE_FILE).exists() else {}
     preset = preset or info.get("preset") or run_dir.name
     out = resolve(out_dir) if out_dir else REPORTS_DIR / preset
     executed = [(nb, run_dir / nb / f"{nb}.ipynb") for nb in NOTEBOOKS if (run_dir / nb / f"{nb}.ipynb").exists()]
@@ -305,14 +353,17 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, preset:
         f"The executed notebooks of `specter-utils run --preset {preset}`, with their outputs (every table and",
         "figure), copied by `specter-utils report`. The run specification is [`spec.yaml`](spec.yaml).",
         "",
-        "| notebook | wall time |",
-        "|---|---|",
+        "| notebook | wall time | ran | overrides |",
+        "|---|---|---|---|",
     ]
-    seconds = {name: entry.get("seconds") for name, entry in info.get("notebooks", {}).items()}
+    entries = info.get("notebooks", {})
     for notebook, source in executed:
         shutil.copyfile(source, out / source.name)
-        took = f"{seconds[notebook]:.0f} s" if seconds.get(notebook) is not None else ""
-        lines.append(f"| [{notebook}]({source.name}) | {took} |")
+        entry = entries.get(notebook, {})
+        took = f"{entry['seconds']:.0f} s" if entry.get("seconds") is not None else ""
+        ran = ", ".join(f"`{v}`" if k == "commit" else str(v) for k in ("finished", "commit") if (v := entry.get(k)))
+        changed = ", ".join(f"`{key}={value}`" for key, value in (entry.get("overrides") or {}).items())
+        lines.append(f"| [{notebook}]({source.name}) | {took} | {ran} | {changed} |")
     for relative in (SPEC_FILE, *REPORT_FILES):
         if (run_dir / relative).exists():
             shutil.copyfile(run_dir / relative, out / Path(relative).name)

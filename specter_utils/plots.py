@@ -219,18 +219,18 @@ def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None):
     """Table 2 over seeds: each row's group averages as bars with ± sd error bars (left), the paper's Table 2
-    rows that the variants stand for (right, hatched; SCIDOCS, so a reference for direction, not level)."""
+    and 3 rows that the variants stand for (right, hatched; SCIDOCS, so a reference for direction, not level)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from specter_utils.evaluation.table import PAPER_TABLE2, TABLE2_COLUMNS
+    from specter_utils.evaluation.table import PAPER_ABLATION_ROWS, TABLE2_COLUMNS
 
     groups = statistics["groups"]
     shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
     paper = {
-        f"{name} ({paper_name})": dict(zip(TABLE2_COLUMNS, PAPER_TABLE2[paper_name], strict=True))
+        f"{name} ({paper_name})": dict(zip(TABLE2_COLUMNS, PAPER_ABLATION_ROWS[paper_name], strict=True))
         for name, paper_name in (paper_rows or {}).items()
-        if name in groups and paper_name in PAPER_TABLE2
+        if name in groups and paper_name in PAPER_ABLATION_ROWS
     }
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [1, 1]})
     x = np.arange(len(shown))
@@ -256,7 +256,7 @@ def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, 
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     axes[0].set(ylabel="average score x 100 (mean ± sd over seeds)", title="this run (Table 2 groups)")
-    axes[1].set(title="the paper's Table 2 (SCIDOCS)")
+    axes[1].set(title="the paper's Tables 2 and 3 (SCIDOCS)")
     fig.tight_layout()
     return fig
 

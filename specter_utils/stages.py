@@ -309,7 +309,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
     "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
 }
-# The paper's Table 2 row each variant stands beside (evaluation.table.PAPER_TABLE2)
+# The paper's Table 2 or 3 row each variant stands beside (evaluation.table.PAPER_ABLATION_ROWS)
 PAPER_ROWS = {
     REFERENCE: "SPECTER",
     "no_abstract": "- abstract",
@@ -317,6 +317,8 @@ PAPER_ROWS = {
     "author": "+ author",
     "no_hard_negatives": "no hard negatives",
     "mpnet": "start with BERT-Large",
+    "cocitation": "SciBERT fine-tune on co-citation",
+    "multitask": "SciBERT fine-tune on multitask",
 }
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 
@@ -414,6 +416,9 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
     """
     variant = ablation_spec(spec, name, seed)
     out = paths.ablation_dir(name) if seed is None else paths.ablation_dir(name) / f"seed{variant.seed}"
+    done = finished_ablation(variant, out)
+    if done is not None:
+        return done
     started = time.time()
     metadata, extra = _variant_papers(variant, paths, out / "texts")
     mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
@@ -423,7 +428,7 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
     embedding_file = out / "embeddings.jsonl"
     papers = paper_text_fields(papers_to_embed(scidocs, split, tasks), variant["ablations.text_fields"], extra)
     embedded = embed(variant, trained["model_dir"], papers, embedding_file)
-    return {
+    row = {
         "changes": ABLATIONS.get(name, {}),
         "seed": variant.seed,
         "embedding_file": str(embedding_file),
@@ -434,6 +439,36 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
         "results": evaluate_file(scidocs, embedding_file, tasks, split),
         "seconds": round(time.time() - started, 1),
     }
+    write_json(out / ROW_FILE, {"settings": ablation_settings(variant), "row": row})  # last: marks the row done
+    return row
+
+
+# A finished row's record: the settings it ran with and its result. A later run of notebook 07 (after a crash, or
+# with more variants or seeds) reuses a row whose settings are unchanged instead of retraining it.
+ROW_FILE = "row.json"
+# Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row.
+GRID_KEYS = ("variants", "seeds")
+
+
+def ablation_settings(variant: RunSpec) -> dict[str, Any]:
+    """The settings that make one ablation row: the variant's whole specification less the grid's ``GRID_KEYS``."""
+    settings = variant.to_dict()
+    for key in GRID_KEYS:
+        settings.get("ablations", {}).pop(key, None)
+    return settings
+
+
+def finished_ablation(variant: RunSpec, out: Path) -> dict[str, Any] | None:
+    """The row recorded in ``out/row.json`` when it ran with ``variant``'s settings and its embeddings are still
+    there; None otherwise (not run, interrupted, or run with other settings: it is then run again)."""
+    record_file = out / ROW_FILE
+    if not record_file.is_file():
+        return None
+    record = read_json(record_file)
+    row = record.get("row", {})
+    if record.get("settings") != ablation_settings(variant) or not Path(row.get("embedding_file", "")).is_file():
+        return None
+    return {**row, "reused": str(record_file)}
 
 
 def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
@@ -454,7 +489,9 @@ def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict
         for seed in seeds:
             rows[name][seed] = run_ablation(spec, paths, name, seed)
             if progress:
-                progress(f"{name} seed {seed} done in {rows[name][seed]['seconds']} s")
+                row = rows[name][seed]
+                done = f"reused from {row['reused']}" if "reused" in row else f"done in {row['seconds']} s"
+                progress(f"{name} seed {seed} {done}")
     return rows
 
 

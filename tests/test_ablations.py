@@ -68,6 +68,10 @@ def test_every_ablation_is_the_spec_plus_overrides_and_a_seed():
     with pytest.raises(ValueError):
         ablation_spec(spec, REFERENCE)  # without a seed, the reference row is never retrained
     assert set(PAPER_ROWS) <= {REFERENCE, *ABLATIONS}
+    from specter_utils.evaluation.table import PAPER_ABLATION_ROWS
+
+    assert set(PAPER_ROWS.values()) <= set(PAPER_ABLATION_ROWS)  # every named paper row has its numbers
+    assert PAPER_ABLATION_ROWS[PAPER_ROWS["cocitation"]] == (82.9, 84.3, 85.2, 36.6, 76.4)  # the paper's Table 3
     for preset in ("smoke", "demo", "hepth", "scidocs"):
         assert len(load_spec(preset)["ablations.seeds"]) >= (2 if preset == "smoke" else 3), preset
 
@@ -119,3 +123,28 @@ def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
     written = plots.save_figure(fig, tmp_path / "figs" / "table2_run.v1")
     assert [p.name for p in written] == ["table2_run.v1.png", "table2_run.v1.pdf"]
     assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_a_finished_row_is_reused_only_with_the_same_settings(tmp_path):
+    from specter_utils.io import write_json
+    from specter_utils.stages import ROW_FILE, ablation_settings, finished_ablation
+
+    spec = load_spec("smoke")
+    variant = ablation_spec(spec, "no_hard_negatives", seed=1)
+    out = tmp_path / "no_hard_negatives" / "seed1"
+    assert finished_ablation(variant, out) is None  # never run
+    out.mkdir(parents=True)
+    embeddings = out / "embeddings.jsonl"
+    embeddings.write_text('{"paper_id": "a", "embedding": [0.0]}\n')
+    row = {"seed": 1, "embedding_file": str(embeddings), "results": _results(80.0, 79.0, 70.0)}
+    write_json(out / ROW_FILE, {"settings": ablation_settings(variant), "row": row})
+    reused = finished_ablation(variant, out)
+    assert reused["results"] == row["results"] and reused["reused"].endswith(ROW_FILE)
+    # another grid (more variants, other seeds) shares the row; any setting of the row itself does not
+    wider = spec.with_overrides({"ablations.variants": ["no_hard_negatives", "cocitation"], "ablations.seeds": [1]})
+    assert finished_ablation(ablation_spec(wider, "no_hard_negatives", seed=1), out) is not None
+    changed = spec.with_overrides({"training.learning_rate": 1e-4})
+    assert finished_ablation(ablation_spec(changed, "no_hard_negatives", seed=1), out) is None
+    assert finished_ablation(ablation_spec(spec, "no_hard_negatives", seed=2), out) is None
+    embeddings.unlink()  # the row's embeddings are gone: it runs again
+    assert finished_ablation(variant, out) is None

@@ -61,7 +61,9 @@ def test_convert_hepth(hepth_subset, tmp_path, capsys):
     assert n_edges > 400
     code = main(["data", "convert", "--format", "hepth", "--src", str(src), "--out", str(tmp_path), "--seed", "3"])
     assert code == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "--format is deprecated and will be removed; use --corpus" in captured.err  # the old spelling still works
     assert f"1,500 papers, {n_edges:,} edges" in printed
     data = read_specter_dir(tmp_path)
     assert len(data.metadata) == 1_500

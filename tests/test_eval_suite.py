@@ -11,6 +11,7 @@ import pytest
 from specter_utils.cli import main
 from specter_utils.data.scidocs import RecommClick, ScidocsData, scidocs_record, write_scidocs_dir
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
+from specter_utils.errors import DataError
 from specter_utils.evaluation.suite import evaluate, scidocs_metrics
 from specter_utils.evaluation.table import HEADERS, comparison_table, to_markdown
 
@@ -167,6 +168,23 @@ def test_cli_writes_results_and_prints_the_table(scidocs, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| ours |" in printed and "| SPECTER (paper) |" in printed
     assert not list(tmp_path.glob(".results.json.*"))  # atomic write left no temporary file
+
+
+def test_cli_lightning_svm_reaches_the_classifier(scidocs, tmp_path):
+    root, emb = scidocs
+    path = tmp_path / "emb.jsonl"
+    write_embeddings(path, emb)
+    out = tmp_path / "results.json"
+    args = ["evaluate", "--data-dir", str(root), "--embeddings", str(path), "--tasks", "mag", "--out", str(out)]
+    assert main([*args, "--svm", "lightning"]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["details"]["mag"]["solver"]["variant"] == "lightning"
+    assert saved["details"]["mag"]["solver"]["tol"] == 1e-3
+    assert saved["config"]["classification"]["svm_variant"] == "lightning"
+    default = evaluate(root, emb, tasks=["mag"])
+    assert default["details"]["mag"]["solver"]["variant"] == "sklearn"
+    with pytest.raises(DataError, match="svm_variant"):
+        evaluate(root, emb, tasks=["mag"], svm_variant="liblinear")
 
 
 def bad_lines(kind: str) -> list[str]:

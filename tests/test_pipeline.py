@@ -253,3 +253,25 @@ def test_report_command_copies_a_finished_runs_notebooks(tmp_path: Path, capsys)
     assert "`hepth` run" in index and f"| [{NOTEBOOKS[0]}]({NOTEBOOKS[0]}.ipynb) | 12 s |" in index
     assert main(["report", "--run", "missing", "--results-dir", str(tmp_path / "results")]) == 2
     assert "no executed notebooks" in capsys.readouterr().err
+
+
+def test_a_partial_run_keeps_the_other_notebooks_record(tmp_path: Path) -> None:
+    from specter_utils.pipeline import PIPELINE_FILE, record_notebook, source_commit
+
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    record_notebook(run_dir, "hepth", {}, None, NOTEBOOKS[1], {"seconds": 7.0})
+    record_notebook(run_dir, "hepth", {}, None, NOTEBOOKS[0], {"seconds": 17.0})
+    changed = {"ablations.seeds": [0, 1]}
+    record_notebook(run_dir, "hepth", changed, None, NOTEBOOKS[1], {"seconds": 9.0})  # a later run of one notebook
+    saved = json.loads((run_dir / PIPELINE_FILE).read_text())
+    assert list(saved["notebooks"]) == [NOTEBOOKS[0], NOTEBOOKS[1]]  # the canonical order, both kept
+    assert saved["notebooks"][NOTEBOOKS[0]]["seconds"] == 17.0 and saved["notebooks"][NOTEBOOKS[0]]["overrides"] == {}
+    assert saved["notebooks"][NOTEBOOKS[1]]["seconds"] == 9.0
+    assert saved["notebooks"][NOTEBOOKS[1]]["overrides"] == changed and saved["overrides"] == changed
+    assert (
+        saved["notebooks"][NOTEBOOKS[1]]["commit"] == source_commit()
+        and "UTC" in saved["notebooks"][NOTEBOOKS[1]]["finished"]
+    )
+    record_notebook(run_dir, "demo", {}, None, NOTEBOOKS[2], {"seconds": 1.0})  # another preset starts afresh
+    assert list(json.loads((run_dir / PIPELINE_FILE).read_text())["notebooks"]) == [NOTEBOOKS[2]]

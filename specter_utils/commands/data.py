@@ -9,6 +9,7 @@ from typing import Any
 
 from specter_utils.commands.common import (
     FRACTION,
+    DeprecatedAlias,
     add_out,
     check_out_dir,
     input_dir,
@@ -48,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
         labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
-    convert.add_argument("--format", dest="corpus", choices=CORPUS_KINDS, help=argparse.SUPPRESS)  # old name
+    convert.add_argument(  # the old name, kept for one release
+        "--format", dest="corpus", choices=CORPUS_KINDS, action=DeprecatedAlias, new="--corpus", help=argparse.SUPPRESS
+    )
     add_out(convert, "output folder (created if missing; replaced whole with --overwrite)")
     convert.add_argument("--seed", type=int, default=0, help="seed of the train/val/test query split")
     convert.add_argument("--val-fraction", type=FRACTION, default=0.1, help="share of queries in val.txt, in [0, 1)")

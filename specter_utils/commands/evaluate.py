@@ -14,6 +14,7 @@ examples:
   specter-utils evaluate --data-dir data/scidocs --cls cls.jsonl --user-citation user-citation.jsonl \\
       --recomm recomm.jsonl --out results.json
   specter-utils evaluate --data-dir DIR --embeddings E.npy --tasks mag cite co-cite --split val --out r.json
+  specter-utils evaluate --data-dir DIR --embeddings E.jsonl --tasks mag --svm lightning --out r.json
 Tasks whose files are absent from DIR are skipped (and listed); papers without an embedding are
 skipped (ranking) or zero vectors (classification), as in the original, and counted under "coverage".
 """
@@ -39,6 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(parser, "results JSON file")
     parser.add_argument(
         "--n-jobs", type=POSITIVE_INT, default=1, help="threads for classification (2: MAG and MeSH together)"
+    )
+    parser.add_argument(
+        "--svm",
+        choices=("sklearn", "lightning"),
+        default="sklearn",
+        help="classification SVM: sklearn's LinearSVC (SPEC.md, default) or the released code's lightning one "
+        "(no intercept, tol 1e-3)",
     )
     parser.add_argument(
         "--recomm-seeds", type=int, nargs="+", default=None, help="seeds of the recommendation ranker (default: 7-11)"
@@ -88,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         split=args.split,
         n_jobs=args.n_jobs,
         recomm_seeds=tuple(args.recomm_seeds or DEFAULT_SEEDS),
+        svm_variant=args.svm,
     )
     write_results(args.out, result)
     _, markdown = render(result, paper_rows)

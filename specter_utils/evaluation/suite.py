@@ -113,7 +113,7 @@ def _describe(source: EmbeddingSource) -> str:
 
 # ---------------------------------------------------------------- tasks
 def _classification(
-    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
+    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet, svm_variant: str = "sklearn"
 ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
     from specter_utils.evaluation.classification import classify
 
@@ -151,7 +151,7 @@ def _classification(
                 coverage[part]["example_missing"][:3],
             )
     logger.info("%s: linear SVM on %d train papers, 7 values of C x 3 folds ...", task, len(rows["train"]))
-    result = classify(*arrays["train"], *arrays[split])
+    result = classify(*arrays["train"], *arrays[split], variant=svm_variant)
     logger.info("%s: F1 %.2f (C=%g) in %.1f s", task, result.f1, result.best_c, result.seconds)
     return {"f1": result.f1}, coverage, result.as_dict()
 
@@ -195,6 +195,7 @@ def evaluate(
     n_jobs: int = 1,
     recomm_seeds: tuple[int, ...] = DEFAULT_SEEDS,
     recomm_config: RecommConfig | None = None,
+    svm_variant: str = "sklearn",
 ) -> dict[str, Any]:
     """Evaluate embeddings on a SCIDOCS-layout directory; see the module docstring for the result.
 
@@ -204,10 +205,16 @@ def evaluate(
         tasks: directory names or result keys; default every task whose files are present (the
             others are skipped, saying so). A requested task with a missing file is an error.
         n_jobs: threads for the two classification tasks (2 runs MAG and MeSH side by side).
+        svm_variant: ``sklearn`` (SPEC.md's LinearSVC, the default) or ``lightning`` (the released code's:
+            no intercept, tol 1e-3); see ``evaluation.classification``.
     """
     started = time.perf_counter()
     if split not in ("test", "val"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
+    from specter_utils.evaluation.classification import SVM_VARIANTS
+
+    if svm_variant not in SVM_VARIANTS:
+        raise DataError(f"svm_variant must be one of {', '.join(SVM_VARIANTS)}, got {svm_variant!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise DataError("SCIDOCS data directory not found", data_dir)
@@ -239,7 +246,7 @@ def evaluate(
     outcomes: dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]] = {}
     cls_tasks = [t for t in wanted if t in CLASSIFICATION_TASKS]
     if cls_tasks:
-        outcomes.update(_run_classification(data, cls_tasks, split, loaded["cls"], n_jobs))
+        outcomes.update(_run_classification(data, cls_tasks, split, loaded["cls"], n_jobs, svm_variant))
     for task in wanted:
         if task in RANKING_TASKS:
             outcomes[task] = _ranking(data, task, split, loaded["user-citation"])
@@ -259,7 +266,11 @@ def evaluate(
         "tasks": [RESULT_KEYS[t] for t in wanted],
         "embeddings": {group: _describe(source) for group, source in sources.items()},
         "embedding_dims": {group: emb.dim for group, emb in loaded.items()},
-        "classification": {"model": "linear SVM, squared hinge, one-vs-rest", "C_grid": "logspace(-4, 2, 7)"},
+        "classification": {
+            "model": "linear SVM, squared hinge, one-vs-rest",
+            "C_grid": "logspace(-4, 2, 7)",
+            "svm_variant": svm_variant,
+        },
         "ranking": {"score": "-L2 distance, rounded to 5 decimals", "metrics": "trec_eval map, ndcg"},
         "recomm_seeds": list(recomm_seeds),
         "seconds": round(time.perf_counter() - started, 2),
@@ -268,15 +279,15 @@ def evaluate(
 
 
 def _run_classification(
-    data: ScidocsData, tasks: list[str], split: str, embeddings: EmbeddingSet, n_jobs: int
+    data: ScidocsData, tasks: list[str], split: str, embeddings: EmbeddingSet, n_jobs: int, svm_variant: str
 ) -> dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]]:
     if n_jobs == 1 or len(tasks) == 1:
-        return {task: _classification(data, task, split, embeddings) for task in tasks}
+        return {task: _classification(data, task, split, embeddings, svm_variant) for task in tasks}
     from threadpoolctl import threadpool_limits
 
     # one BLAS thread per task: two tasks side by side use two cores without oversubscription
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=len(tasks)) as pool:
-        futures = {task: pool.submit(_classification, data, task, split, embeddings) for task in tasks}
+        futures = {task: pool.submit(_classification, data, task, split, embeddings, svm_variant) for task in tasks}
         return {task: futures[task].result() for task in tasks}
 
 

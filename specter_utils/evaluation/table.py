@@ -110,6 +110,15 @@ PAPER_TABLE2 = {
     "no hard negatives": (82.4, 85.8, 89.8, 36.8, 78.4),
     "start with BERT-Large": (81.7, 85.9, 87.8, 36.1, 77.5),
 }
+# The paper's Table 3 (task-specific fine-tuning of SciBERT, same columns); its SPECTER row is Table 2's
+PAPER_TABLE3 = {
+    "SciBERT fine-tune on co-view": (83.0, 84.2, 84.1, 36.4, 76.0),
+    "SciBERT fine-tune on co-read": (82.3, 85.4, 86.7, 36.3, 77.1),
+    "SciBERT fine-tune on co-citation": (82.9, 84.3, 85.2, 36.6, 76.4),
+    "SciBERT fine-tune on multitask": (83.3, 86.1, 88.2, 36.0, 78.0),
+}
+# Every paper row an ablation row of notebook 07 may stand beside (stages.PAPER_ROWS names them)
+PAPER_ABLATION_ROWS = {**PAPER_TABLE2, **PAPER_TABLE3}
 
 
 def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
@@ -184,7 +193,7 @@ def ablation_table_seeds(
     """Table 2 over seeds: each row's groups as ``mean ± sd``, the difference to ``reference`` (marked where it is
     inside the seed spread), the paired test per ranking task, and the paper's Table 2 row beside it.
 
-    ``statistics`` is ``stages.ablation_statistics``'s result; ``paper_rows`` maps a row to its PAPER_TABLE2 name.
+    ``statistics`` is ``stages.ablation_statistics``'s result; ``paper_rows`` maps a row to its PAPER_ABLATION_ROWS name.
     """
     groups, paired, seeds = statistics["groups"], statistics.get("paired") or {}, statistics["seeds"]
     paper_rows = paper_rows or {}
@@ -211,7 +220,7 @@ def ablation_table_seeds(
                 p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
                 tests.append(f"{task} MAP {test['diff']:+.2f}, p {p}")
         record["paired test vs " + reference] = "; ".join(tests)
-        paper = PAPER_TABLE2.get(paper_rows.get(name, ""))
+        paper = PAPER_ABLATION_ROWS.get(paper_rows.get(name, ""))
         record["paper (CLS / USR / CITE / REC / all)"] = " / ".join(f"{v:.1f}" for v in paper) if paper else ""
         records.append(record)
     frame = pd.DataFrame.from_records(records).set_index("row")
