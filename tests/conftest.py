@@ -1,4 +1,4 @@
-"""Shared fixtures: the real data folder (tests skip with a reason where it is absent)."""
+"""Shared fixtures: the real data folder (tests skip with a reason where it is absent) and a tiny random model."""
 
 from __future__ import annotations
 
@@ -36,3 +36,19 @@ def hepth_corpus(hepth_src: Path):
     from specter_utils.data.hepth import read_hepth
 
     return read_hepth(hepth_src)
+
+
+@pytest.fixture(scope="module")
+def random_tiny_model(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from specter_utils.models import resolve_model
+
+    torch.manual_seed(0)
+    out = tmp_path_factory.mktemp("random_bert")
+    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(out)
+    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
+    return out

@@ -192,22 +192,6 @@ def topic_papers(n: int = 48):
     return papers, {"train": rows[:30], "val": rows[30:39], "test": rows[39:]}
 
 
-@pytest.fixture(scope="module")
-def random_tiny_model(tmp_path_factory):
-    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from specter_utils.models import resolve_model
-
-    torch.manual_seed(0)
-    out = tmp_path_factory.mktemp("random_bert")
-    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    BertModel(config).save_pretrained(out)
-    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
-    return out
-
-
 def test_end_to_end_trains_encoder_and_head_with_the_trainer(random_tiny_model, tmp_path) -> None:
     from transformers import TrainerCallback
 

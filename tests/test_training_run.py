@@ -44,21 +44,6 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def random_tiny_model(tmp_path_factory) -> Path:
-    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer (fast enough to train thrice)."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from specter_utils.models import resolve_model
-
-    torch.manual_seed(0)
-    out = tmp_path_factory.mktemp("random_bert")
-    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    BertModel(config).save_pretrained(out)
-    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def triplet_dir(shared_data, tmp_path_factory) -> Path:
     """16 train and 4 val real triplets, plus one train triplet whose papers have no metadata."""
     from specter_utils.data.scirepeval import read_specter_triplets
