@@ -1,30 +1,65 @@
-"""The run specification: every setting of a run, once, in ``params/<preset>.yaml``.
+"""The run specification: every setting of a run, resolved from layers, each value knowing where it came from.
 
-A specification is a nested mapping of sections (``data``, ``mining``, ``training``, ``embedding``,
-``evaluation``, ``analysis``, ``ablations``, ``heads``) plus the run's ``seed``. Each preset file holds
-every key, with a comment saying why it has its value; the four presets hold the same keys, with
-values of the same type. Overrides are dotted keys (``{"training.epochs": 1.0}``): from
-``specter-utils run --set KEY=VALUE``, from a notebook's ``overrides`` parameter, or from an ablation
-variant. An override must name an existing key and keep its type, so a typo fails at once::
+The layers, lowest first:
 
-    spec = load_spec("hepth", {"embedding.max_seq_length": 128})
-    spec["embedding.max_seq_length"], spec.section("training")
+1. ``default``: the config classes of :mod:`specter_utils.config`, the only place a default lives;
+2. ``profile NAME``: the training profile (``training.profile``: ``cpu`` or ``gpu``), which fits a run to a machine;
+3. ``recipe NAME``: the training recipe (``training.recipe``), the scientific choices;
+4. ``preset NAME``: ``params/<NAME>.yaml``, which states only what it changes, and why;
+5. ``file PATH``: your own specification (``--spec my_run.yaml``), which may start from a preset with
+   ``extends: hepth``;
+6. ``override``: ``--set KEY=VALUE`` on the command line, a notebook's ``overrides``, an ablation variant.
 
-Every notebook of a run loads the same specification with the same overrides, so two notebooks can
-never read different values of one setting (``tests/test_spec.py`` and the smoke run check this).
+A recipe is applied at the layer that names it: choosing ``training.recipe=paper`` in an override gives exactly
+the paper's recipe, whatever the preset says for the same keys; only keys set in that same layer win over it.
+An unknown key is an error naming the closest valid one; a value must keep its setting's type::
+
+    spec = load_spec("hepth", {"embedding.max_length": 128})
+    spec["embedding.max_length"], spec.training.learning_rate, spec.source("training.loss")
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import yaml
+
+from specter_utils.config import (
+    DEFAULT_RECIPE,
+    DEPRECATED_KEYS,
+    PROFILES,
+    RECIPES,
+    SECTION_CLASSES,
+    AblationConfig,
+    AnalysisConfig,
+    CorpusConfig,
+    EmbedConfig,
+    EndToEndConfig,
+    EvalConfig,
+    HeadsConfig,
+    SamplerConfig,
+    TrainConfig,
+    defaults_tree,
+    field_comments,
+)
 from specter_utils.paths import PARAMS_DIR
 
-PRESETS = ("smoke", "demo", "hepth", "scidocs")
-SECTIONS = ("data", "mining", "training", "embedding", "evaluation", "analysis", "ablations", "heads")
+SECTIONS = tuple(SECTION_CLASSES)
+EXTENDS = "extends"  # a file's key naming the preset (or file) it starts from
+
+
+def presets(params_dir: str | Path = PARAMS_DIR) -> tuple[str, ...]:
+    """The presets shipped in ``params_dir``: one ``<name>.yaml`` each."""
+    return tuple(sorted(p.stem for p in Path(params_dir).glob("*.yaml")))
+
+
+PRESETS = presets()
 
 
 def spec_file(preset: str, params_dir: Path = PARAMS_DIR) -> Path:
@@ -42,8 +77,22 @@ def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for key, value in flat.items():
+        *parents, leaf = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = copy.deepcopy(value)
+    return tree
+
+
+DEFAULTS = _flatten(defaults_tree())
+
+
 def _same_type(old: Any, new: Any) -> bool:
-    """An override keeps the key's type (an int may stand for a float; any list for a list)."""
+    """A value keeps its setting's type (an int may stand for a float; any list for a list)."""
     if isinstance(old, bool) or isinstance(new, bool):
         return isinstance(old, bool) and isinstance(new, bool)
     if isinstance(old, float):
@@ -51,19 +100,138 @@ def _same_type(old: Any, new: Any) -> bool:
     return isinstance(new, type(old))
 
 
-class RunSpec(Mapping[str, Any]):
-    """A resolved specification: read-only, indexed by dotted key (``spec["training.epochs"]``)."""
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
-    def __init__(self, tree: Mapping[str, Any], preset: str = "", overrides: Mapping[str, Any] | None = None):
-        self._tree = copy.deepcopy(dict(tree))
-        self._flat = _flatten(self._tree)
-        self.preset = preset
+
+def canonical(key: str, value: Any, where: str) -> tuple[str, Any]:
+    """The setting's current name and value for ``key``; an old spelling warns once and is renamed."""
+    if key in DEPRECATED_KEYS:
+        new = DEPRECATED_KEYS[key]
+        _warn(f"{where}: {key} is deprecated, use {new}")
+        if key == "mining.spectroid":
+            return new, "spectroid" if value else SamplerConfig().strategy
+        return new, value
+    return key, value
+
+
+def check_value(key: str, value: Any, where: str) -> Any:
+    """``value`` for setting ``key``, checked: an unknown key names the closest one, a wrong type is an error."""
+    if key not in DEFAULTS:
+        close = difflib.get_close_matches(key, list(DEFAULTS), n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"{where}: no setting {key!r}{hint}")
+    default = DEFAULTS[key]
+    if not _same_type(default, value):
+        raise TypeError(f"{where}: {key}={value!r}: expected {type(default).__name__} like {default!r}")
+    return float(value) if isinstance(default, float) else copy.deepcopy(value)
+
+
+def _layer(flat: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """One layer's settings, renamed from old spellings and checked."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        key, value = canonical(key, value, where)
+        out[key] = check_value(key, value, where)
+    return out
+
+
+def read_spec_file(path: str | Path) -> dict[str, Any]:
+    """The raw mapping of one specification file (a preset or your own)."""
+    path = Path(path)
+    tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(tree, dict):
+        raise ValueError(f"{path}: expected a mapping of sections")
+    for key, value in tree.items():
+        if key not in (*SECTIONS, "seed", EXTENDS):
+            close = difflib.get_close_matches(str(key), [*SECTIONS, "seed", EXTENDS], n=1)
+            raise KeyError(f"{path}: no section {key!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+        if key in SECTIONS and not isinstance(value, dict):
+            raise ValueError(f"{path}: section {key!r} must be a mapping of settings")
+    return tree
+
+
+def _find_spec(name: str, params_dir: Path, relative_to: Path | None = None) -> tuple[Path, str]:
+    """The file a name points at, with its source label: a preset name, or a path to a .yaml file."""
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        path = Path(name).expanduser()
+        if not path.is_absolute() and relative_to is not None and not path.exists():
+            path = relative_to / path
+        if not path.is_file():
+            raise FileNotFoundError(f"no specification file {path}")
+        return path, f"file {name}"
+    path = spec_file(name, params_dir)
+    if not path.is_file():
+        raise FileNotFoundError(f"no preset {name!r} ({path}); presets: {', '.join(presets(params_dir)) or 'none'}")
+    return path, f"preset {name}"
+
+
+def file_layers(name: str, params_dir: Path = PARAMS_DIR, seen: tuple[Path, ...] = ()) -> list[tuple[str, dict]]:
+    """``[(source, flat settings)]`` of a preset or file and every file it extends, lowest first."""
+    path, label = _find_spec(name, Path(params_dir), seen[-1].parent if seen else None)
+    if path.resolve() in seen:
+        raise ValueError(f"{path}: 'extends' makes a circle")
+    tree = read_spec_file(path)
+    parent = tree.pop(EXTENDS, None)
+    layers = file_layers(str(parent), params_dir, (*seen, path.resolve())) if parent else []
+    return [*layers, (label, _layer(_flatten(tree), str(path)))]
+
+
+def _training(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A profile's or recipe's TrainConfig fields as keys of the specification's ``training`` section."""
+    return {f"training.{key}": value for key, value in settings.items()}
+
+
+def _apply(values: dict, sources: dict, settings: Mapping[str, Any], source: str) -> None:
+    for key, value in settings.items():
+        values[key] = copy.deepcopy(value)
+        sources[key] = source
+
+
+def resolve_layers(layers: list[tuple[str, dict]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Flat values and their sources from ``[(source, settings)]`` above the defaults (lowest first).
+
+    The training profile comes first, then the recipe at the layer that names it (the profile's own recipe when
+    no layer names one), so a recipe replaces what lower layers set for its keys; the naming layer's own values
+    and every higher layer's still win.
+    """
+    values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
+    profile = next((s["training.profile"] for _, s in reversed(layers) if "training.profile" in s), "")
+    if profile:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown training.profile {profile!r}; expected one of {', '.join(PROFILES)}")
+        _apply(values, sources, _training(PROFILES[profile]), f"profile {profile}")
+    named = [i for i, (_, s) in enumerate(layers) if s.get("training.recipe")]
+    recipe_at = named[-1] if named else -1
+    recipe = layers[recipe_at][1]["training.recipe"] if named else DEFAULT_RECIPE.get(profile, "")
+    if recipe and recipe not in RECIPES:
+        raise ValueError(f"unknown training.recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
+    if recipe and recipe_at < 0:
+        _apply(values, sources, _training({**RECIPES[recipe], "recipe": recipe}), f"recipe {recipe}")
+    for i, (source, settings) in enumerate(layers):
+        if i == recipe_at:
+            _apply(values, sources, _training(RECIPES[recipe]), f"recipe {recipe}")
+        _apply(values, sources, settings, source)
+    return values, sources
+
+
+class RunSpec(Mapping[str, Any]):
+    """A resolved specification: read-only, indexed by dotted key (``spec["training.epochs"]``), typed by section
+    (``spec.training`` is a TrainConfig), and each value with its source (``spec.source("training.loss")``)."""
+
+    def __init__(self, layers: list[tuple[str, dict]], name: str = "", overrides: Mapping[str, Any] | None = None):
+        self._layers = [(source, dict(settings)) for source, settings in layers]
+        self._flat, self._sources = resolve_layers(self._layers)
+        self.preset = name
         self.overrides = dict(overrides or {})
+        for section in SECTIONS:
+            self.config(section)  # every section must make a valid config (e.g. mining.positives is known)
 
     # Mapping interface over the dotted keys
     def __getitem__(self, key: str) -> Any:
         if key not in self._flat:
-            raise KeyError(f"no setting {key!r} in the run specification; known: {', '.join(self._flat)}")
+            close = difflib.get_close_matches(key, list(self._flat), n=1, cutoff=0.5)
+            raise KeyError(f"no setting {key!r} in the run specification" + (f"; did you mean {close[0]!r}?" if close else ""))
         return copy.deepcopy(self._flat[key])
 
     def __iter__(self) -> Iterator[str]:
@@ -76,98 +244,116 @@ class RunSpec(Mapping[str, Any]):
     def seed(self) -> int:
         return int(self._flat["seed"])
 
+    def source(self, key: str) -> str:
+        """Where the value of ``key`` came from: default, profile, recipe, preset, file or override."""
+        self[key]
+        return self._sources[key]
+
     def section(self, name: str) -> dict[str, Any]:
-        """One section as a plain dict (a copy): ``spec.section("training")``."""
-        if name not in self._tree or not isinstance(self._tree[name], Mapping):
+        """One section as a plain nested dict (a copy): ``spec.section("training")``."""
+        if name not in SECTIONS:
             raise KeyError(f"no section {name!r} in the run specification; sections: {', '.join(SECTIONS)}")
-        return copy.deepcopy(dict(self._tree[name]))
+        return _unflatten({k[len(name) + 1 :]: v for k, v in self._flat.items() if k.startswith(f"{name}.")})
+
+    def config(self, name: str) -> Any:
+        """One section as its config class (``config.SECTION_CLASSES``); the workflow fills in paths and seeds."""
+        values = self.section(name)
+        if name == "heads":
+            values["end_to_end"] = EndToEndConfig(**values["end_to_end"])
+        if name == "mining":
+            values["seed"] = self.seed
+        return SECTION_CLASSES[name](**values)
+
+    data = property(lambda self: self.config("data"), doc="section ``data`` as a CorpusConfig")
+    mining = property(lambda self: self.config("mining"), doc="section ``mining`` as a SamplerConfig")
+    training = property(lambda self: self.config("training"), doc="section ``training`` as a TrainConfig")
+    embedding = property(lambda self: self.config("embedding"), doc="section ``embedding`` as an EmbedConfig")
+    evaluation = property(lambda self: self.config("evaluation"), doc="section ``evaluation`` as an EvalConfig")
+    analysis = property(lambda self: self.config("analysis"), doc="section ``analysis`` as an AnalysisConfig")
+    ablations = property(lambda self: self.config("ablations"), doc="section ``ablations`` as an AblationConfig")
+    heads = property(lambda self: self.config("heads"), doc="section ``heads`` as a HeadsConfig")
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self._tree)
+        return _unflatten(self._flat)
 
     def with_overrides(self, overrides: Mapping[str, Any] | None) -> RunSpec:
-        """A new specification with ``overrides`` (dotted keys) applied; unknown keys and type changes are errors."""
+        """A new specification with one more override layer (dotted keys); unknown keys and type changes are errors."""
         if not overrides:
             return self
-        tree = copy.deepcopy(self._tree)
-        for key, value in overrides.items():
-            if key not in self._flat:
-                raise KeyError(f"cannot override {key!r}: no such setting; known: {', '.join(self._flat)}")
-            if not _same_type(self._flat[key], value):
-                raise TypeError(
-                    f"override {key}={value!r}: expected {type(self._flat[key]).__name__} like {self._flat[key]!r}"
-                )
-            *parents, leaf = key.split(".")
-            node = tree
-            for part in parents:
-                node = node[part]
-            node[leaf] = float(value) if isinstance(self._flat[key], float) else copy.deepcopy(value)
-        return RunSpec(tree, self.preset, {**self.overrides, **overrides})
+        layer = _layer(dict(overrides), "override")
+        return RunSpec([*self._layers, ("override", layer)], self.preset, {**self.overrides, **layer})
 
-    def frame(self, *sections: str):
-        """A two-column table (setting, value) of the given sections, for a notebook to show what it read."""
-        import pandas as pd
-
+    def frame(self, *sections: str) -> pd.DataFrame:
+        """A table (setting, value, source) of the given sections, for a notebook to show what it read."""
         keys = [k for k in self._flat if k == "seed" or k.split(".")[0] in sections] if sections else list(self._flat)
-        rows = [(k, repr(self._flat[k]) if isinstance(self._flat[k], (list, str)) else self._flat[k]) for k in keys]
-        return pd.DataFrame(rows, columns=["setting", "value"]).set_index("setting")
+        rows = [
+            (k, repr(self._flat[k]) if isinstance(self._flat[k], (list, str)) else self._flat[k], self._sources[k])
+            for k in keys
+        ]
+        return pd.DataFrame(rows, columns=["setting", "value", "source"]).set_index("setting")
 
-    def to_yaml(self) -> str:
-        import yaml
+    def to_yaml(self, sources: bool = False) -> str:
+        """The resolved specification as YAML; with ``sources``, each value commented with where it came from."""
+        if not sources:
+            return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+        lines: list[str] = []
+        self._yaml_lines(self.to_dict(), "", 0, lines)
+        return "\n".join(lines) + "\n"
 
-        return yaml.safe_dump(self._tree, sort_keys=False, default_flow_style=None)
+    def _yaml_lines(self, tree: Mapping[str, Any], prefix: str, depth: int, lines: list[str]) -> None:
+        indent = "  " * depth
+        for key, value in tree.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, Mapping):
+                lines.append(f"{indent}{key}:")
+                self._yaml_lines(value, f"{name}.", depth + 1, lines)
+            else:
+                text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+                text = text.removesuffix("\n...").removesuffix("...").strip()
+                lines.append(f"{indent}{key}: {text}  # {self._sources[name]}")
 
     def __repr__(self) -> str:
-        return f"RunSpec(preset={self.preset!r}, overrides={self.overrides!r})"
+        return f"RunSpec({self.preset!r}, overrides={self.overrides!r})"
 
 
-def read_spec_file(path: str | Path) -> dict[str, Any]:
-    """The raw mapping of one preset file."""
-    import yaml
-
-    path = Path(path)
-    tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(tree, dict):
-        raise ValueError(f"{path}: expected a mapping of sections")
-    missing = [s for s in SECTIONS if not isinstance(tree.get(s), dict)]
-    if missing or not isinstance(tree.get("seed"), int):
-        raise ValueError(f"{path}: needs 'seed' and the sections {', '.join(SECTIONS)} (missing: {missing or 'seed'})")
-    return tree
-
-
-def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR) -> RunSpec:
-    """The specification of ``preset`` (``params/<preset>.yaml``) with ``overrides`` applied."""
-    path = spec_file(preset, Path(params_dir))
-    if not path.exists():
-        available = sorted(p.stem for p in Path(params_dir).glob("*.yaml"))
-        raise FileNotFoundError(f"no run specification {path} (presets: {', '.join(available) or 'none'})")
-    return RunSpec(read_spec_file(path), preset).with_overrides(overrides)
+def load_spec(
+    preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR
+) -> RunSpec:
+    """The specification of ``preset`` (a name in ``params/``, or a path to your own .yaml) plus ``overrides``."""
+    layers = file_layers(preset, Path(params_dir))
+    spec = RunSpec(layers, preset)
+    return spec.with_overrides(overrides)
 
 
 def parse_override(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` from the command line; the value is read as YAML (``2``, ``0.5``, ``[a, b]``, ``true``)."""
-    import yaml
-
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"expected KEY=VALUE (e.g. training.epochs=1.0), got {text!r}")
     return key.strip(), yaml.safe_load(value) if value.strip() else ""
 
 
-def differing_keys(presets: tuple[str, ...] = PRESETS, params_dir: str | Path = PARAMS_DIR) -> dict[str, list[str]]:
-    """Keys (or value types) that differ between preset files: ``{preset: [problems]}``; empty when consistent."""
-    flats = {p: _flatten(read_spec_file(spec_file(p, Path(params_dir)))) for p in presets}
-    reference_name = presets[0]
-    reference = flats[reference_name]
-    problems: dict[str, list[str]] = {}
-    for preset, flat in flats.items():
-        issues = [f"missing {k}" for k in reference if k not in flat]
-        issues += [f"extra {k} (not in {reference_name})" for k in flat if k not in reference]
-        issues += [
-            f"{k}: {type(v).__name__} here, {type(reference[k]).__name__} in {reference_name}"
-            for k, v in flat.items()
-            if k in reference and not (_same_type(reference[k], v) and _same_type(v, reference[k]))
-        ]
-        if issues:
-            problems[preset] = issues
-    return problems
+def describe_setting(key: str) -> str:
+    """The comment beside a setting's field in :mod:`specter_utils.config` (its reason), or ""."""
+    section, _, name = key.partition(".")
+    cls = SECTION_CLASSES.get(section)
+    if cls is None:
+        return ""
+    if name.startswith("end_to_end."):
+        cls, name = EndToEndConfig, name.split(".", 1)[1]
+    return field_comments(cls).get(name, "")
+
+
+__all__ = [
+    "AblationConfig",
+    "AnalysisConfig",
+    "CorpusConfig",
+    "EmbedConfig",
+    "EvalConfig",
+    "HeadsConfig",
+    "RunSpec",
+    "SamplerConfig",
+    "TrainConfig",
+    "load_spec",
+    "parse_override",
+]
