@@ -1,7 +1,7 @@
 """Training throughput of each loss on this machine: triplets/s at one length, in one process.
 
 Every setting trains the real model (default ``minilm``) on the same real triplets through
-``specter_utils.training.train_specter`` for a few optimiser steps; the first step (warm-up) is
+``specter_utils.training.train.train_specter`` for a few optimiser steps; the first step (warm-up) is
 not timed. The ratio column is against the paper recipe (triplet loss, [CLS], batch 8 x 4
 accumulation, the old cpu preset) measured in the same process.
 
@@ -25,12 +25,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from transformers import TrainerCallback  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from specter_utils.training import make_config, train_specter  # noqa: E402
+from specter_utils.training.config import make_config
+from specter_utils.training.train import train_specter  # noqa: E402
 
 # name -> (recipe, TrainConfig overrides); the first is the baseline of the ratio column
 SETTINGS = {
-    "paper (triplet, cls, 8x4)": ("paper", {"per_device_batch_size": 8}),
-    "paper (triplet, cls, 32x1)": ("paper", {"per_device_batch_size": 32}),
+    "paper (triplet, cls, 8x4)": ("paper", {"batch_size": 8}),
+    "paper (triplet, cls, 32x1)": ("paper", {"batch_size": 32}),
     "mnrl, batch 64": ("citation-mnrl", {"loss": "mnrl"}),
     "mnrl-citation, batch 64": ("citation-mnrl", {}),
     "gist (guide: frozen base), batch 64": ("citation-mnrl", {"loss": "gist"}),
@@ -61,14 +62,14 @@ def measure(name: str, recipe: str, overrides: dict, triplets: Path, metadata: s
             metadata=metadata,
             out=out,
             max_seq_length=length,
-            max_train_triplets=0,
+            max_triplets=0,
             max_steps=steps + 1,
             save_steps=10_000,
             progress_bar=False,
             **overrides,
         )
         train_specter(config, callbacks=[timer])
-    per_step = config.per_device_batch_size * config.accumulation_steps()
+    per_step = config.batch_size * config.accumulation_steps()
     seconds = timer.ends[-1] - timer.ends[0]  # steps 2..N+1: the first step is warm-up
     return {
         "setting": name,

@@ -117,7 +117,7 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
             out=str(out),
             base_model=str(base),
             max_seq_length=seq_len,
-            per_device_batch_size=batch,
+            batch_size=batch,
             effective_batch_size=batch,
             max_steps=warmup + steps,
             save_steps=10**9,
@@ -126,7 +126,7 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
             torch_compile=kw.get("compile", False),
             dataloader_num_workers=0 if not torch.cuda.is_available() else 2,
         )
-        precision = resolve_precision(config.precision)
+        precision = resolve_precision(config.dtype)
         model = build_model(str(base), "cls", seq_len)
         args = training_arguments(config, out, precision, has_val=False)
         args.save_strategy = "no"

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "index",
     "search",
     "run",
+    "spec",
     "report",
 )
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import io
+import math
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -99,6 +100,14 @@ class SamplerConfig:
             raise DataError(f"max_triplets must be 0 (no cap) or more, got {self.max_triplets}")
         if self.positives not in POSITIVE_SIGNALS:
             raise DataError(f"positives must be one of {POSITIVE_SIGNALS}, got {self.positives!r}")
+
+    @property
+    def hard_per_query(self) -> int:
+        """Hard triplets wanted per query: ``ceil(hard_ratio * k)``, 0 without hard negatives."""
+        if self.no_hard_negatives:
+            return 0
+        # round() first so that 0.3 * 10 = 3.0000000000000004 does not become 4
+        return math.ceil(round(self.hard_ratio * self.triplets_per_query, 9))
 
     @property
     def spectroid(self) -> bool:
@@ -264,7 +273,6 @@ TRAIN_RUN_FIELDS = ("triplets", "metadata", "out", "seed", "resume", "overwrite"
 PROFILES: dict[str, dict[str, Any]] = {
     # Minutes on a laptop CPU: MiniLM, 64 wordpieces, 3,000 triplets, one pass.
     "cpu": {
-        "base_model": DEFAULT_MODEL,
         # Training length only (evaluation embeds at its own length): title and the first ~50 words of the
         # abstract, about 2.5x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
         "max_length": 64,

@@ -13,6 +13,11 @@ PARAMS_DIR = REPO_ROOT / "params"  # one run specification per preset: params/<p
 REPORTS_DIR = REPO_ROOT / "reports"  # executed notebooks of reference runs, committed with their outputs
 
 
+def presets(params_dir: str | Path = PARAMS_DIR) -> tuple[str, ...]:
+    """The presets shipped in ``params_dir``: one ``<name>.yaml`` each."""
+    return tuple(sorted(p.stem for p in Path(params_dir).glob("*.yaml")))
+
+
 def shared_data_dir() -> Path | None:
     """The real-data folder: ``$SPECTER_SHARED_DATA`` or ``../shared/data`` beside the repo, if present."""
     env = os.environ.get("SPECTER_SHARED_DATA")

@@ -8,7 +8,7 @@ The resolved specification is written to ``results/<run>/spec.yaml``; every exec
 ``results/<run>/<notebook>/<notebook>.ipynb`` beside that notebook's ``metrics.json``. It stops at the
 first failing cell and says which cell failed and why. ``write_report`` copies a run's executed
 notebooks, with their outputs, to ``reports/<preset>/``. Where each notebook's artefacts go is
-``runs.RunPaths``; the stages the notebooks call are in ``stages``.
+``runs.RunPaths``; the stages the notebooks call are in ``workflow``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
 from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, REPORTS_DIR, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
-from specter_utils.spec import PRESETS, load_spec
+from specter_utils.spec import load_spec
 
 NOTEBOOKS = (
     "01_prepare_data",
@@ -171,7 +171,7 @@ def run_overrides(
 ) -> dict[str, Any]:
     """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` and ``--corpus`` imply.
 
-    A data dir sets ``data.data_dir``; the corpus kind is ``corpus`` when given, else the kind detected from the
+    A data dir sets ``data.src``; the corpus kind is ``corpus`` when given, else the kind detected from the
     data dir (a hep-th folder, an S2ORC, OpenAlex or generic record file: ``data.load.detect_corpus_kind``).
     A data dir whose kind cannot be told keeps the preset's kind, unless that is the generated corpus (an error).
     """
@@ -182,10 +182,10 @@ def run_overrides(
         check_corpus_options(corpus, data_dir or None)
         merged["data.corpus"] = corpus
     if data_dir:
-        merged["data.data_dir"] = str(resolve(data_dir))
+        merged["data.src"] = str(resolve(data_dir))
         if corpus is None:
             try:
-                merged["data.corpus"] = detect_corpus_kind(merged["data.data_dir"])
+                merged["data.corpus"] = detect_corpus_kind(merged["data.src"])
             except DataError:
                 if load_spec(preset, merged, params_dir)["data.corpus"] == "synthetic":
                     raise
@@ -226,15 +226,14 @@ def run_pipeline(
     """Execute the notebooks in order; raise ``PipelineError`` at the first failure.
 
     Args:
-        run: name of ``results/<run>``; default: the preset's name.
+        preset: a preset of ``params_dir``, or the path of your own specification file (``run --spec``).
+        run: name of ``results/<run>``; default: the preset's name (a file's: its stem).
         data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
         corpus: the corpus kind of ``data_dir`` (``data.load.CORPUS_KINDS``) when it cannot be detected.
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
         overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
         params_dir: where the specifications live (the notebooks themselves always read ``params/``).
     """
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(PRESETS)}")
     selected = list(NOTEBOOKS)
     if notebooks:
         wanted = [str(n) for n in notebooks]
@@ -244,11 +243,11 @@ def run_pipeline(
     check_kernel(kernel)
     overrides = run_overrides(preset, overrides, data_dir, params_dir, corpus)
     spec = load_spec(preset, overrides, params_dir)  # an unknown key or a wrong type fails here, before any notebook
-    run_dir = resolve(results_root) / (run or preset)
+    run_dir = resolve(results_root) / (run or Path(preset).stem)
     figures = resolve(figures_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with atomic_write(run_dir / SPEC_FILE) as handle:
-        handle.write(f"# preset {preset}, overrides {overrides}\n{spec.to_yaml()}")
+        handle.write(f"# preset {preset}, overrides {overrides}\n{spec.to_yaml(sources=True)}")
     result = PipelineResult(preset=preset, run_dir=run_dir, figures_dir=figures)
     for notebook in selected:
         declared = notebook_parameters(notebooks_dir / f"{notebook}.ipynb")

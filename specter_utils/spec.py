@@ -48,15 +48,10 @@ from specter_utils.config import (
     defaults_tree,
     field_comments,
 )
-from specter_utils.paths import PARAMS_DIR
+from specter_utils.paths import PARAMS_DIR, presets
 
 SECTIONS = tuple(SECTION_CLASSES)
 EXTENDS = "extends"  # a file's key naming the preset (or file) it starts from
-
-
-def presets(params_dir: str | Path = PARAMS_DIR) -> tuple[str, ...]:
-    """The presets shipped in ``params_dir``: one ``<name>.yaml`` each."""
-    return tuple(sorted(p.stem for p in Path(params_dir).glob("*.yaml")))
 
 
 PRESETS = presets()

@@ -272,8 +272,8 @@ def evaluate(
 
 def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
     """Write ``out_dir/results.md`` (our rows, then the paper's Table 1, ``evaluation.table``) and ``results.json``."""
-    from specter_utils.evaluation.table import render
     from specter_utils.io import atomic_write
+    from specter_utils.presentation.tables import render
 
     _, table = render(results)
     table = f"Benchmark: {corpus_label(Path(out_dir).parent)}\n\n{table}"
@@ -503,7 +503,7 @@ def ablation_statistics(
     from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
     from specter_utils.evaluation.paired import compare_rows, score_row
     from specter_utils.evaluation.suite import task_name
-    from specter_utils.evaluation.table import seed_group_statistics
+    from specter_utils.presentation.tables import seed_group_statistics
 
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     split = spec["evaluation.split"]
@@ -604,7 +604,7 @@ def end_to_end_heads(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "
 
     Returns ``rows`` (the table's long format), ``runs`` (each run's metrics), ``geometry`` and ``figure``.
     """
-    from specter_utils.analysis import analyse_embeddings
+    from specter_utils.analysis.geometry import analyse_embeddings
     from specter_utils.embedding.embed import embed_papers
     from specter_utils.heads import frozen_heads as train_frozen
     from specter_utils.heads import parse_architecture

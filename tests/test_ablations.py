@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from specter_utils.config import SamplerConfig
 from specter_utils.data.records import Paper
-from specter_utils.evaluation.table import ablation_table_seeds, seed_group_statistics, within_spread
+from specter_utils.presentation.tables import ablation_table_seeds, seed_group_statistics, within_spread
 from specter_utils.spec import load_spec
-from specter_utils.stages import ABLATIONS, PAPER_ROWS, REFERENCE, ablation_spec, paper_text_fields
-from specter_utils.triplets.sampler import SamplerConfig, cocitation_graph
+from specter_utils.triplets.sampler import cocitation_graph
+from specter_utils.workflow.ablations import ABLATIONS, PAPER_ROWS, REFERENCE, ablation_spec, paper_text_fields
 
 
 def test_text_field_variants():
@@ -68,7 +69,7 @@ def test_every_ablation_is_the_spec_plus_overrides_and_a_seed():
     with pytest.raises(ValueError):
         ablation_spec(spec, REFERENCE)  # without a seed, the reference row is never retrained
     assert set(PAPER_ROWS) <= {REFERENCE, *ABLATIONS}
-    from specter_utils.evaluation.table import PAPER_ABLATION_ROWS
+    from specter_utils.presentation.tables import PAPER_ABLATION_ROWS
 
     assert set(PAPER_ROWS.values()) <= set(PAPER_ABLATION_ROWS)  # every named paper row has its numbers
     assert PAPER_ABLATION_ROWS[PAPER_ROWS["cocitation"]] == (82.9, 84.3, 85.2, 36.6, 76.4)  # the paper's Table 3
@@ -109,7 +110,7 @@ def test_table2_over_seeds_marks_differences_inside_the_spread():
 
 
 def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
-    from specter_utils import plots
+    from specter_utils.presentation import figures as plots
 
     groups = {
         REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62)]),
@@ -127,7 +128,7 @@ def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
 
 def test_a_finished_row_is_reused_only_with_the_same_settings(tmp_path):
     from specter_utils.io import write_json
-    from specter_utils.stages import ROW_FILE, ablation_settings, finished_ablation
+    from specter_utils.workflow.ablations import ROW_FILE, ablation_settings, finished_ablation
 
     spec = load_spec("smoke")
     variant = ablation_spec(spec, "no_hard_negatives", seed=1)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specter_utils.analysis import (
+from specter_utils.analysis.geometry import (
     analyse_embeddings,
     dbscan_scores,
     kdistance_knee,
     labels_from_scidocs,
     project,
     sample_labelled,
-    scores_table,
 )
 from specter_utils.embedding.io import EmbeddingSet
+from specter_utils.presentation.tables import scores_table
 
 
 def blobs(n_per_class: int = 60, n_classes: int = 4, dim: int = 2, spread: float = 0.3, seed: int = 0):

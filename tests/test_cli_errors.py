@@ -53,10 +53,11 @@ def leftovers(folder: Path) -> list[str]:
 def work(tmp_path_factory) -> dict[str, Path]:
     """A tiny synthetic benchmark, its embeddings, mined triplets and assorted malformed files."""
     from specter_utils.benchmark.build import build_benchmark
+    from specter_utils.config import SamplerConfig
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.embedding.io import EmbeddingSet, write_embeddings
     from specter_utils.io import read_json
-    from specter_utils.triplets.sampler import SamplerConfig, mine_dir
+    from specter_utils.triplets.sampler import mine_dir
 
     root = tmp_path_factory.mktemp("cli_errors")
     bench = root / "bench"
@@ -375,7 +376,7 @@ def test_triplets_missing_from_metadata_warn_with_counts(work, tmp_path, caplog)
     good = (work["triplets"] / "train.jsonl").read_text().splitlines()[:3]
     path.write_text("\n".join([*good, json.dumps({"query": "ghost", "pos": "p", "neg": "n", "kind": "easy"})]) + "\n")
     with caplog.at_level("WARNING"):
-        texts = triplet_texts(path, read_metadata(work["train"] / "metadata.json"), " [SEP] ")
+        texts = triplet_texts(path, read_metadata(work["train"] / "metadata.json"), " [SEP] ", drop_unknown=True)
     assert texts.without_metadata == 1
     assert "1 of 4 triplets dropped" in caplog.text and "ghost" in caplog.text
 
@@ -406,13 +407,17 @@ def test_max_class_papers_says_why_it_is_exceeded(capsys) -> None:
 
 
 def test_train_writes_nothing_when_its_inputs_fail(work, tmp_path, capsys) -> None:
-    """Triplets whose papers are all missing from the metadata: found after the model loads, before any write."""
+    """A triplet naming an unknown paper: an error naming file, line and id, found before any write; with
+    --drop-unknown, triplets whose papers are all missing leave nothing usable, also before any write."""
     triplets = tmp_path / "t"
     triplets.mkdir()
     (triplets / "train.jsonl").write_text(json.dumps({"query": "a", "pos": "b", "neg": "c", "kind": "easy"}) + "\n")
     run = tmp_path / "run"
-    fails(["train", "--triplets", str(triplets), "--metadata", str(work["train"] / "metadata.json"),
-           "--out", str(run), "--max-length", "16", "--quiet"], capsys, "no usable triplets")  # fmt: skip
+    argv = ["train", "--triplets", str(triplets), "--metadata", str(work["train"] / "metadata.json"),
+            "--out", str(run), "--max-length", "16", "--quiet"]  # fmt: skip
+    fails(argv, capsys, "train.jsonl:1 (id 'a'): paper 'a' is not in the metadata")
+    assert not run.exists()
+    fails([*argv, "--drop-unknown"], capsys, "no usable triplets")
     assert not run.exists()
 
 
@@ -425,7 +430,7 @@ def test_old_spellings_are_deprecated_aliases(capsys) -> None:
         ["train", "--triplets", "T", "--metadata", "M", "--per-device-batch-size", "8", "--max-seq-length", "64",
          "--precision", "fp32", "--max-train-triplets", "10"]
     )  # fmt: skip
-    assert (args.per_device_batch_size, args.max_seq_length, args.precision, args.max_train_triplets) == (
+    assert (args.batch_size, args.max_length, args.dtype, args.max_triplets) == (
         8,
         64,
         "fp32",
@@ -436,10 +441,10 @@ def test_old_spellings_are_deprecated_aliases(capsys) -> None:
     help_text = parser._subparsers._group_actions[0].choices["train"].format_help()
     assert "--per-device-batch-size" not in help_text and "--batch-size" in help_text
     args = parser.parse_args(["train", "--triplets", "T", "--metadata", "M", "--quiet", "--dtype", "bfloat16"])
-    assert args.progress_bar is False and args.precision == "bfloat16"
+    assert args.progress_bar is False and args.dtype == "bfloat16"
     from specter_utils.commands.train import config_from_args
 
-    assert config_from_args(args).precision == "bf16"  # embed's spelling of the value is accepted
+    assert config_from_args(args).dtype == "bf16"  # embed's spelling of the value is accepted
 
 
 def test_help_writes_defaults_one_way(capsys) -> None:
@@ -521,8 +526,8 @@ def _sweep_cases() -> list[tuple[str, list[str], tuple[str, ...]]]:
         ),  # fmt: skip
         ("mine-missing", ["mine", "--data-dir", "{root}/nope", "--out", "{new}"], ("folder not found",)),
         ("mine-not-specter", ["mine", "--data-dir", "{dir}", "--out", "{new}"], ("no data.json",)),
-        ("mine-max-0", [*mine, "--max-triplets", "0"], ("--max-triplets", "at least 1")),
-        ("mine-max-alias", [*mine, "--max-train-triplets", "0"], ("at least 1",)),
+        ("mine-max-negative", [*mine, "--max-triplets", "-1"], ("--max-triplets", "at least 0")),
+        ("mine-max-alias", [*mine, "--max-train-triplets", "-1"], ("at least 0",)),
         ("mine-hard-ratio", [*mine, "--hard-ratio", "1.5"], ("--hard-ratio", "[0, 1]")),
         ("mine-per-query-0", [*mine, "--triplets-per-query", "0"], ("--triplets-per-query",)),
         ("mine-out-file", ["mine", "--data-dir", "{train}", "--out", "{file}"], ("is a file",)),

@@ -13,7 +13,7 @@ from specter_utils.data.scidocs import RecommClick, ScidocsData, scidocs_record,
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.suite import evaluate, scidocs_metrics
-from specter_utils.evaluation.table import HEADERS, comparison_table, to_markdown
+from specter_utils.presentation.tables import HEADERS, comparison_table, to_markdown
 
 ORIGINAL_KEYS = {  # scidocs.get_scidocs_metrics
     "mag": {"f1"},

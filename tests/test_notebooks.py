@@ -157,7 +157,7 @@ def test_smoke_embeddings_cover_every_paper(smoke_run) -> None:
 
 @pytest.mark.notebooks
 def test_smoke_trained_model_beats_random_on_cite(smoke_run) -> None:
-    from specter_utils.evaluation.table import metric_values
+    from specter_utils.presentation.tables import metric_values
 
     run_dir, _ = smoke_run
     results = metrics(run_dir, "05_scidocs_eval")["results"]
@@ -187,7 +187,7 @@ def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
 
 @pytest.mark.notebooks
 def test_smoke_ablations_scored_each_variant(smoke_run) -> None:
-    from specter_utils.evaluation.table import metric_values
+    from specter_utils.presentation.tables import metric_values
 
     run_dir, figures = smoke_run
     seven = metrics(run_dir, "07_ablations")

@@ -21,11 +21,9 @@ from specter_utils.pipeline import (
     run_pipeline,
 )
 from specter_utils.runs import RunPaths, read_metrics, write_metrics
-from specter_utils.spec import PRESETS, SECTIONS, load_spec
+from specter_utils.spec import PRESETS, load_spec
 
-FAKE_SPEC = (
-    "seed: 0\n" + "".join(f"{section}: {{}}\n" for section in SECTIONS if section != "data") + "data:\n  value: 41\n"
-)
+FAKE_SPEC = "data:\n  n_papers: 41  # the setting the fake notebooks read\n"
 
 
 def fake_notebook(path: Path, body: str) -> None:
@@ -48,8 +46,8 @@ def fake_layout(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def read_value(params: Path) -> str:
-    """Notebook code that reads ``data.value`` from the fake specification, as a real notebook reads its slice."""
-    return f"from specter_utils.spec import load_spec\nvalue = load_spec(preset, overrides, {str(params)!r})['data.value']\n"
+    """Notebook code that reads ``data.n_papers`` from the fake specification, as a real notebook reads its slice."""
+    return f"from specter_utils.spec import load_spec\nvalue = load_spec(preset, overrides, {str(params)!r})['data.n_papers']\n"
 
 
 def test_run_paths_are_relative_to_the_repository() -> None:
@@ -78,9 +76,9 @@ def test_run_parameters_and_the_data_dir_override(tmp_path: Path) -> None:
     for name in ("cit-HepTh.txt", "cit-HepTh-abstracts.tar.gz"):  # a hep-th folder, as detection sees it
         (tmp_path / name).write_text("")
     overrides = run_overrides("demo", {"training.epochs": 1.0}, data_dir=str(tmp_path))
-    assert overrides == {"training.epochs": 1.0, "data.data_dir": str(tmp_path), "data.corpus": "hepth"}
+    assert overrides == {"training.epochs": 1.0, "data.src": str(tmp_path), "data.corpus": "hepth"}
     assert run_overrides("hepth", None, data_dir=str(tmp_path)) == {
-        "data.data_dir": str(tmp_path),
+        "data.src": str(tmp_path),
         "data.corpus": "hepth",
     }
     first = run_parameters("demo", tmp_path / "run", tmp_path / "figs", overrides)
@@ -135,7 +133,7 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
     assert json.loads((out / "metrics.json").read_text()) == {"value": 42}
     assert (out / f"{NOTEBOOKS[0]}.ipynb").exists()
     assert "total:" in result.summary()
-    assert "value: 41" in (tmp_path / "results" / "t" / "spec.yaml").read_text()
+    assert "n_papers: 41  # preset smoke" in (tmp_path / "results" / "t" / "spec.yaml").read_text()
 
 
 def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Path) -> None:
@@ -174,8 +172,8 @@ def test_an_unknown_or_mistyped_override_fails_before_any_notebook(fake_layout, 
     }
     with pytest.raises(KeyError, match="data.valeu"):
         run_pipeline("smoke", overrides={"data.valeu": 3}, **common)
-    with pytest.raises(TypeError, match="data.value"):
-        run_pipeline("smoke", overrides={"data.value": "three"}, **common)
+    with pytest.raises(TypeError, match="data.n_papers"):
+        run_pipeline("smoke", overrides={"data.n_papers": "three"}, **common)
 
 
 def test_cli_set_rejects_an_unknown_key(capsys) -> None:
@@ -193,7 +191,7 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
     import json
 
     from specter_utils.runs import RunPaths, corpus_label
-    from specter_utils.stages import write_results_table
+    from specter_utils.workflow.evaluate import write_results_table
 
     run_dir = tmp_path / "run"
     bench = RunPaths.of(run_dir).benchmark_dir
@@ -213,7 +211,7 @@ def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(t
     from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.scidocs import read_scidocs_dir
     from specter_utils.data.synthetic import generate_synthetic_corpus
-    from specter_utils.stages import papers_to_embed
+    from specter_utils.workflow.embed import papers_to_embed
 
     build_benchmark(generate_synthetic_corpus(n_papers=300, seed=3), tmp_path, seed=0, n_queries=30)
     scidocs = tmp_path / "scidocs"

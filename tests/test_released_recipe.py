@@ -192,7 +192,7 @@ def tiny_run(tmp_path_factory) -> dict:
 
     from specter_utils.io import write_json
     from specter_utils.models import resolve_model
-    from specter_utils.training import train_specter
+    from specter_utils.training.train import train_specter
     from specter_utils.triplets.io import Triplet, write_triplets
 
     torch.manual_seed(0)
@@ -225,11 +225,11 @@ def tiny_run(tmp_path_factory) -> dict:
         metadata=str(root / "metadata.json"),
         out=str(root / "run"),
         base_model=str(model_dir),
-        max_seq_length=16,
-        per_device_batch_size=8,
+        max_length=16,
+        batch_size=8,
         effective_batch_size=8,
         epochs=2.0,
-        max_train_triplets=0,
+        max_triplets=0,
         progress_bar=False,
         seed=3,
     )

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specter_utils.cli import main as cli_main
+from specter_utils.config import SamplerConfig
 from specter_utils.data.records import Paper
 from specter_utils.data.specter_format import SpecterData, read_specter_dir
 from specter_utils.errors import DataError
@@ -22,7 +23,6 @@ from specter_utils.triplets.sampler import (
     QUERY_WITHOUT_METADATA,
     SAME_COUNT,
     GraphIndex,
-    SamplerConfig,
     mine,
     mine_dir,
     reference_sample,
@@ -73,7 +73,7 @@ def _check_definitions(data: SpecterData, triplets, config: SamplerConfig) -> No
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=specter_data(), seed=st.integers(0, 2**16), spectroid=st.booleans(), no_hard=st.booleans())
 def test_every_triplet_respects_its_definition(data: SpecterData, seed: int, spectroid: bool, no_hard: bool) -> None:
-    config = SamplerConfig(seed=seed, spectroid=spectroid, no_hard_negatives=no_hard)
+    config = SamplerConfig(seed=seed, strategy="spectroid" if spectroid else "specter", no_hard_negatives=no_hard)
     result = sample_split(GraphIndex(data), data.splits["train"], config, "train")
     _check_definitions(data, list(result.triplets), config)
     m = result.metrics
@@ -143,7 +143,7 @@ def test_spectroid_shifts_positives_toward_highly_cited_papers() -> None:
     data = _toy()
     share = {}
     for spectroid in (False, True):
-        triplets = list(mine(data, SamplerConfig(seed=0, spectroid=spectroid)).train.triplets)
+        triplets = list(mine(data, SamplerConfig(seed=0, strategy="spectroid" if spectroid else "specter")).train.triplets)
         share[spectroid] = sum(t.pos == "p0" for t in triplets) / len(triplets)
     # p0 has 300 in-citations, the others 6 each: uniform gives 1/5, weighted 300/324
     assert share[False] == pytest.approx(0.2, abs=0.05)

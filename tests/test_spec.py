@@ -1,64 +1,172 @@
-"""The run specification: one file per preset, every setting once, the same keys in every preset."""
+"""The run specification: layered defaults, recipes that mean what they say, sources, your own file."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import re
 
 import pytest
 
-from specter_utils.spec import PRESETS, differing_keys, load_spec, parse_override
-from specter_utils.stages import ABLATIONS, REFERENCE, ablation_spec
+from specter_utils import config
+from specter_utils.cli import main
+from specter_utils.config import (
+    DEFAULT_RECIPE,
+    PROFILES,
+    RECIPES,
+    SECTION_CLASSES,
+    EmbedConfig,
+    SamplerConfig,
+    TrainConfig,
+)
+from specter_utils.spec import DEFAULTS, PRESETS, load_spec, parse_override, resolve_layers, spec_file
+from specter_utils.workflow.ablations import ABLATIONS, REFERENCE, ablation_spec
 
 
-def test_every_preset_holds_the_same_keys_with_the_same_types() -> None:
-    assert differing_keys() == {}
-
-
-def test_every_line_of_a_specification_says_why() -> None:
-    from specter_utils.spec import spec_file
-
+def test_every_line_of_a_preset_says_why() -> None:
     for preset in PRESETS:
         for line in spec_file(preset).read_text().splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
                 assert "  # " in line, f"{preset}.yaml: a setting without its reason: {line!r}"
 
 
-def test_training_and_mining_sections_are_the_configs_fields() -> None:
-    from specter_utils.training.config import TrainConfig
-    from specter_utils.triplets.sampler import SamplerConfig
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_choosing_a_recipe_gives_exactly_that_recipe(preset: str, recipe: str) -> None:
+    spec = load_spec(preset, {"training.recipe": recipe})
+    for key, value in RECIPES[recipe].items():
+        assert spec[f"training.{key}"] == value, (preset, recipe, key)
+        assert spec.source(f"training.{key}") == f"recipe {recipe}", (preset, recipe, key)
+    assert spec.source("training.recipe") == "override"
 
-    train_fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    mine_fields = {f.name for f in dataclasses.fields(SamplerConfig)}
-    for preset in PRESETS:
-        spec = load_spec(preset)
-        assert set(spec.section("training")) <= train_fields, preset
-        assert set(spec.section("mining")) <= mine_fields - {"seed"}, preset  # the run's seed is spec.seed
+
+def test_the_paper_recipe_on_hepth_prints_the_papers_values(capsys) -> None:
+    assert main(["spec", "show", "--preset", "hepth", "--set", "training.recipe=paper"]) == 0
+    shown = capsys.readouterr().out
+    for line in (
+        "loss: triplet  # recipe paper",
+        "pooling: cls  # recipe paper",
+        "triplet_margin: 1.0  # recipe paper",
+        "learning_rate: 2.0e-05  # recipe paper",
+        "effective_batch_size: 32  # recipe paper",
+    ):
+        assert line in shown
+
+
+def test_the_released_recipe_prints_every_value(capsys) -> None:
+    assert main(["spec", "show", "--preset", "hepth", "--set", "training.recipe=released"]) == 0
+    shown = capsys.readouterr().out
+    for key in RECIPES["released"]:
+        assert re.search(rf"^  {key}: .*# recipe released$", shown, re.M), key
+    assert "best_by_val_loss: true  # recipe released" in shown
+
+
+def test_a_preset_recipe_applies_below_the_presets_own_changes() -> None:
+    """A preset's own value for a recipe key wins over the recipe it names (smoke trains in batches of 32)."""
+    spec = load_spec("smoke")
+    assert spec["training.recipe"] == DEFAULT_RECIPE["cpu"] and spec.source("training.loss") == "recipe citation-mnrl"
+    assert (spec["training.batch_size"], spec.source("training.batch_size")) == (32, "preset smoke")
+
+
+def test_every_value_has_a_source() -> None:
+    spec = load_spec("hepth", {"training.epochs": 2.0})
+    assert spec.source("data.corpus") == "preset hepth"
+    assert spec.source("training.max_length") == "profile cpu"
+    assert spec.source("training.epochs") == "override"
+    assert spec.source("heads.end_to_end.patience") == "default"
+    assert set(spec.frame("training")["source"]) >= {"default", "profile cpu", "recipe citation-mnrl", "override"}
+
+
+# ---------------------------------------------------------------- defaults live in one place
+def _restatements(settings: dict, lower: dict) -> list[str]:
+    return [key for key, value in settings.items() if key in lower and lower[key] == value]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_preset_states_only_what_it_changes(preset: str) -> None:
+    """Every value of a preset file differs from what the layers below it give (defaults, profile, recipe)."""
+    from specter_utils.spec import file_layers
+
+    (label, settings), *_ = reversed(file_layers(preset))
+    below, _ = resolve_layers([("profile", {"training.profile": settings.get("training.profile", "")})])
+    restated = _restatements({k: v for k, v in settings.items() if k != "training.profile"}, below)
+    assert restated == [], f"{preset}.yaml restates {restated}"
+
+
+def test_profiles_and_recipes_state_only_what_they_change() -> None:
+    defaults = TrainConfig().to_dict()
+    for name, values in {**PROFILES, **RECIPES}.items():
+        unknown = set(values) - set(defaults)
+        assert not unknown, (name, unknown)
+    for name, values in PROFILES.items():
+        assert _restatements(values, defaults) == [], f"profile {name} restates a default"
+
+
+def _flag_defaults(command: str) -> dict[str, object]:
+    """Every flag's default of one subcommand (dest -> default), from the real parser."""
+    from specter_utils.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    defaults: dict[str, object] = {}
+    for action in sub._actions:
+        if action.option_strings and action.help != argparse.SUPPRESS:  # a hidden old spelling shares the dest
+            defaults.setdefault(action.dest, action.default)
+    return defaults
+
+
+@pytest.mark.parametrize(("command", "cls"), [("train", TrainConfig), ("mine", SamplerConfig)])
+def test_a_config_flag_has_no_default_of_its_own(command: str, cls: type) -> None:
+    """Flags made from a config class default to None: the value comes from the class (and the layers above)."""
+    defaults = _flag_defaults(command)
+    for field in dataclasses.fields(cls):
+        if field.name in defaults:
+            assert defaults[field.name] is None, f"{command} --{field.name} restates a default"
+
+
+def test_embed_flags_take_their_defaults_from_the_embedding_config() -> None:
+    defaults = _flag_defaults("embed")
+    assert defaults["max_length"] == EmbedConfig().max_length
+    assert defaults["batch_size"] == EmbedConfig().batch_size
+
+
+def test_the_specification_is_the_config_classes() -> None:
+    """Every key of a resolved specification is a field of its section's class, and every field is there."""
+    spec = load_spec("hepth")
+    for section, cls in SECTION_CLASSES.items():
+        assert isinstance(spec.config(section), cls)
+        names = {f.name for f in dataclasses.fields(cls)} - set(config.WORKFLOW_FIELDS.get(section, ()))
+        assert set(spec.section(section)) == names, section
+    assert set(DEFAULTS) == set(spec)
+
+
+# ---------------------------------------------------------------- errors and old spellings
+def test_an_unknown_key_names_the_closest_one() -> None:
+    with pytest.raises(KeyError, match="did you mean 'training.epochs'"):
+        load_spec("smoke", {"training.epochz": 1.0})
+    with pytest.raises(TypeError, match="expected float"):
+        load_spec("smoke", {"training.epochs": "two"})
+    with pytest.raises(TypeError):
+        load_spec("smoke", {"mining.no_hard_negatives": 1})  # a bool stays a bool
+
+
+def test_old_spellings_still_work_and_warn(capsys) -> None:
+    spec = load_spec("smoke", {"training.max_seq_length": 48, "embedding.max_seq_length": 96, "mining.spectroid": True})
+    assert (spec["training.max_length"], spec["embedding.max_length"]) == (48, 96)
+    assert spec["mining.strategy"] == "spectroid"
+    assert "training.max_seq_length is deprecated, use training.max_length" in capsys.readouterr().err
 
 
 def test_one_evaluation_length_and_one_seed_per_run() -> None:
-    """The drift issue 12 fixed: hepth had seed 42 in 03 and 0 in 07, and lengths 256 in 04 and 128 in 07."""
     for preset in PRESETS:
         spec = load_spec(preset)
         assert [k for k in spec if k.endswith("seed")] == ["seed", "data.seed"], preset
-        assert [k for k in spec if k.endswith("max_seq_length")] == [
-            "training.max_seq_length",
-            "embedding.max_seq_length",
+        assert [k for k in spec if k.endswith("max_length")] == [
+            "training.max_length",
+            "embedding.max_length",
+            "heads.end_to_end.max_length",
         ]
-    assert load_spec("hepth")["embedding.max_seq_length"] == 256
-
-
-def test_overrides_name_an_existing_key_and_keep_its_type() -> None:
-    spec = load_spec("smoke")
-    changed = spec.with_overrides({"training.epochs": 2, "embedding.baselines": ["random"]})
-    assert changed["training.epochs"] == 2.0 and isinstance(changed["training.epochs"], float)
-    assert changed["embedding.baselines"] == ["random"] and spec["embedding.baselines"] != ["random"]
-    assert changed.overrides == {"training.epochs": 2, "embedding.baselines": ["random"]}
-    with pytest.raises(KeyError, match="training.epochz"):
-        spec.with_overrides({"training.epochz": 1.0})
-    with pytest.raises(TypeError, match="expected float"):
-        spec.with_overrides({"training.epochs": "two"})
-    with pytest.raises(TypeError):
-        spec.with_overrides({"mining.spectroid": 1})  # a bool stays a bool
+    assert load_spec("hepth")["embedding.max_length"] == 256
 
 
 def test_parse_override_reads_yaml_values() -> None:
@@ -67,11 +175,35 @@ def test_parse_override_reads_yaml_values() -> None:
         "ablations.variants",
         ["no_hard_negatives", "spectroid"],
     )
-    assert parse_override("mining.spectroid=true") == ("mining.spectroid", True)
     with pytest.raises(ValueError, match="KEY=VALUE"):
         parse_override("training.epochs")
 
 
+# ---------------------------------------------------------------- your own file
+def test_your_own_file_extends_a_preset(tmp_path, capsys) -> None:
+    mine = tmp_path / "my_run.yaml"
+    mine.write_text("extends: hepth\ntraining:\n  recipe: paper  # the paper's recipe\n  epochs: 2.0  # two passes\n")
+    spec = load_spec(str(mine))
+    assert spec["data.corpus"] == "hepth" and spec.source("data.corpus") == "preset hepth"
+    assert (spec["training.loss"], spec.source("training.loss")) == ("triplet", "recipe paper")
+    assert spec.source("training.epochs") == f"file {mine}"
+    assert main(["spec", "show", "--spec", str(mine)]) == 0
+    assert f"epochs: 2.0  # file {mine}" in capsys.readouterr().out
+
+
+def test_a_bad_file_is_a_one_line_error(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("extends: hepth\ntrainig:\n  epochs: 2.0\n")
+    assert main(["spec", "show", "--spec", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "did you mean 'training'" in err
+    loop = tmp_path / "loop.yaml"
+    loop.write_text(f"extends: {loop}\n")
+    assert main(["spec", "show", "--spec", str(loop)]) == 2
+    assert "circle" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- ablation variants
 def test_an_ablation_variant_is_the_spec_plus_its_overrides() -> None:
     spec = load_spec("hepth")
     for name, changes in ABLATIONS.items():

@@ -11,7 +11,7 @@ import pytest
 from specter_utils.data.records import Paper
 from specter_utils.errors import DataError, OfflineError
 from specter_utils.io import write_json
-from specter_utils.training.config import PRESETS, TrainConfig, differing_fields, field_comments, make_config
+from specter_utils.training.config import PROFILES, TrainConfig, differing_fields, field_comments, make_config
 from specter_utils.training.data import load_training_data, triplet_texts
 from specter_utils.training.model_card import END, START, update_model_card, write_model_card
 from specter_utils.triplets.io import Triplet, write_triplets
@@ -27,15 +27,15 @@ def test_defaults_are_the_papers_settings():
     assert (config.learning_rate, config.weight_decay, config.max_grad_norm) == (2e-5, 0.01, 1.0)
     assert (config.warmup_ratio, config.epochs, config.triplet_margin) == (0.1, 2.0, 1.0)
     # auto = [CLS] for a plain transformers base (SciBERT, the paper), the model's own pooling for MiniLM
-    assert (config.pooling, config.max_seq_length, config.base_model) == ("auto", 512, "minilm")
+    assert (config.pooling, config.max_length, config.base_model) == ("auto", 512, "minilm")
     assert (config.loss, config.merge_with_base) == ("triplet", 1.0)
-    assert config.accumulation_steps() * config.per_device_batch_size == 32
+    assert config.accumulation_steps() * config.batch_size == 32
 
 
 def test_presets_then_overrides():
     cpu = make_config("cpu", **PATHS)
-    assert (cpu.max_seq_length, cpu.base_model, cpu.preset, cpu.recipe) == (64, "minilm", "cpu", "citation-mnrl")
-    assert (cpu.loss, cpu.pooling, cpu.per_device_batch_size, cpu.accumulation_steps()) == (
+    assert (cpu.max_length, cpu.base_model, cpu.profile, cpu.recipe) == (64, "minilm", "cpu", "citation-mnrl")
+    assert (cpu.loss, cpu.pooling, cpu.batch_size, cpu.accumulation_steps()) == (
         "mnrl-citation",
         "auto",
         64,
@@ -43,26 +43,26 @@ def test_presets_then_overrides():
     )
     paper = make_config("cpu", "paper", **PATHS)  # the paper's recipe is one argument away
     assert (paper.loss, paper.pooling, paper.recipe) == ("triplet", "cls", "paper")
-    assert paper.accumulation_steps() * paper.per_device_batch_size == 32
+    assert paper.accumulation_steps() * paper.batch_size == 32
     gpu = make_config("gpu", **PATHS)
-    assert (gpu.base_model, gpu.max_seq_length, gpu.max_train_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
+    assert (gpu.base_model, gpu.max_length, gpu.max_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
     assert (gpu.accumulation_steps(), gpu.recipe, gpu.loss) == (1, "paper", "triplet")
-    assert make_config("cpu", max_seq_length=64, learning_rate=None, **PATHS).max_seq_length == 64
+    assert make_config("cpu", max_length=64, learning_rate=None, **PATHS).max_length == 64
     assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 5e-5  # None = not overridden (the recipe's)
-    assert set(PRESETS) == {"cpu", "gpu"}
+    assert set(PROFILES) == {"cpu", "gpu"}
 
 
 def test_bad_settings_name_the_field():
     with pytest.raises(DataError, match="unknown setting"):
         make_config(learning_rat=1e-4)
-    with pytest.raises(DataError, match="unknown preset"):
+    with pytest.raises(DataError, match="unknown profile"):
         make_config("tpu")
     with pytest.raises(DataError, match="unknown recipe"):
         make_config("cpu", "magic", **PATHS)
     with pytest.raises(DataError, match="loss"):
         TrainConfig(loss="contrastive", **PATHS).validate()
     with pytest.raises(DataError, match="at least 2 triplets"):
-        TrainConfig(loss="mnrl", per_device_batch_size=1, effective_batch_size=1, **PATHS).validate()
+        TrainConfig(loss="mnrl", batch_size=1, effective_batch_size=1, **PATHS).validate()
     with pytest.raises(DataError, match="merge_with_base"):
         TrainConfig(merge_with_base=0.0, **PATHS).validate()
     with pytest.raises(DataError, match="pooling"):
@@ -74,7 +74,7 @@ def test_bad_settings_name_the_field():
 
 
 def test_accumulation_follows_processes():
-    config = TrainConfig(per_device_batch_size=4, **PATHS)
+    config = TrainConfig(batch_size=4, **PATHS)
     assert [config.accumulation_steps(n) for n in (1, 2, 4, 8)] == [8, 4, 2, 1]
     with pytest.raises(DataError, match="not a multiple"):
         config.accumulation_steps(3)
@@ -84,7 +84,7 @@ def test_accumulation_follows_processes():
 def test_every_field_has_a_comment():
     comments = field_comments()
     assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(comments)
-    assert "512" in comments["max_seq_length"]
+    assert "512" in comments["max_length"]
 
 
 def test_resume_check_ignores_run_only_fields():
@@ -110,9 +110,9 @@ def test_cli_flags_override_the_preset():
         + ["--learning-rate", "1e-4", "--no-resume", "--pooling", "mean", "--max-length", "64"]
     )
     config = config_from_args(args)
-    assert (config.triplets, config.metadata, config.out, config.preset) == ("T", "M", "O", "cpu")
-    assert (config.learning_rate, config.resume, config.pooling, config.max_seq_length) == (1e-4, False, "mean", 64)
-    assert config.max_train_triplets == 3000  # from the preset, not overridden
+    assert (config.triplets, config.metadata, config.out, config.profile) == ("T", "M", "O", "cpu")
+    assert (config.learning_rate, config.resume, config.pooling, config.max_length) == (1e-4, False, "mean", 64)
+    assert config.max_triplets == 3000  # from the preset, not overridden
     assert (
         config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--preset", "cpu", "--recipe", "paper"])).loss
         == "triplet"
@@ -145,10 +145,17 @@ def test_texts_are_title_sep_abstract(tmp_path, papers):
     assert (texts.read, texts.used, texts.without_metadata, texts.kinds) == (2, 2, 0, {"hard": 1, "easy": 1})
 
 
-def test_triplets_without_metadata_are_counted(tmp_path, papers):
+def test_a_triplet_naming_an_unknown_paper_is_an_error_naming_file_line_and_id(tmp_path, papers):
     rows = [Triplet("a", "b", "c", "easy"), Triplet("a", "x", "c", "easy"), Triplet("y", "b", "x", "hard")]
     write_triplets(tmp_path / "train.jsonl", rows)
-    texts = triplet_texts(tmp_path / "train.jsonl", papers, " ")
+    with pytest.raises(DataError, match=r"train\.jsonl:2 \(id 'x'\): paper 'x' is not in the metadata.*--drop-unknown"):
+        triplet_texts(tmp_path / "train.jsonl", papers, " ")
+
+
+def test_drop_unknown_counts_and_drops_those_triplets(tmp_path, papers):
+    rows = [Triplet("a", "b", "c", "easy"), Triplet("a", "x", "c", "easy"), Triplet("y", "b", "x", "hard")]
+    write_triplets(tmp_path / "train.jsonl", rows)
+    texts = triplet_texts(tmp_path / "train.jsonl", papers, " ", drop_unknown=True)
     counts = texts.counts()
     assert (counts["read"], counts["used"], counts["without_metadata"], counts["missing_paper_ids"]) == (3, 1, 2, 2)
     assert set(counts["missing_examples"]) == {"x", "y"}
@@ -157,7 +164,7 @@ def test_triplets_without_metadata_are_counted(tmp_path, papers):
 def test_no_usable_triplet_is_an_error_naming_the_file(tmp_path, papers):
     write_triplets(tmp_path / "train.jsonl", [Triplet("q1", "b", "c", "easy")])
     with pytest.raises(DataError, match=r"train\.jsonl.*no usable triplets.*q1"):
-        triplet_texts(tmp_path / "train.jsonl", papers, " ")
+        triplet_texts(tmp_path / "train.jsonl", papers, " ", drop_unknown=True)
 
 
 def test_cap_is_a_seeded_sample(tmp_path, papers):
@@ -255,7 +262,7 @@ def test_precision_on_cpu():
 
 def test_offline_hub_model_fails_fast(tmp_path, monkeypatch):
     from specter_utils.models import _in_hub_cache
-    from specter_utils.training import train_specter
+    from specter_utils.training.train import train_specter
 
     if _in_hub_cache("allenai/scibert_scivocab_uncased"):
         pytest.skip("SciBERT is in the local hub cache")

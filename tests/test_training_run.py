@@ -19,7 +19,8 @@ import torch
 from transformers import TrainerCallback
 
 from specter_utils.io import write_json
-from specter_utils.training import make_config, train_specter
+from specter_utils.training.config import make_config
+from specter_utils.training.train import train_specter
 from specter_utils.triplets.io import Triplet, write_triplets
 
 pytestmark = pytest.mark.slow
@@ -66,8 +67,8 @@ def _config(tiny_model: Path, triplet_dir: Path, out: Path, **overrides):
         metadata=str(triplet_dir / "metadata.json"),
         out=str(out),
         base_model=str(tiny_model),
-        max_seq_length=48,
-        per_device_batch_size=4,
+        max_length=48,
+        batch_size=4,
         effective_batch_size=8,
         epochs=2,
         save_steps=2,
@@ -178,7 +179,8 @@ def test_existing_model_is_not_overwritten(trained, tiny_model, triplet_dir):
 KILL_SCRIPT = """
 import os, signal, sys
 from transformers import TrainerCallback
-from specter_utils.training import make_config, train_specter
+from specter_utils.training.config import make_config
+from specter_utils.training.train import train_specter
 
 class KillAfterStep(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
@@ -198,8 +200,8 @@ def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
 def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, tmp_path):
     # 12 triplets, batch 2 x 2 accumulation: 3 steps per epoch, 6 in all; checkpoints every 2 steps.
     tiny_model = random_tiny_model
-    settings = dict(per_device_batch_size=2, effective_batch_size=4, save_steps=2, eval_steps=100, learning_rate=1e-3)
-    settings |= dict(max_train_triplets=12, max_val_triplets=2, max_seq_length=32)
+    settings = dict(batch_size=2, effective_batch_size=4, save_steps=2, eval_steps=100, learning_rate=1e-3)
+    settings |= dict(max_triplets=12, max_val_triplets=2, max_length=32)
     reference = train_specter(_config(tiny_model, triplet_dir, tmp_path / "reference", **settings))
 
     out = tmp_path / "interrupted"
@@ -214,7 +216,7 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
     argv = [sys.executable, "-m", "specter_utils", "train", "--triplets", str(triplet_dir)]
     argv += ["--metadata", str(triplet_dir / "metadata.json"), "--out", str(out)]
     for name, value in config.items():
-        if name not in {"triplets", "metadata", "out", "preset", "recipe"} and isinstance(value, int | float | str):
+        if name not in {"triplets", "metadata", "out", "profile", "recipe"} and isinstance(value, int | float | str):
             if isinstance(value, bool):
                 argv.append(f"--{'' if value else 'no-'}{name.replace('_', '-')}")
             else:

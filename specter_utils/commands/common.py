@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from specter_utils.config import field_comments
 from specter_utils.errors import DataError
 from specter_utils.io import _UMASK
 
@@ -106,6 +109,49 @@ def add_flag(parser: argparse.ArgumentParser, flag: str, *aliases: str, **kwargs
             alias, dest=action.dest, action=DeprecatedAlias, new=flag, help=argparse.SUPPRESS, **alias_kwargs
         )
     return action
+
+
+# ---------------------------------------------------------------- flags generated from a config class
+def config_flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_config_flags(
+    parser: argparse.ArgumentParser,
+    cls: type,
+    fields: Iterable[str],
+    *,
+    choices: Mapping[str, Iterable[str]] | None = None,
+    ranges: Mapping[str, Callable[[str], Any]] | None = None,
+    old_flags: Mapping[str, str] | None = None,
+    metavars: Mapping[str, str] | None = None,
+) -> None:
+    """One flag per field of ``cls`` (``specter_utils.config``): its help is the comment beside the field and the
+    field's default; the flag's own default is None, so only a given flag overrides (``given_config_values``)."""
+    comments = field_comments(cls)
+    hints = typing.get_type_hints(cls)
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    choices, ranges, old_flags, metavars = choices or {}, ranges or {}, old_flags or {}, metavars or {}
+    for name in fields:
+        help_text = f"{comments.get(name, '')} (default: {defaults[name]})".replace("%", "%%")
+        kind = hints[name]
+        if kind is bool:
+            parser.add_argument(config_flag(name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
+            continue
+        kwargs = {
+            "type": ranges.get(name, kind),
+            "default": None,
+            "choices": tuple(choices[name]) if name in choices else None,
+            "dest": name,
+            "metavar": metavars.get(name, name.upper() if name in old_flags else None),
+            "help": help_text,
+        }
+        add_flag(parser, config_flag(name), *([old_flags[name]] if name in old_flags else []), **kwargs)
+
+
+def given_config_values(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The fields of ``cls`` that a flag set (the others keep their defaults)."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if getattr(args, f.name, None) is not None}
 
 
 # ---------------------------------------------------------------- the common flags

@@ -17,6 +17,7 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
+from specter_utils.config import EmbedConfig
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values)
@@ -70,8 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--ids", type=Path, help="only these paper ids (one per line), in this order")
     add_out(parser, "output FILE.jsonl (a part-finished run of the same command resumes)")
-    add_batch_size(parser, 32, "papers per forward pass")
-    add_max_length(parser, 512, "wordpieces per paper")
+    add_batch_size(parser, EmbedConfig.batch_size, "papers per forward pass")
+    add_max_length(parser, EmbedConfig.max_length, "wordpieces per paper")
     parser.add_argument(
         "--pooling", choices=("auto", "cls", "mean"), default="auto", help="auto: the model's own if any, else [CLS]"
     )

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.errors import DataError
     from specter_utils.evaluation.recomm import DEFAULT_SEEDS
     from specter_utils.evaluation.suite import evaluate, write_results
-    from specter_utils.evaluation.table import PAPER_TABLE1, render
+    from specter_utils.presentation.tables import PAPER_TABLE1, render
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     groups = {"cls": args.cls, "user-citation": args.user_citation, "recomm": args.recomm}

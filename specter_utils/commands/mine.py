@@ -4,22 +4,45 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from specter_utils.commands.common import (
+    COUNT,
     POSITIVE_INT,
-    add_max_triplets,
+    add_config_flags,
+    add_flag,
     add_out,
     check_out_dir,
+    config_flag,
     float_in,
+    given_config_values,
     input_dir,
     staged_dir,
 )
+from specter_utils.config import POSITIVE_SIGNALS, STRATEGIES, SamplerConfig
 from specter_utils.errors import DataError
 
 OWNED = ("train.jsonl", "metrics.json")  # an --out folder holding one of these was written by mine
-
-STRATEGIES = ("specter", "spectroid", "scincl")
+# The SamplerConfig fields that are flags; ``seed`` is one too, as every command's.
+FLAG_FIELDS = (
+    "strategy",
+    "positives",
+    "no_hard_negatives",
+    "triplets_per_query",
+    "hard_ratio",
+    "margin_fraction",
+    "max_triplets",
+    "seed",
+)
+RANGES = {
+    "triplets_per_query": POSITIVE_INT,
+    "hard_ratio": float_in(0.0, 1.0),
+    "margin_fraction": float_in(0.0, 1.0),
+    "max_triplets": COUNT,
+}
+# Options of the SPECTER sampler that SciNCL's neighbourhood sampling does not have.
+SPECTER_ONLY = ("no_hard_negatives", "triplets_per_query", "hard_ratio", "margin_fraction", "positives")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,53 +52,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="mine training triplets (train.jsonl, val.jsonl, metrics.json) from a SPECTER-format dir",
         description="Sample triplets as the original SPECTER code does: per query up to 5, ceil(0.3 * 5) = 2 hard "
         "(negative: a citation of a citation) and the rest easy (negative: a random paper). Queries with fewer "
-        "than 3 candidates or a single count are skipped; every skip is counted in metrics.json.",
+        "than 3 candidates or a single count are skipped; every skip is counted in metrics.json. Every flag is a "
+        "setting of the run specification's mining section (specter_utils.config.SamplerConfig).",
     )
     parser.add_argument(
         "--data-dir", type=Path, required=True, help="SPECTER training folder (data.json, metadata.json, train.txt)"
     )
     add_out(parser, "output folder (created if missing; replaced whole with --overwrite)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed")
-    parser.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default=None,
-        help="specter (the original sampler, default), spectroid (positives drawn in proportion to their "
-        "in-citations) or scincl (positives and hard negatives from bands of nearest neighbours in a citation-graph "
-        "embedding, SciNCL; see specter_utils.triplets.scincl)",
+    add_config_flags(
+        parser,
+        SamplerConfig,
+        FLAG_FIELDS,
+        choices={"strategy": STRATEGIES, "positives": POSITIVE_SIGNALS},
+        ranges=RANGES,
+        old_flags={"max_triplets": "--max-train-triplets"},
+        metavars={"max_triplets": "N"},
     )
-    parser.add_argument("--spectroid", action="store_true", help="the same as --strategy spectroid")
-    parser.add_argument(
-        "--no-hard-negatives", action="store_true", help="Table 2 ablation: every triplet easy (random negative)"
-    )
-    add_max_triplets(parser, None, "cap on train triplets (whole random queries; default: all)")
-    parser.add_argument("--triplets-per-query", type=POSITIVE_INT, default=5, help="triplets per query")
-    parser.add_argument("--hard-ratio", type=float_in(0.0, 1.0), default=0.3, help="share of hard triplets, rounded up")
+    add_flag(parser, "--spectroid", "--use-spectroid", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Mine, write the three files atomically and print the counts."""
-    from specter_utils.triplets.sampler import SamplerConfig, mine_dir
+    from specter_utils.triplets.sampler import mine_dir
 
-    strategy = args.strategy or ("spectroid" if args.spectroid else "specter")
-    if args.spectroid and strategy != "spectroid":
-        raise DataError(f"--spectroid contradicts --strategy {strategy}", "--strategy")
+    values = given_config_values(args, SamplerConfig)
+    if args.spectroid:  # the former spelling of --strategy spectroid
+        print("specter-utils mine: warning: --spectroid is deprecated; use --strategy spectroid", file=sys.stderr)
+        if values.get("strategy", "spectroid") != "spectroid":
+            raise DataError(f"--spectroid contradicts --strategy {values['strategy']}", "--strategy")
+        values["strategy"] = "spectroid"
+    config = SamplerConfig(**values)
     input_dir(args.data_dir, "--data-dir")
     for name in ("data.json", "metadata.json"):
         if not (args.data_dir / name).is_file():
             raise DataError(f"--data-dir: no {name} in the folder (a SPECTER training folder)", args.data_dir)
+    if config.strategy == "scincl":
+        given = [config_flag(name) for name in SPECTER_ONLY if name in values]
+        if given:
+            raise DataError(
+                f"{', '.join(given)} apply to the specter and spectroid strategies only (scincl: 5 positives, 2 hard "
+                "and 3 random negatives per query)",
+                "--strategy",
+            )
     check_out_dir(args.out, args.overwrite, OWNED)
-    if strategy == "scincl":
-        return _run_scincl(args)
-    config = SamplerConfig(
-        triplets_per_query=args.triplets_per_query,
-        hard_ratio=args.hard_ratio,
-        no_hard_negatives=args.no_hard_negatives,
-        spectroid=strategy == "spectroid",
-        max_triplets=args.max_triplets,
-        seed=args.seed,
-    )
+    if config.strategy == "scincl":
+        return _run_scincl(args, config)
     with staged_dir(args.out) as stage:  # the three files appear together, or the old --out stays whole
         metrics = mine_dir(args.data_dir, stage, config)
     _print_counts(metrics)
@@ -84,18 +106,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_scincl(args: argparse.Namespace) -> int:
-    """SciNCL neighbourhood sampling; the SPECTER-only options are errors, not silently ignored."""
+def _run_scincl(args: argparse.Namespace, config: SamplerConfig) -> int:
+    """SciNCL neighbourhood sampling (the SPECTER-only options were refused before)."""
     from specter_utils.triplets.scincl import ScinclConfig, mine_scincl_dir
 
-    if args.no_hard_negatives or args.triplets_per_query != 5 or args.hard_ratio != 0.3:
-        raise DataError(
-            "--no-hard-negatives, --triplets-per-query and --hard-ratio apply to the specter and spectroid "
-            "strategies only (scincl: 5 positives, 2 hard and 3 random negatives per query)",
-            "--strategy",
-        )
+    scincl = ScinclConfig(max_triplets=config.max_triplets or None, seed=config.seed)
     with staged_dir(args.out) as stage:
-        metrics = mine_scincl_dir(args.data_dir, stage, ScinclConfig(max_triplets=args.max_triplets, seed=args.seed))
+        metrics = mine_scincl_dir(args.data_dir, stage, scincl)
     _print_counts(metrics)
     train = metrics["train"]
     print(

@@ -7,19 +7,19 @@ import sys
 from pathlib import Path
 
 from specter_utils.commands.common import add_flag
+from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args
 from specter_utils.errors import DataError
 
 PRESET_HELP = (
-    "smoke: tiny parameters for the tests (a few minutes); "
-    "demo: offline, CPU, the bundled MiniLM model, the synthetic corpus (hep-th with --data-dir), sized for under "
-    "20 minutes on 2 free CPU cores; hepth: the real hep-th corpus end to end, sized for about an hour on 2 CPU cores; "
-    "scidocs: the paper's setup (SciBERT, real SCIDOCS downloaded, S2ORC training corpus via --data-dir), needs a GPU"
+    "Presets: smoke (the tests' tiny run), demo (the offline quick start on a CPU), hepth (the real hep-th corpus "
+    "end to end on a CPU), scidocs (the paper's setup, on a GPU); the README gives each one's measured time, and "
+    "`specter-utils spec show --preset NAME` prints every setting of one with where it came from."
 )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run`` to the top-level parser."""
-    from specter_utils.pipeline import NOTEBOOKS, PRESETS
+    from specter_utils.pipeline import NOTEBOOKS
 
     parser = subparsers.add_parser(
         "run",
@@ -30,16 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
         + PRESET_HELP,
     )
-    parser.add_argument("--preset", choices=PRESETS, default="demo", help="run specification (default: demo)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change one setting of the specification for this run, e.g. --set training.epochs=1.0 "
-        "--set ablations.variants=[no_hard_negatives] (repeatable; the key must exist and keep its type)",
-    )
+    add_spec_arguments(parser, preset_default="demo")
     parser.add_argument(
         "--report",
         action="store_true",
@@ -86,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, write_report
     from specter_utils.spec import parse_override
 
+    if args.spec is not None:  # checked: the file resolves, with its overrides, before any notebook
+        resolve_spec_args(args)
     try:
         overrides = dict(parse_override(text) for text in args.overrides)
     except ValueError as exc:
         raise DataError(str(exc), "--set") from None
+    preset = str(args.spec.expanduser().absolute()) if args.spec is not None else args.preset
     for wanted in args.notebooks or ():
         if not any(nb == wanted or nb.startswith(f"{wanted}_") for nb in NOTEBOOKS):
             raise DataError(f"no notebook {wanted!r}; known: {', '.join(NOTEBOOKS)}", "--notebooks")
@@ -101,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         src = str(path)
     try:
         result = run_pipeline(
-            preset=args.preset,
+            preset=preset,
             run=args.run,
             data_dir=src,
             notebooks=args.notebooks,
@@ -123,5 +117,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(result.summary())
     if args.report:
-        print(f"report: {write_report(result.run_dir, preset=args.preset)}")
+        print(f"report: {write_report(result.run_dir, preset=Path(preset).stem)}")
     return 0

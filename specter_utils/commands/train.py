@@ -1,23 +1,25 @@
 """``specter-utils train``: train SPECTER on mined triplets with the sentence-transformers trainer.
 
 Every TrainConfig field is a flag (``--learning-rate 3e-5``, ``--no-resume``); its help is the
-comment beside the field. Precedence: defaults < ``--preset`` < flags.
+comment beside the field and its default is the field's (``specter_utils.config``). Precedence:
+defaults < ``--profile`` < ``--recipe`` < flags.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import typing
 from pathlib import Path
 
 from specter_utils.commands.common import (
     COUNT,
     POSITIVE_INT,
     QUIET_HELP,
+    add_config_flags,
     add_flag,
     check_out_dir,
     float_in,
+    given_config_values,
     input_dir,
     input_file,
     int_at_least,
@@ -25,39 +27,35 @@ from specter_utils.commands.common import (
 )
 from specter_utils.errors import DataError
 from specter_utils.training.config import (
+    DEFAULT_RECIPE,
     LOSSES,
-    POOLING_MODES,
-    PRECISIONS,
-    PRESETS,
+    POOLINGS,
+    PROFILES,
     RECIPES,
+    TRAIN_DTYPES,
     TrainConfig,
-    field_comments,
     make_config,
 )
 
-# The four flags the issue names first; the rest follow in TrainConfig order.
+# The four flags a training run needs come first; the rest follow in TrainConfig order.
 MAIN_FLAGS = ("triplets", "metadata", "base_model", "out")
 METAVARS = {"triplets": "DIR", "metadata": "FILE", "base_model": "NAME", "out": "DIR"}
 # The dtype spellings of embed are accepted too (one vocabulary of values across commands).
 DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
-CHOICES = {"pooling": POOLING_MODES, "precision": (*PRECISIONS, *DTYPE_NAMES), "loss": LOSSES}
-# Fields whose flag is the common one (commands/common.py); the field name stays as a hidden, deprecated alias.
-COMMON_FLAGS = {
-    "max_seq_length": "--max-length",
-    "per_device_batch_size": "--batch-size",
-    "precision": "--dtype",
-    "max_train_triplets": "--max-triplets",
+CHOICES = {"pooling": POOLINGS, "dtype": (*TRAIN_DTYPES, *DTYPE_NAMES), "loss": LOSSES}
+# The old spellings of renamed fields: hidden flags that still work for one release and say so.
+OLD_FLAGS = {
+    "max_length": "--max-seq-length",
+    "batch_size": "--per-device-batch-size",
+    "dtype": "--precision",
+    "max_triplets": "--max-train-triplets",
 }
 # Ranges checked by argparse; the rest (and combinations) by TrainConfig.validate.
 RANGES = {
-    "max_seq_length": int_at_least(2),
-    **dict.fromkeys(
-        ("effective_batch_size", "per_device_batch_size", "save_steps", "eval_steps", "logging_steps"), POSITIVE_INT
-    ),
+    "max_length": int_at_least(2),
+    **dict.fromkeys(("effective_batch_size", "batch_size", "save_steps", "eval_steps", "logging_steps"), POSITIVE_INT),
     "save_total_limit": POSITIVE_INT,
-    **dict.fromkeys(
-        ("max_train_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"), COUNT
-    ),
+    **dict.fromkeys(("max_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"), COUNT),
     "cached_mini_batch": COUNT,
     "learning_rate": float_in(0.0, 1.0, low_open=True),
     "warmup_ratio": float_in(0.0, 1.0, high_open=True),
@@ -65,54 +63,23 @@ RANGES = {
 }
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """One flag per TrainConfig field; defaults are None so that only given flags override."""
-    comments = field_comments()
-    hints = typing.get_type_hints(TrainConfig)
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig) if f.name not in ("preset", "recipe")}
+    """One flag per TrainConfig field, the four main ones first; defaults are None so that only given flags
+    override (the help shows the field's own default)."""
+    fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("profile", "recipe")]
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
-    for name in ordered:
-        default = fields[name].default
-        help_text = f"{comments.get(name, '')} (default: {default})".replace("%", "%%")
-        kind = hints[name]
-        if kind is bool:
-            parser.add_argument(_flag(name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
-            if name == "progress_bar":
-                parser.add_argument("--quiet", dest=name, action="store_const", const=False, help=QUIET_HELP)
-        elif name in COMMON_FLAGS:
-            add_flag(
-                parser,
-                COMMON_FLAGS[name],
-                _flag(name),
-                type=RANGES.get(name, kind),
-                default=None,
-                choices=CHOICES.get(name),
-                dest=name,
-                metavar=COMMON_FLAGS[name][2:].upper().replace("-", "_"),
-                help=help_text,
-            )
-        else:
-            parser.add_argument(
-                _flag(name),
-                type=RANGES.get(name, kind),
-                default=None,
-                choices=CHOICES.get(name),
-                metavar=METAVARS.get(name),
-                help=help_text,
-            )
+    add_config_flags(
+        parser, TrainConfig, ordered, choices=CHOICES, ranges=RANGES, old_flags=OLD_FLAGS, metavars=METAVARS
+    )
+    parser.add_argument("--quiet", dest="progress_bar", action="store_const", const=False, help=QUIET_HELP)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """The TrainConfig that the parsed flags describe."""
-    names = {f.name for f in dataclasses.fields(TrainConfig)} - {"preset", "recipe"}
-    overrides = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
-    if "precision" in overrides:
-        overrides["precision"] = DTYPE_NAMES.get(overrides["precision"], overrides["precision"])
-    return make_config(args.preset, getattr(args, "recipe", None), **overrides)
+    overrides = {k: v for k, v in given_config_values(args, TrainConfig).items() if k not in ("profile", "recipe")}
+    if "dtype" in overrides:
+        overrides["dtype"] = DTYPE_NAMES.get(overrides["dtype"], overrides["dtype"])
+    return make_config(args.profile, getattr(args, "recipe", None), **overrides)
 
 
 def register(subparsers) -> None:
@@ -126,22 +93,41 @@ def register(subparsers) -> None:
             "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun."
         ),
     )
-    parser.add_argument(
+    add_flag(
+        parser,
+        "--profile",
         "--preset",
-        choices=sorted(PRESETS),
+        choices=sorted(PROFILES),
         default=None,
-        help="cpu: MiniLM, 128 tokens, 400 triplets, minutes; gpu: the paper's settings (SciBERT, 512 tokens)",
+        help="fits the run to a machine: "
+        + "; ".join(f"{name}: {_profile_summary(name)}" for name in sorted(PROFILES)),
     )
     parser.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
         default=None,
-        help="the scientific choices on top of the preset: paper (SPECTER: triplet loss, [CLS], batch 32) or "
-        "citation-mnrl (in-batch negatives, citation false negatives masked, the base model's own pooling); "
-        "default: the preset's (cpu: citation-mnrl, gpu: paper)",
+        help="the scientific choices on top of the profile: "
+        + "; ".join(f"{name}: {_recipe_summary(name)}" for name in sorted(RECIPES))
+        + "; default: the profile's ("
+        + ", ".join(f"{p}: {r}" for p, r in DEFAULT_RECIPE.items())
+        + ")",
     )
     add_config_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def _profile_summary(name: str) -> str:
+    """A profile's values in one phrase, read from ``PROFILES`` so that the help cannot go stale."""
+    values = {**dataclasses.asdict(TrainConfig()), **PROFILES[name]}
+    return f"{values['base_model']}, {values['max_length']} wordpieces, " + (
+        f"{values['max_triplets']:,} triplets" if values["max_triplets"] else "every triplet"
+    )
+
+
+def _recipe_summary(name: str) -> str:
+    """A recipe's values in one phrase, read from ``RECIPES``."""
+    values = RECIPES[name]
+    return f"loss {values['loss']}, pooling {values['pooling']}, lr {values['learning_rate']:g}"
 
 
 def check_paths(config: TrainConfig) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.errors import DataError
-from specter_utils.triplets.io import TRAIN_FILE, VAL_FILE, Triplet, read_triplets
+from specter_utils.triplets.io import TRAIN_FILE, VAL_FILE, Triplet, iter_triplets
 
 logger = logging.getLogger(__name__)
 
@@ -69,21 +69,36 @@ class TripletTexts:
 
 
 def triplet_texts(
-    path: str | Path, metadata: dict[str, Paper], sep: str, limit: int = 0, seed: int = 0
+    path: str | Path,
+    metadata: dict[str, Paper],
+    sep: str,
+    limit: int = 0,
+    seed: int = 0,
+    drop_unknown: bool = False,
 ) -> TripletTexts:
     """Read a triplet file and look up ``title + sep + abstract`` for each paper.
 
     Args:
         sep: the tokenizer's separator token (``[SEP]`` for BERT models), as in SPECTER.
         limit: keep a seeded sample of at most this many usable triplets (0 = all).
+        drop_unknown: a triplet naming a paper missing from ``metadata`` is an error naming the file, line and id;
+            with ``drop_unknown`` such triplets are counted, dropped and reported instead.
     """
     path = Path(path)
-    triplets = read_triplets(path)
+    numbered = list(iter_triplets(path))
+    triplets = [triplet for _, triplet in numbered]
     report = ReadReport(source=str(path))
     usable: list[Triplet] = []
     missing_ids: set[str] = set()
-    for triplet in triplets:
+    for line, triplet in numbered:
         absent = [pid for pid in (triplet.query, triplet.pos, triplet.neg) if pid not in metadata]
+        if absent and not drop_unknown:
+            raise DataError(
+                f"paper {absent[0]!r} is not in the metadata; pass --drop-unknown to drop such triplets",
+                path,
+                line,
+                record_id=absent[0],
+            )
         if absent:
             report.note("triplet_without_metadata", f"{triplet.query}/{triplet.pos}/{triplet.neg}")
             for pid in absent:
@@ -102,7 +117,7 @@ def triplet_texts(
             else "no triplets in file",
             path,
         )
-    if dropped:
+    if dropped:  # only with drop_unknown
         logger.warning(
             "%s: %d of %d triplets dropped: %d paper id(s) have no metadata (e.g. %s)",
             path,
@@ -158,6 +173,7 @@ def load_training_data(
     max_train: int = 0,
     max_val: int = 0,
     seed: int = 0,
+    drop_unknown: bool = False,
 ) -> TrainingData:
     """``triplets_dir/train.jsonl`` (required) and ``val.jsonl`` (optional) with texts from ``metadata_path``."""
     triplets_dir = Path(triplets_dir)
@@ -167,10 +183,10 @@ def load_training_data(
         raise DataError(f"no {TRAIN_FILE} in the triplets directory (run specter-utils mine first)", triplets_dir)
     metadata_report = ReadReport(source=str(metadata_path))
     metadata = read_metadata(metadata_path, metadata_report)
-    train = triplet_texts(triplets_dir / TRAIN_FILE, metadata, sep, limit=max_train, seed=seed)
+    train = triplet_texts(triplets_dir / TRAIN_FILE, metadata, sep, max_train, seed, drop_unknown)
     val = None
     if (triplets_dir / VAL_FILE).exists():
-        val = triplet_texts(triplets_dir / VAL_FILE, metadata, sep, limit=max_val, seed=seed)
+        val = triplet_texts(triplets_dir / VAL_FILE, metadata, sep, max_val, seed, drop_unknown)
     else:
         logger.warning("%s: no %s, so no validation loss will be logged", triplets_dir, VAL_FILE)
     return TrainingData(train, val, Path(metadata_path), len(metadata), metadata_report)

@@ -190,8 +190,8 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
-        per_device_train_batch_size=config.per_device_batch_size,
-        per_device_eval_batch_size=config.per_device_batch_size,
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
         gradient_accumulation_steps=config.accumulation_steps(world_size()),
         optim="adamw_torch",  # AdamW; weight decay groups exclude bias and LayerNorm (WeightDecayCheck)
         learning_rate=config.learning_rate,
@@ -371,15 +371,15 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
 
     started = time.time()
     run_dir = Path(config.out)
-    precision = resolve_precision(config.precision)
+    precision = resolve_precision(config.dtype)
     checkpoint = _prepare_run_dir(config, run_dir)
     set_seed(config.seed)
 
     # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
-    model = build_model(config.base_model, config.pooling, config.max_seq_length)
+    model = build_model(config.base_model, config.pooling, config.max_length)
     # The frozen base model: GIST's guide, and the other end of a WiSE-FT merge.
     needs_base = config.loss == "gist" or config.merge_with_base < 1.0
-    base = build_model(config.base_model, config.pooling, config.max_seq_length) if needs_base else None
+    base = build_model(config.base_model, config.pooling, config.max_length) if needs_base else None
     sep_token = model.tokenizer.sep_token or " "
 
     # 2. Data: triplets of paper ids -> "title [SEP] abstract" texts from metadata.json.
@@ -387,9 +387,10 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         config.triplets,
         config.metadata,
         sep_token,
-        max_train=config.max_train_triplets,
+        max_train=config.max_triplets,
         max_val=config.max_val_triplets,
         seed=config.seed,
+        drop_unknown=config.drop_unknown,
     )
     with_rows = config.loss == "mnrl-citation"  # its loss looks each row's paper ids up by index
     train_dataset = data.train.to_dataset(0 if with_rows else None)
@@ -413,7 +414,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
             main_similarity_function="euclidean",
             similarity_fn_names=["euclidean"],
             name="val",
-            batch_size=config.per_device_batch_size,
+            batch_size=config.batch_size,
         )
 
     # 6. Trainer.

@@ -71,7 +71,7 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "evaluation_candidates": len(eval_candidates),
         "classification_papers": len(eval_papers),
         "by_task_distinct_ids_in_triplets": by_task,
-        "leak_free": not distinct["query_overlap"],  # what `specter-utils data audit` and stages.mine stop on
+        "leak_free": not distinct["query_overlap"],  # what `specter-utils data audit` and workflow.mine stops on
     }
     for name in targets:
         report[name] = {"by_role": per_role[name], "distinct_ids": len(distinct[name]), "examples": examples[name]}

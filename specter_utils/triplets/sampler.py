@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION, SpecterData, read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
@@ -55,7 +56,6 @@ _SPLIT_SALT = {"train": 1, "val": 2, "test": 3}
 _MAX_REJECTION_ROUNDS = 64
 
 
-POSITIVE_SIGNALS = ("citation", "cocitation", "mix")
 
 
 def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dict[str, dict[str, int]]:
@@ -87,40 +87,6 @@ def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dic
             for paper, count in row.items():
                 merged[paper] = max(merged.get(paper, 0), count)
     return out
-
-
-@dataclass(frozen=True)
-class SamplerConfig:
-    """Mining options; the defaults are the original SPECTER settings."""
-
-    triplets_per_query: int = 5  # samples_per_query in the original
-    hard_ratio: float = 0.3  # ratio_hard_negatives: ceil(0.3 * 5) = 2 hard, 3 easy
-    margin_fraction: float = 0.5  # original default; with counts {5, 1} it makes margin 2
-    no_hard_negatives: bool = False  # Table 2 ablation: every triplet easy
-    spectroid: bool = False  # SPECTROID: positives weighted by in-citation count
-    max_triplets: int | None = None  # cap on train triplets (SPECTROID's max_training_triplets)
-    # Table 3's task-specific signal: citation (SPECTER), cocitation (positives co-cited with the query) or
-    # mix (both kinds of positive in one pool: the multitask mix); see cocitation_graph
-    positives: str = "citation"
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.triplets_per_query < 1:
-            raise DataError(f"triplets_per_query must be >= 1, got {self.triplets_per_query}")
-        if not 0.0 <= self.hard_ratio <= 1.0:
-            raise DataError(f"hard_ratio must be in [0, 1], got {self.hard_ratio}")
-        if self.max_triplets is not None and self.max_triplets < 1:
-            raise DataError(f"max_triplets must be >= 1, got {self.max_triplets}")
-        if self.positives not in POSITIVE_SIGNALS:
-            raise DataError(f"positives must be one of {POSITIVE_SIGNALS}, got {self.positives!r}")
-
-    @property
-    def hard_per_query(self) -> int:
-        """Hard triplets wanted per query: ``ceil(hard_ratio * k)``, 0 without hard negatives."""
-        if self.no_hard_negatives:
-            return 0
-        # round() first so that 0.3 * 10 = 3.0000000000000004 does not become 4
-        return math.ceil(round(self.hard_ratio * self.triplets_per_query, 9))
 
 
 # ---------------------------------------------------------------- the general per-query rules
@@ -439,7 +405,7 @@ def sample_split(
         skip(ALL_DROPPED, index.ids[index.row_query[row]], 0)
     skipped[ALL_DROPPED] += len(lost)
     capped_from = None
-    if config.max_triplets is not None and split == "train" and len(slot_row) > config.max_triplets:
+    if config.max_triplets and split == "train" and len(slot_row) > config.max_triplets:
         capped_from = len(slot_row)
         keep_cap = _cap_mask(slot_row, config.max_triplets, rng)
         slot_row, pos, neg, hard = slot_row[keep_cap], pos[keep_cap], neg[keep_cap], hard[keep_cap]

@@ -159,7 +159,7 @@ def sample_scincl(
             negatives = [(p, "hard") for p in hard] + [(p, "easy") for p in easy]
             for k, (negative, kind) in enumerate(negatives):
                 triplets.append(Triplet(query, positives[k % len(positives)], negative, kind))
-    if split == "train" and config.max_triplets is not None and len(triplets) > config.max_triplets:
+    if split == "train" and config.max_triplets and len(triplets) > config.max_triplets:
         per_query: dict[str, list[Triplet]] = {}
         for t in triplets:
             per_query.setdefault(t.query, []).append(t)

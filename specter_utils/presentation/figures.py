@@ -149,7 +149,7 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from specter_utils.evaluation.table import HEADERS, PAPER_TABLE1, metric_row
+    from specter_utils.presentation.tables import HEADERS, PAPER_TABLE1, metric_row
 
     ours = {model: metric_row(result) for model, result in results.items()}
     metrics = [h for h in HEADERS if any(h in row for row in ours.values())]
@@ -173,7 +173,7 @@ def ablation_chart(variants: Mapping[str, Mapping[str, Any]]):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from specter_utils.evaluation.table import PAPER_TABLE2, TABLE2_GROUPS, group_averages
+    from specter_utils.presentation.tables import PAPER_TABLE2, TABLE2_GROUPS, group_averages
 
     columns = [*TABLE2_GROUPS, "all"]
     averages = {name: group_averages(v["results"]) for name, v in variants.items()}
@@ -223,7 +223,7 @@ def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, 
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from specter_utils.evaluation.table import PAPER_ABLATION_ROWS, TABLE2_COLUMNS
+    from specter_utils.presentation.tables import PAPER_ABLATION_ROWS, TABLE2_COLUMNS
 
     groups = statistics["groups"]
     shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]

@@ -260,20 +260,3 @@ def analyse_embeddings(
         "paper_figure2": PAPER_FIGURE2,
         "figures": figures,
     }
-
-
-def scores_table(result: dict[str, Any]) -> str:
-    """Markdown table of homogeneity / completeness per method and model, with the paper's values."""
-    lines = [
-        "| projection | model | homogeneity | completeness | V-measure | clusters | noise |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for method, per_model in result["scores"].items():
-        for model, s in per_model.items():
-            lines.append(
-                f"| {method} | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | {s['v_measure']:.2f} "
-                f"| {s['n_clusters']} | {s['noise_fraction']:.2f} |"
-            )
-    for model, s in PAPER_FIGURE2.items():
-        lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | |")
-    return "\n".join(lines)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from specter_utils.analysis.geometry import PAPER_FIGURE2
+
 TABLE1_COLUMNS = (  # (result key, metric key, header), the paper's Table 1 order
     ("mag", "f1", "MAG F1"),
     ("mesh", "f1", "MeSH F1"),
@@ -117,7 +119,7 @@ PAPER_TABLE3 = {
     "SciBERT fine-tune on co-citation": (82.9, 84.3, 85.2, 36.6, 76.4),
     "SciBERT fine-tune on multitask": (83.3, 86.1, 88.2, 36.0, 78.0),
 }
-# Every paper row an ablation row of notebook 07 may stand beside (stages.PAPER_ROWS names them)
+# Every paper row an ablation row of notebook 07 may stand beside (workflow.ablations.PAPER_ROWS names them)
 PAPER_ABLATION_ROWS = {**PAPER_TABLE2, **PAPER_TABLE3}
 
 
@@ -193,7 +195,7 @@ def ablation_table_seeds(
     """Table 2 over seeds: each row's groups as ``mean ± sd``, the difference to ``reference`` (marked where it is
     inside the seed spread), the paired test per ranking task, and the paper's Table 2 row beside it.
 
-    ``statistics`` is ``stages.ablation_statistics``'s result; ``paper_rows`` maps a row to its PAPER_ABLATION_ROWS name.
+    ``statistics`` is ``workflow.ablations.ablation_statistics``'s result; ``paper_rows`` maps a row to its PAPER_ABLATION_ROWS name.
     """
     groups, paired, seeds = statistics["groups"], statistics.get("paired") or {}, statistics["seeds"]
     paper_rows = paper_rows or {}
@@ -237,3 +239,20 @@ def ablation_table_seeds(
     if notes:
         text += f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; read these as no difference."
     return frame, text
+
+
+def scores_table(result: dict[str, Any]) -> str:
+    """Markdown table of homogeneity / completeness per method and model, with the paper's values."""
+    lines = [
+        "| projection | model | homogeneity | completeness | V-measure | clusters | noise |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for method, per_model in result["scores"].items():
+        for model, s in per_model.items():
+            lines.append(
+                f"| {method} | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | {s['v_measure']:.2f} "
+                f"| {s['n_clusters']} | {s['noise_fraction']:.2f} |"
+            )
+    for model, s in PAPER_FIGURE2.items():
+        lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | |")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The embedding space: t-SNE / UMAP projections and their DBSCAN homogeneity and completeness (Figure 2)."""

@@ -1,0 +1,245 @@
+"""Stage 7 (notebook 07): the Table 2 / Table 3 ablations, each the run's specification plus a few overrides.
+
+Every variant runs through the same stages as the main run (mine + audit, train, embed, evaluate). Its reference
+row is the main run's own trained model, evaluated on the same papers at the same length; the reference row's
+other seeds are retrained with the main recipe, so every row has the same seeds and the same budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from specter_utils.config import TEXT_FIELDS
+from specter_utils.data.records import read_paper_file
+from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
+from specter_utils.evaluation.paired import compare_rows, score_row
+from specter_utils.evaluation.suite import task_name
+from specter_utils.io import read_json, write_json
+from specter_utils.presentation.tables import seed_group_statistics
+from specter_utils.runs import RunPaths
+from specter_utils.spec import RunSpec
+from specter_utils.workflow.embed import embed, papers_to_embed
+from specter_utils.workflow.evaluate import evaluate_file
+from specter_utils.workflow.mine import mine
+from specter_utils.workflow.prepare import load_corpus_for_run
+from specter_utils.workflow.train import train
+
+REFERENCE = "specter"  # the reference row of the ablation table: the main run's model (notebooks 02-04)
+
+# Each variant of notebook 07: the run specification's keys it overrides, and nothing else.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    # Table 2
+    "no_abstract": {"ablations.text_fields": ["title"]},  # "- abstract": the title alone, in training and evaluation
+    "venue": {"ablations.text_fields": ["title", "abstract", "venue"]},  # "+ venue": the venue's name appended
+    "author": {"ablations.text_fields": ["title", "abstract", "authors"]},  # "+ author": the author names appended
+    "no_hard_negatives": {"mining.no_hard_negatives": True},  # every negative a random paper
+    "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors
+    "cls_pooling": {"training.pooling": "cls"},  # final-layer [CLS] (SPECTER's), whatever the base model's own
+    "spectroid": {"mining.strategy": "spectroid"},  # positives drawn in proportion to their in-citations
+    "mpnet": {
+        "training.base_model": "mpnet"
+    },  # another start: all-mpnet-base-v2 (the extra [mpnet]); the paper: BERT-Large
+    # Table 3: task-specific training signals instead of citations
+    "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
+    "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
+}
+# The paper's Table 2 or 3 row each variant stands beside (evaluation.table.PAPER_ABLATION_ROWS)
+PAPER_ROWS = {
+    REFERENCE: "SPECTER",
+    "no_abstract": "- abstract",
+    "venue": "+ venue",
+    "author": "+ author",
+    "no_hard_negatives": "no hard negatives",
+    "mpnet": "start with BERT-Large",
+    "cocitation": "SciBERT fine-tune on co-citation",
+    "multitask": "SciBERT fine-tune on multitask",
+}
+
+
+def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
+    """The specification of one ablation variant: ``spec`` plus the variant's overrides (and ``seed``, if given).
+
+    ``name`` may be the reference row only with a seed (a retrained seed of the main run's recipe).
+    """
+    if name not in ABLATIONS and not (name == REFERENCE and seed is not None):
+        raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
+    variant = spec.with_overrides(ABLATIONS.get(name, {}))
+    return variant.with_overrides({"seed": seed}) if seed is not None and seed != spec.seed else variant
+
+
+def paper_text_fields(papers: dict[str, Any], fields: list[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``papers`` with each abstract replaced by the text of ``fields`` after the title.
+
+    ``["title"]`` leaves the abstract empty (the input is ``title [SEP]``); ``venue`` and ``authors`` are
+    appended after the abstract as ``Venue: ...`` / ``Authors: a, b`` (taken from ``extra``, the corpus
+    records, where the paper itself lacks them). The title always comes first, as in SPECTER.
+    """
+    unknown = [f for f in fields if f not in TEXT_FIELDS]
+    if unknown or not fields or fields[0] != "title":
+        raise ValueError(f"text fields must start with 'title' and be among {TEXT_FIELDS}, got {fields}")
+    if list(fields) == ["title", "abstract"]:
+        return papers
+    extra = extra or {}
+    out = {}
+    for pid, paper in papers.items():
+        source = extra.get(pid)
+        parts = []
+        if "abstract" in fields and paper.abstract:
+            parts.append(paper.abstract)
+        venue = paper.venue or (source.venue if source is not None else None)
+        authors = list(paper.authors or (source.authors if source is not None else []))
+        if "venue" in fields and venue:
+            parts.append(f"Venue: {venue}")
+        if "authors" in fields and authors:
+            parts.append("Authors: " + ", ".join(authors))
+        out[pid] = dataclasses.replace(paper, abstract=" ".join(parts))
+    return out
+
+
+def _variant_papers(spec: RunSpec, paths: RunPaths, out: Path) -> tuple[Path, dict[str, Any] | None]:
+    """For a text-field variant: a copy of the training dir's metadata.json (and data.json) with the variant's
+    texts, and the corpus records that supply venues and authors. Otherwise the training metadata as it is."""
+    fields = spec["ablations.text_fields"]
+    metadata = paths.train_data_dir / "metadata.json"
+    if list(fields) == ["title", "abstract"]:
+        return metadata, None
+    extra = None
+    if any(f in fields for f in ("venue", "authors")):
+        extra = load_corpus_for_run(dataclasses.replace(spec.data, label_field="")).papers
+    papers = paper_text_fields(read_paper_file(metadata), fields, extra)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "metadata.json", {pid: p.to_specter_metadata() for pid, p in papers.items()}, indent=None)
+    shutil.copyfile(paths.train_data_dir / "data.json", out / "data.json")  # mnrl-citation reads it beside metadata
+    return out / "metadata.json", extra
+
+
+def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
+    """The ablation table's reference row: the main run's trained model (its embeddings of notebook 04),
+    evaluated on the ablation tasks; nothing is retrained, so it equals the main results' trained row."""
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    tasks = spec["ablations.tasks"] or None
+    mined = read_json(paths.notebook_dir("02_mine_triplets") / "metrics.json")
+    trained = read_json(paths.notebook_dir("03_train_specter") / "metrics.json")
+    embedded = read_json(paths.notebook_dir("04_embed_papers") / "metrics.json")["embeddings"]["trained"]
+    return {
+        "changes": {},
+        "seed": spec.seed,
+        "source": "the main run (notebooks 02-04)",
+        "embedding_file": str(paths.embedding_file("trained")),
+        "triplets": mined["train"]["triplets"],
+        "training": trained["results"],
+        "embedding": embedded,
+        "results": evaluate_file(scidocs, paths.embedding_file("trained"), tasks, spec["evaluation.split"]),
+    }
+
+
+def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = None) -> dict[str, Any]:
+    """One variant (and seed) of notebook 07 through the same stages as the main run: mine + audit, train, embed,
+    evaluate. ``name`` may be the reference row with a seed other than the run's (the main recipe, retrained).
+
+    Only the papers the evaluation of ``ablations.tasks`` reads are embedded, at the run's evaluation length.
+    """
+    variant = ablation_spec(spec, name, seed)
+    out = paths.ablation_dir(name) if seed is None else paths.ablation_dir(name) / f"seed{variant.seed}"
+    done = finished_ablation(variant, out)
+    if done is not None:
+        return done
+    started = time.time()
+    metadata, extra = _variant_papers(variant, paths, out / "texts")
+    mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
+    trained = train(variant, out / "triplets", metadata, out / "train")
+    scidocs = paths.scidocs_dir(variant["evaluation.scidocs_dir"])
+    tasks, split = variant["ablations.tasks"] or None, variant["evaluation.split"]
+    embedding_file = out / "embeddings.jsonl"
+    papers = paper_text_fields(papers_to_embed(scidocs, split, tasks), variant["ablations.text_fields"], extra)
+    embedded = embed(variant.embedding, trained["model_dir"], papers, embedding_file)
+    row = {
+        "changes": ABLATIONS.get(name, {}),
+        "seed": variant.seed,
+        "embedding_file": str(embedding_file),
+        "triplets": mined["train"]["triplets"],
+        "leakage": mined["leakage"],
+        "training": trained["summary"]["results"],
+        "embedding": embedded,
+        "results": evaluate_file(scidocs, embedding_file, tasks, split),
+        "seconds": round(time.time() - started, 1),
+    }
+    write_json(out / ROW_FILE, {"settings": ablation_settings(variant), "row": row})  # last: marks the row done
+    return row
+
+
+# A finished row's record: the settings it ran with and its result. A later run of notebook 07 (after a crash, or
+# with more variants or seeds) reuses a row whose settings are unchanged instead of retraining it.
+ROW_FILE = "row.json"
+# Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row.
+GRID_KEYS = ("variants", "seeds")
+
+
+def ablation_settings(variant: RunSpec) -> dict[str, Any]:
+    """The settings that make one ablation row: the variant's whole specification less the grid's ``GRID_KEYS``."""
+    settings = variant.to_dict()
+    for key in GRID_KEYS:
+        settings.get("ablations", {}).pop(key, None)
+    return settings
+
+
+def finished_ablation(variant: RunSpec, out: Path) -> dict[str, Any] | None:
+    """The row recorded in ``out/row.json`` when it ran with ``variant``'s settings and its embeddings are still
+    there; None otherwise (not run, interrupted, or run with other settings: it is then run again)."""
+    record_file = out / ROW_FILE
+    if not record_file.is_file():
+        return None
+    record = read_json(record_file)
+    row = record.get("row", {})
+    if record.get("settings") != ablation_settings(variant) or not Path(row.get("embedding_file", "")).is_file():
+        return None
+    return {**row, "reused": str(record_file)}
+
+
+def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
+    """Every row of notebook 07 for every seed of ``ablations.seeds``: ``{row: {seed: run_ablation's result}}``.
+
+    The reference row's run seed is the main run's model (not retrained); its other seeds are retrained with the
+    main recipe, so every row has the same seeds and the same budget.
+    """
+    seeds = list(spec["ablations.seeds"]) or [spec.seed]
+    rows: dict[str, dict[int, dict[str, Any]]] = {REFERENCE: {}}
+    for seed in seeds:
+        if seed == spec.seed:
+            rows[REFERENCE][seed] = reference_row(spec, paths)
+        else:
+            rows[REFERENCE][seed] = run_ablation(spec, paths, REFERENCE, seed)
+    for name in spec["ablations.variants"]:
+        rows[name] = {}
+        for seed in seeds:
+            rows[name][seed] = run_ablation(spec, paths, name, seed)
+            if progress:
+                row = rows[name][seed]
+                done = f"reused from {row['reused']}" if "reused" in row else f"done in {row['seconds']} s"
+                progress(f"{name} seed {seed} {done}")
+    return rows
+
+
+def ablation_statistics(
+    spec: RunSpec, paths: RunPaths, rows: dict[str, dict[int, dict[str, Any]]], n_resamples: int = 10_000
+) -> dict[str, Any]:
+    """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and a paired test of each
+    ranking task's per-query AP against the reference row (``evaluation.paired``, each query averaged over seeds)."""
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    split = spec["evaluation.split"]
+    groups = {name: seed_group_statistics([r["results"] for r in by_seed.values()]) for name, by_seed in rows.items()}
+    wanted = {task_name(t) for t in spec["ablations.tasks"]} or None
+    ranking = [t for t in available_tasks(scidocs) if t in RANKING_TASKS and (wanted is None or t in wanted)]
+    data = read_scidocs_dir(scidocs, ranking or None)
+    qrels = {task: data.ranking[task][split] for task in ranking if split in data.ranking.get(task, {})}
+    paired: dict[str, Any] = {}
+    if qrels:
+        scored = [
+            score_row(name, [r["embedding_file"] for r in by_seed.values()], qrels) for name, by_seed in rows.items()
+        ]
+        paired = compare_rows(scored, [REFERENCE], list(qrels), n_resamples=n_resamples)
+    return {"groups": groups, "paired": paired, "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()}}
