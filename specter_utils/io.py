@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import tempfile
@@ -104,7 +105,6 @@ def read_json(path: str | Path) -> Any:
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz``: gzip-compressed)."""
-    import gzip
 
     path = Path(path)
     if not path.exists():

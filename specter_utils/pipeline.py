@@ -14,14 +14,18 @@ notebooks, with their outputs, to ``reports/<preset>/``. Where each notebook's a
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from specter_utils.data.load import check_corpus_options, detect_corpus_kind
 from specter_utils.errors import DataError
-from specter_utils.io import atomic_write, write_json
+from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, REPORTS_DIR, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
 from specter_utils.spec import load_spec
@@ -175,7 +179,6 @@ def run_overrides(
     data dir (a hep-th folder, an S2ORC, OpenAlex or generic record file: ``data.load.detect_corpus_kind``).
     A data dir whose kind cannot be told keeps the preset's kind, unless that is the generated corpus (an error).
     """
-    from specter_utils.data.load import check_corpus_options, detect_corpus_kind
 
     merged = dict(overrides or {})
     if corpus is not None:
@@ -277,7 +280,6 @@ PIPELINE_FILE = "pipeline.json"  # in the run folder: how and when each notebook
 
 def source_commit() -> str | None:
     """The package's git commit (short hash, ``+dirty`` with uncommitted changes); None outside a git checkout."""
-    import subprocess
 
     try:
         head = subprocess.run(
@@ -305,9 +307,6 @@ def record_notebook(
     every notebook's time); each entry says with which overrides, at which commit and when it ran. A record of
     another preset is started afresh.
     """
-    from datetime import datetime, timezone
-
-    from specter_utils.io import read_json
 
     path = run_dir / PIPELINE_FILE
     previous = read_json(path) if path.exists() else {}
@@ -332,9 +331,6 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, preset:
     Also copies the resolved ``spec.yaml``, the results tables, and writes a ``README.md`` index, so the
     repository page shows every table and figure of the run without running anything.
     """
-    import shutil
-
-    from specter_utils.io import read_json
 
     run_dir = resolve(run_dir)
     info = read_json(run_dir / PIPELINE_FILE) if (run_dir / PIPELINE_FILE).exists() else {}

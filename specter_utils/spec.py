@@ -226,7 +226,9 @@ class RunSpec(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         if key not in self._flat:
             close = difflib.get_close_matches(key, list(self._flat), n=1, cutoff=0.5)
-            raise KeyError(f"no setting {key!r} in the run specification" + (f"; did you mean {close[0]!r}?" if close else ""))
+            raise KeyError(
+                f"no setting {key!r} in the run specification" + (f"; did you mean {close[0]!r}?" if close else "")
+            )
         return copy.deepcopy(self._flat[key])
 
     def __iter__(self) -> Iterator[str]:
@@ -311,9 +313,7 @@ class RunSpec(Mapping[str, Any]):
         return f"RunSpec({self.preset!r}, overrides={self.overrides!r})"
 
 
-def load_spec(
-    preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR
-) -> RunSpec:
+def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR) -> RunSpec:
     """The specification of ``preset`` (a name in ``params/``, or a path to your own .yaml) plus ``overrides``."""
     layers = file_layers(preset, Path(params_dir))
     spec = RunSpec(layers, preset)

@@ -10,10 +10,9 @@ import pytest
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main
 from specter_utils.data.export import export_corpus
-from specter_utils.data.generic import read_generic
+from specter_utils.data.generic import read_any_paper_file, read_generic
 from specter_utils.data.load import detect_corpus_kind, load_corpus
 from specter_utils.data.openalex import normalise_openalex_id, read_openalex
-from specter_utils.data.records import read_paper_file
 from specter_utils.data.s2orc import read_s2orc
 from specter_utils.data.synthetic import generate_synthetic_corpus
 from specter_utils.errors import DataError
@@ -147,7 +146,7 @@ def test_ambiguous_file_needs_corpus(tmp_path):
 
 def test_embed_reads_generic_records(tmp_path):
     path = _write(tmp_path / "p.jsonl", [{"paper_id": 7, "title": "T", "abstract": None}, _rec("a", ["7"])])
-    papers = read_paper_file(path)
+    papers = read_any_paper_file(path)
     assert papers["7"].title == "T" and papers["a"].extras["references"] == ["7"]
 
 

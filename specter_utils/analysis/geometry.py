@@ -22,8 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
+from sklearn.cluster import DBSCAN
+from sklearn.manifold import TSNE
+from sklearn.metrics import completeness_score, homogeneity_score, v_measure_score
+from sklearn.neighbors import NearestNeighbors
 
+from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
 
 PAPER_FIGURE2 = {  # SPEC.md section 5, Figure 2 (t-SNE of MAG papers)
@@ -58,7 +65,6 @@ class Projection:
 
 def labels_from_scidocs(scidocs_dir: str | Path, task: str = "mag", splits: tuple[str, ...] = ("train", "val", "test")):
     """``{paper_id: class}`` from a SCIDOCS-layout classification task (``mag`` or ``mesh``)."""
-    from specter_utils.data.scidocs import available_tasks, read_classification_splits
 
     if task not in available_tasks(scidocs_dir):
         raise FileNotFoundError(f"no {task}/{{train,test}}.csv under {scidocs_dir}")
@@ -112,8 +118,6 @@ def project(
     if n < 5:
         raise ValueError(f"need at least 5 points to project, got {n}")
     if method == "tsne":
-        from sklearn.manifold import TSNE
-
         # t-SNE requires perplexity < n; (n - 1) / 3 keeps 3 * perplexity neighbours available.
         tsne = TSNE(n_components=2, perplexity=min(perplexity, (n - 1) / 3), init="pca", random_state=seed)
         with threadpool_limits(limits=threads):
@@ -131,7 +135,6 @@ def project(
 
 def kdistance_knee(coords: np.ndarray, k: int) -> float:
     """The knee of the sorted distances to each point's k-th nearest neighbour (see module docstring)."""
-    from sklearn.neighbors import NearestNeighbors
 
     coords = np.asarray(coords, dtype=np.float64)
     k = min(k, len(coords) - 1)
@@ -149,8 +152,6 @@ def kdistance_knee(coords: np.ndarray, k: int) -> float:
 
 def dbscan_scores(coords: np.ndarray, labels: list[str], min_samples: int | None = None) -> dict[str, Any]:
     """DBSCAN on ``coords`` with the stated rule; homogeneity, completeness and V-measure against ``labels``."""
-    from sklearn.cluster import DBSCAN
-    from sklearn.metrics import completeness_score, homogeneity_score, v_measure_score
 
     coords = np.asarray(coords, dtype=np.float64)
     min_samples = min_samples or 2 * coords.shape[1]
@@ -171,10 +172,8 @@ def dbscan_scores(coords: np.ndarray, labels: list[str], min_samples: int | None
 
 def plot_projections(projections: list[Projection], path_stem: str | Path, title: str | None = None) -> list[Path]:
     """Grid of scatter plots (rows: methods, columns: models), coloured by class; writes PNG and PDF."""
-    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     models = list(dict.fromkeys(p.model for p in projections))
     methods = list(dict.fromkeys(p.method for p in projections))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.data.corpus import Corpus
-from specter_utils.data.records import Paper, ReadReport
+from specter_utils.data.records import Paper, ReadReport, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import iter_jsonl
 
@@ -296,3 +296,11 @@ def paper_to_record(paper: Paper, references: list[str], labels: list[str] | Non
     if paper.extras.get("synthetic"):
         record["synthetic"] = True
     return record
+
+
+def read_any_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
+    """``{paper_id: Paper}`` of a metadata file of either kind: a generic record file (``.jsonl``, ``.jsonl.gz``,
+    ``.parquet``; ``references`` optional) or a JSON metadata file (``records.read_paper_file``)."""
+    if is_record_file(path):
+        return read_generic_papers(path, report)
+    return read_paper_file(path, report)

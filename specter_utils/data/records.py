@@ -2,7 +2,7 @@
 
 Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata_*.json``, are both
 ``{paper_id: {"paper_id", "title", "abstract", ...}}`` and are read by :func:`read_paper_records` alone
-(a generic record file, ``.jsonl`` / ``.jsonl.gz`` / ``.parquet``, by ``data.generic``), with one rule:
+(a generic record file, ``.jsonl`` / ``.jsonl.gz`` / ``.parquet``, by ``data.generic.read_any_paper_file``), with one rule:
 
 - a record must be an object with a ``title`` key; its ``paper_id``, when present, must equal its key;
   ``title`` and ``abstract`` are strings or null (null reads as ""), stripped of surrounding spaces;
@@ -141,15 +141,10 @@ def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def read_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
-    """``{paper_id: Paper}`` of one metadata file; untitled papers are kept and counted (``empty_title``).
+    """``{paper_id: Paper}`` of one JSON metadata file; untitled papers are kept and counted (``empty_title``).
 
-    A ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` file is read as the generic record format
-    (``data.generic.read_generic_papers``: ``references`` optional there).
+    A generic record file (``.jsonl``, ``.jsonl.gz``, ``.parquet``) is read by ``data.generic.read_any_paper_file``.
     """
-    from specter_utils.data.generic import is_record_file, read_generic_papers
-
-    if is_record_file(path):
-        return read_generic_papers(path, report)
     papers: dict[str, Paper] = {}
     for key, record in read_paper_records(path).items():
         title, abstract = (record.get("title") or "").strip(), (record.get("abstract") or "").strip()

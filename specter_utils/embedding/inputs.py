@@ -1,6 +1,6 @@
 """Papers to embed: SPECTER ``metadata.json`` or SCIDOCS ``paper_metadata_*.json`` files, plus an ids file.
 
-Both formats are ``{paper_id: {"title", "abstract", ...}}``, read by ``data.records.read_paper_file`` (its
+Both formats are ``{paper_id: {"title", "abstract", ...}}``, read by ``data.generic.read_any_paper_file`` (its
 rule: untitled papers are kept and counted). Several files may be given (SCIDOCS has three); a paper present
 in more than one must have the same title and abstract everywhere.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from specter_utils.data.records import Paper, ReadReport, read_paper_file
+from specter_utils.data.generic import read_any_paper_file
+from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
 from specter_utils.io import read_text
 
@@ -24,7 +25,7 @@ def read_metadata_files(paths: Iterable[str | Path], report: ReadReport | None =
     if not paths:
         raise DataError("no metadata file given")
     for path in paths:
-        for paper in read_paper_file(path).values():
+        for paper in read_any_paper_file(path).values():
             if paper.paper_id in papers:
                 first = papers[paper.paper_id]
                 if (first.title, first.abstract) != (paper.title, paper.abstract):

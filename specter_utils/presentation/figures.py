@@ -6,11 +6,26 @@ reads files except ``read_log_history``. Figure 2 (t-SNE / UMAP) lives in ``anal
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
+
+from specter_utils.io import read_json
+from specter_utils.presentation.tables import (
+    HEADERS,
+    PAPER_ABLATION_ROWS,
+    PAPER_TABLE1,
+    PAPER_TABLE2,
+    TABLE2_COLUMNS,
+    TABLE2_GROUPS,
+    group_averages,
+    metric_row,
+)
 
 # The paper's rows drawn beside ours in the Table 1 chart (SPEC.md section 5).
 PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
@@ -18,9 +33,7 @@ PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
 
 def show(fig) -> None:
     """Show a figure in the notebook as a PNG output whatever the matplotlib backend (papermill runs with Agg)."""
-    import io
 
-    import matplotlib.pyplot as plt
     from IPython.display import Image, display
 
     buffer = io.BytesIO()
@@ -31,7 +44,6 @@ def show(fig) -> None:
 
 def read_log_history(path: str | Path) -> list[dict[str, Any]]:
     """The trainer's ``log_history.json`` (a list of log dicts); empty when the file is absent."""
-    from specter_utils.io import read_json
 
     path = Path(path)
     return list(read_json(path)) if path.exists() else []
@@ -64,7 +76,6 @@ def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
 
 def training_curves(log_history: list[Mapping[str, Any]], title: str = ""):
     """Loss (training and validation) and validation triplet accuracy against the optimiser step."""
-    import matplotlib.pyplot as plt
 
     frame = training_curves_frame(log_history)
     accuracy = [c for c in frame.columns if c.endswith("accuracy")]
@@ -146,10 +157,6 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     Only the metrics this run has are drawn; the paper's bars are on the real SCIDOCS, so they are a
     reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
     """
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from specter_utils.presentation.tables import HEADERS, PAPER_TABLE1, metric_row
 
     ours = {model: metric_row(result) for model, result in results.items()}
     metrics = [h for h in HEADERS if any(h in row for row in ours.values())]
@@ -170,10 +177,6 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
 
 def ablation_chart(variants: Mapping[str, Mapping[str, Any]]):
     """Table 2 chart: each variant's group averages (CLS / USR / CITE / REC / all) beside the paper's."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from specter_utils.presentation.tables import PAPER_TABLE2, TABLE2_GROUPS, group_averages
 
     columns = [*TABLE2_GROUPS, "all"]
     averages = {name: group_averages(v["results"]) for name, v in variants.items()}
@@ -220,10 +223,6 @@ def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None):
     """Table 2 over seeds: each row's group averages as bars with ± sd error bars (left), the paper's Table 2
     and 3 rows that the variants stand for (right, hatched; SCIDOCS, so a reference for direction, not level)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from specter_utils.presentation.tables import PAPER_ABLATION_ROWS, TABLE2_COLUMNS
 
     groups = statistics["groups"]
     shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
@@ -275,7 +274,6 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
 
 def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
     """Notebook 08: mean macro-F1 over seeds (error bar: std) of every (encoder, length, head, training) row."""
-    import matplotlib.pyplot as plt
 
     flat = table.reset_index()
     labels = [

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
@@ -169,7 +170,6 @@ TABLE2_COLUMNS = (*TABLE2_GROUPS, "all")
 
 def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each Table 2 group's mean and sample sd over seeds (``{group: {mean, sd, per_seed}}``; groups with data only)."""
-    import numpy as np
 
     per_seed = [group_averages(r) for r in results_per_seed]
     out: dict[str, dict[str, Any]] = {}

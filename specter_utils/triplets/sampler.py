@@ -56,8 +56,6 @@ _SPLIT_SALT = {"train": 1, "val": 2, "test": 3}
 _MAX_REJECTION_ROUNDS = 64
 
 
-
-
 def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dict[str, dict[str, int]]:
     """A ``data.json``-shaped graph whose positives (count 5) are the papers co-cited with each query.
 

@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import svds
+from sklearn.neighbors import NearestNeighbors
 
 from specter_utils.data.specter_format import DIRECT_CITATION, SpecterData, read_specter_dir
 from specter_utils.errors import DataError
@@ -87,8 +90,6 @@ def rescaled_bands(n_nodes: int, config: ScinclConfig = ScinclConfig()) -> tuple
 
 def graph_embedding(data: SpecterData, dim: int = 64, seed: int = 0) -> tuple[list[str], np.ndarray]:
     """Node ids and ``U * sqrt(S)`` of the normalised, symmetrised direct-citation adjacency."""
-    from scipy import sparse
-    from scipy.sparse.linalg import svds
 
     edges = [(q, c) for q, row in data.graph.items() for c, count in row.items() if count == DIRECT_CITATION]
     nodes = sorted({p for edge in edges for p in edge})
@@ -111,7 +112,6 @@ def graph_embedding(data: SpecterData, dim: int = 64, seed: int = 0) -> tuple[li
 
 def neighbour_ranks(vectors: np.ndarray, rows: np.ndarray, depth: int) -> np.ndarray:
     """For each row in ``rows``: the indices of its ``depth`` nearest other nodes by cosine, nearest first."""
-    from sklearn.neighbors import NearestNeighbors
 
     index = NearestNeighbors(n_neighbors=min(depth + 1, len(vectors)), metric="cosine", algorithm="brute")
     index.fit(vectors)
