@@ -65,8 +65,8 @@ class CorpusConfig:
     src: str = ""  # the corpus file or folder; "": the kind's default (../shared/data/<kind>, or the bundled copy)
     n_papers: int = 600  # synthetic corpus only: its size (a CPU-sized quick start)
     n_topics: int = 6  # synthetic corpus only: its classes
-    n_queries: int = 200  # held-out queries per ranking task (80% test): every query adds ~25 papers to embed per model
-    max_class_papers: int = 3000  # stratified sample for the classification task (0: every labelled paper)
+    n_queries: int = 1000  # held-out queries per ranking task (80% test), as SCIDOCS's ~1,000 per task
+    max_class_papers: int = 0  # 0: every labelled paper in the classification task; a number: a stratified sample
     negative_pool: int = 0  # 0: random negatives from every paper with text; a number bounds the papers to embed
     label_field: str = ""  # classification labels: venue, fields_of_study, labels or any field; "": the kind's own
     multi_label: str = "first"  # a paper with several labels: first (its first label) or exactly-one (kept with one)

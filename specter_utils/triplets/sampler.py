@@ -69,14 +69,14 @@ def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dic
     cited_by: dict[str, set[str]] = {}
     for citing, row in graph.items():
         for paper, count in row.items():
-            if count == 5:
+            if count == DIRECT_CITATION:
                 cited_by.setdefault(paper, set()).add(citing)
     out: dict[str, dict[str, int]] = {}
     for paper, citers in cited_by.items():
-        co_cited = {other for citer in citers for other, count in graph[citer].items() if count == 5} - {paper}
+        co_cited = {o for citer in citers for o, count in graph[citer].items() if count == DIRECT_CITATION} - {paper}
         neighbours = (set(graph.get(paper, {})) | citers) - co_cited - {paper}
-        row = {other: 5 for other in co_cited}
-        row.update({other: 1 for other in neighbours})
+        row = dict.fromkeys(co_cited, DIRECT_CITATION)
+        row.update(dict.fromkeys(neighbours, CITATION_OF_CITATION))
         if row:
             out[paper] = row
     if mix:
