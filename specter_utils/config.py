@@ -455,7 +455,9 @@ DEPRECATED_KEYS = {
     "embedding.max_seq_length": "embedding.max_length",
     "mining.spectroid": "mining.strategy",  # true: spectroid
 }
-DEPRECATED_TRAIN_FIELDS = {old.split(".")[1]: new.split(".")[1] for old, new in DEPRECATED_KEYS.items() if old.startswith("training.")}
+DEPRECATED_TRAIN_FIELDS = {
+    old.split(".")[1]: new.split(".")[1] for old, new in DEPRECATED_KEYS.items() if old.startswith("training.")
+}
 
 
 def defaults_tree() -> dict[str, Any]:

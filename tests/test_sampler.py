@@ -143,7 +143,9 @@ def test_spectroid_shifts_positives_toward_highly_cited_papers() -> None:
     data = _toy()
     share = {}
     for spectroid in (False, True):
-        triplets = list(mine(data, SamplerConfig(seed=0, strategy="spectroid" if spectroid else "specter")).train.triplets)
+        triplets = list(
+            mine(data, SamplerConfig(seed=0, strategy="spectroid" if spectroid else "specter")).train.triplets
+        )
         share[spectroid] = sum(t.pos == "p0" for t in triplets) / len(triplets)
     # p0 has 300 in-citations, the others 6 each: uniform gives 1/5, weighted 300/324
     assert share[False] == pytest.approx(0.2, abs=0.05)

@@ -15,7 +15,8 @@ def add_spec_arguments(parser: argparse.ArgumentParser, preset_default: str | No
         "--preset",
         choices=presets(),
         default=preset_default,
-        help="a shipped run specification, params/<preset>.yaml" + (f" (default: {preset_default})" if preset_default else ""),
+        help="a shipped run specification, params/<preset>.yaml"
+        + (f" (default: {preset_default})" if preset_default else ""),
     )
     parser.add_argument(
         "--spec",

@@ -55,7 +55,9 @@ RANGES = {
     "max_length": int_at_least(2),
     **dict.fromkeys(("effective_batch_size", "batch_size", "save_steps", "eval_steps", "logging_steps"), POSITIVE_INT),
     "save_total_limit": POSITIVE_INT,
-    **dict.fromkeys(("max_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"), COUNT),
+    **dict.fromkeys(
+        ("max_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"), COUNT
+    ),
     "cached_mini_batch": COUNT,
     "learning_rate": float_in(0.0, 1.0, low_open=True),
     "warmup_ratio": float_in(0.0, 1.0, high_open=True),

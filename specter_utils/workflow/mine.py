@@ -21,7 +21,9 @@ from specter_utils.triplets.scincl import ScinclConfig, mine_scincl_dir
 def mine_triplets(config: SamplerConfig, train_data_dir: str | Path, triplets_dir: str | Path) -> dict[str, Any]:
     """Mine with ``config.strategy``: the SPECTER sampler (specter, spectroid) or SciNCL's neighbourhoods."""
     if config.strategy == "scincl":
-        return mine_scincl_dir(train_data_dir, triplets_dir, ScinclConfig(max_triplets=config.max_triplets or None, seed=config.seed))
+        return mine_scincl_dir(
+            train_data_dir, triplets_dir, ScinclConfig(max_triplets=config.max_triplets or None, seed=config.seed)
+        )
     return mine_dir(train_data_dir, triplets_dir, config)
 
 
