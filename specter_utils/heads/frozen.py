@@ -1,4 +1,4 @@
-"""Classification heads on paper embeddings (the SPECTROID "Classification Heads" extension).
+"""Classification heads on frozen paper embeddings (the SPECTROID "Classification Heads" extension).
 
 A head is a small torch network over an embedding: a fixed standardisation (z-scores with the
 training split's statistics), then ``hidden_dims`` blocks of Linear -> [BatchNorm1d] -> ReLU ->
@@ -7,8 +7,11 @@ training split's statistics), then ``hidden_dims`` blocks of Linear -> [BatchNor
 
 * **frozen** (this module): on fixed embeddings of the training split, with Adam, keeping the epoch
   with the best validation macro-F1 and stopping after ``patience`` epochs without a better one;
-* **end to end** (``heads_end_to_end``): the encoder fine-tuned through the head with cross-entropy
-  by the transformers ``Trainer``.
+* **end to end** (:mod:`specter_utils.heads.end_to_end`): the encoder fine-tuned through the head with
+  cross-entropy by the transformers ``Trainer``.
+
+Every setting is a field of :class:`specter_utils.config.HeadsConfig` (section ``heads``); the functions
+here take that object whole, plus what varies per run (a head's ``hidden_dims``, the ``seed``).
 
 Scores are macro-F1 and accuracy x 100 over the whole held-out split (never an average of
 per-batch scores), beside SCIDOCS's own classifier, the linear SVM (squared hinge, ``C`` by 3-fold
@@ -20,17 +23,26 @@ or test split has a class that train lacks, is a ``DataError`` naming the file
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import train_test_split
 
+from specter_utils.config import HeadsConfig
+from specter_utils.data.scidocs import read_classification_csv
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
+from specter_utils.evaluation.classification import classify
 
 SVM_HEAD = "linear SVM (SCIDOCS)"  # the name of the SVM rows in the tables
-SPECTROID_ARCHITECTURES = ("linear", "1x64", "3x64", "5x64")  # the report's head configurations
 
 
 def parse_architecture(name: str) -> tuple[int, ...]:
@@ -61,27 +73,18 @@ def architecture_name(hidden_dims: tuple[int, ...] | list[int]) -> str:
     return ",".join(str(d) for d in dims)
 
 
-@dataclass
-class HeadConfig:
-    """Hyper-parameters of a head (nuisance parameters: set once, the same for every encoder compared)."""
+def head_seeds(config: HeadsConfig, seed: int) -> list[int]:
+    """The seeds of every head: ``seed`` and the ``config.n_seeds - 1`` after it."""
+    return [seed + i for i in range(max(1, config.n_seeds))]
 
-    hidden_dims: tuple[int, ...] = (512,)  # one hidden layer; SPECTROID's are (), (64,), (64,)*3, (64,)*5
-    batch_norm: bool = False  # BatchNorm1d after each hidden Linear (a linear head has none)
-    dropout: float = 0.2  # after each hidden layer's ReLU (a linear head has none)
-    lr: float = 1e-3  # Adam's usual rate; the head is small and trains from scratch
-    weight_decay: float = 1e-4  # mild L2 so that the head does not memorise the training papers
-    batch_size: int = 64
-    max_epochs: int = 200  # upper bound; early stopping ends training much sooner
-    patience: int = 15  # epochs without a better validation macro-F1 before stopping
-    standardize: bool = True  # z-score inputs with training-split statistics (the SVM sees raw vectors)
-    val_fraction: float = 0.1  # carved from train (stratified) when the task has no val split
-    seed: int = 0
+
+def frozen_settings(config: HeadsConfig) -> dict[str, Any]:
+    """The settings of the frozen heads as a JSON-ready mapping (``config`` without its ``end_to_end`` section)."""
+    return {k: v for k, v in asdict(config).items() if k != "end_to_end"}
 
 
 def classification_scores(y_true: list[str] | np.ndarray, y_pred: list[str] | np.ndarray) -> dict[str, float]:
     """Macro-F1 and accuracy over the whole split, x 100 with 2 decimals (SCIDOCS's convention)."""
-    from sklearn.metrics import accuracy_score, f1_score
-
     return {
         "macro_f1": round(100 * float(f1_score(y_true, y_pred, average="macro")), 2),
         "accuracy": round(100 * float(accuracy_score(y_true, y_pred)), 2),
@@ -127,10 +130,8 @@ def check_classification_splits(
     return classes
 
 
-def read_task_splits(scidocs_dir: str | Path, task: str = "mag") -> dict[str, list[tuple[str, str]]]:
-    """``{split: [(paper_id, label)]}`` of a SCIDOCS-layout classification task, checked for heads."""
-    from specter_utils.data.scidocs import read_classification_csv
-
+def read_task_splits(scidocs_dir: str | Path, task: str) -> dict[str, list[tuple[str, str]]]:
+    """``{split: [(paper_id, label)]}`` of a SCIDOCS-layout classification task (``config.task``), checked for heads."""
     folder = Path(scidocs_dir) / task
     if not (folder / "train.csv").exists() or not (folder / "test.csv").exists():
         raise FileNotFoundError(f"{folder} needs train.csv and test.csv (val.csv is optional)")
@@ -144,30 +145,28 @@ def read_task_splits(scidocs_dir: str | Path, task: str = "mag") -> dict[str, li
 
 
 # ---------------------------------------------------------------- the head module
+class Standardize(nn.Module):
+    """Fixed z-scores: ``(x - mean) / scale`` with the training split's statistics (buffers, not trained)."""
+
+    def __init__(self, mean: np.ndarray, scale: np.ndarray) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.as_tensor(np.asarray(mean, dtype=np.float32)))
+        self.register_buffer("scale", torch.as_tensor(np.asarray(scale, dtype=np.float32)))
+
+    def forward(self, x):
+        return (x - self.mean) / self.scale
+
+
 def build_head(
     in_dim: int,
     n_classes: int,
-    hidden_dims: tuple[int, ...] | list[int] = (),
-    batch_norm: bool = False,
-    dropout: float = 0.0,
+    hidden_dims: tuple[int, ...] | list[int],
+    batch_norm: bool,
+    dropout: float,
     mean: np.ndarray | None = None,
     scale: np.ndarray | None = None,
-):
+) -> nn.Sequential:
     """The head as an ``nn.Sequential``: [Standardize], (Linear, [BatchNorm1d], ReLU, [Dropout]) x hidden, Linear."""
-    import torch
-    import torch.nn as nn
-
-    class Standardize(nn.Module):
-        """Fixed z-scores: ``(x - mean) / scale`` with the training split's statistics (buffers, not trained)."""
-
-        def __init__(self, mean: np.ndarray, scale: np.ndarray) -> None:
-            super().__init__()
-            self.register_buffer("mean", torch.as_tensor(np.asarray(mean, dtype=np.float32)))
-            self.register_buffer("scale", torch.as_tensor(np.asarray(scale, dtype=np.float32)))
-
-        def forward(self, x):
-            return (x - self.mean) / self.scale
-
     layers: list[nn.Module] = []
     if mean is not None and scale is not None:
         layers.append(Standardize(mean, scale))
@@ -184,7 +183,7 @@ def build_head(
     return nn.Sequential(*layers)
 
 
-def standardization(x_train: np.ndarray, standardize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def standardization(x_train: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per-dimension mean and scale of the training vectors (zeros and ones when ``standardize`` is off)."""
     x_train = np.asarray(x_train, dtype=np.float32)
     if not standardize:
@@ -201,8 +200,6 @@ class MLPHead:
         self.history = history
 
     def logits(self, vectors: np.ndarray) -> np.ndarray:
-        import torch
-
         self.network.eval()  # BatchNorm uses its running statistics, dropout is off
         with torch.inference_mode():
             return self.network(torch.from_numpy(np.asarray(vectors, dtype=np.float32))).numpy()
@@ -216,31 +213,33 @@ def train_mlp_head(
     y_train: list[str],
     x_val: np.ndarray,
     y_val: list[str],
-    config: HeadConfig | None = None,
+    config: HeadsConfig,
+    hidden_dims: tuple[int, ...] | list[int],
+    seed: int,
 ) -> MLPHead:
     """Train a head on frozen vectors with cross-entropy and Adam; keep the epoch with the best validation macro-F1.
 
     The network is in train mode for every optimiser step (BatchNorm batch statistics, dropout on)
     and in eval mode for every validation pass.
-    """
-    import torch
 
-    config = config or HeadConfig()
+    Args:
+        config: the heads' settings (BatchNorm, dropout, Adam's rate and decay, batch size, epochs, patience).
+        hidden_dims: the head's hidden layers (:func:`parse_architecture`).
+        seed: the head's initialisation, dropout and batch order.
+    """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small network: one thread is faster, five-fold when other processes share the cores
     try:
-        return _train_mlp_head(x_train, y_train, x_val, y_val, config)
+        return _train_mlp_head(x_train, y_train, x_val, y_val, config, tuple(hidden_dims), seed)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train_mlp_head(x_train, y_train, x_val, y_val, config: HeadConfig) -> MLPHead:
-    import torch
-    import torch.nn.functional as F
-    from sklearn.metrics import f1_score
-
-    torch.manual_seed(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
+def _train_mlp_head(
+    x_train, y_train, x_val, y_val, config: HeadsConfig, hidden_dims: tuple[int, ...], seed: int
+) -> MLPHead:
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
     classes = sorted(set(y_train))
     index = {c: i for i, c in enumerate(classes)}
     x_train = np.asarray(x_train, dtype=np.float32)
@@ -249,9 +248,9 @@ def _train_mlp_head(x_train, y_train, x_val, y_val, config: HeadConfig) -> MLPHe
     yt = torch.tensor([index[c] for c in y_train])
     xv = torch.from_numpy(np.asarray(x_val, dtype=np.float32))
     network = build_head(
-        xt.shape[1], len(classes), config.hidden_dims, config.batch_norm, config.dropout, mean=mean, scale=scale
+        xt.shape[1], len(classes), hidden_dims, config.batch_norm, config.dropout, mean=mean, scale=scale
     )
-    optimiser = torch.optim.Adam(network.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    optimiser = torch.optim.Adam(network.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     best_f1, best_state, best_epoch, history = -1.0, None, 0, []
     for epoch in range(1, config.max_epochs + 1):
         network.train()
@@ -282,19 +281,17 @@ def _train_mlp_head(x_train, y_train, x_val, y_val, config: HeadConfig) -> MLPHe
     return MLPHead(network, classes, history)
 
 
-def _split_rows(
-    splits: dict[str, list[tuple[str, str]]], config: HeadConfig
+def split_rows(
+    splits: dict[str, list[tuple[str, str]]], val_fraction: float, seed: int
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], bool]:
-    """(train, val, test) rows; without a val split, a stratified ``val_fraction`` of train is held out."""
-    from sklearn.model_selection import train_test_split
-
+    """(train, val, test, carved) rows; without a val split, a stratified ``val_fraction`` of train is held out."""
     train, test = list(splits["train"]), list(splits["test"])
     if splits.get("val"):
         return train, list(splits["val"]), test, False
     labels = [label for _, label in train]
     counts = {c: labels.count(c) for c in set(labels)}
     stratify = labels if min(counts.values()) >= 2 else None
-    fit, held = train_test_split(train, test_size=config.val_fraction, random_state=config.seed, stratify=stratify)
+    fit, held = train_test_split(train, test_size=val_fraction, random_state=seed, stratify=stratify)
     return list(fit), list(held), test, True
 
 
@@ -315,10 +312,12 @@ class _Prepared:
     carved: bool
 
 
-def _prepare(embeddings: EmbeddingSet, splits: dict[str, list[tuple[str, str]]], config: HeadConfig) -> _Prepared:
+def _prepare(
+    embeddings: EmbeddingSet, splits: dict[str, list[tuple[str, str]]], config: HeadsConfig, seed: int
+) -> _Prepared:
     """Vectors and labels per split (papers without an embedding zero-filled, as SCIDOCS does, and counted)."""
     check_classification_splits(splits)
-    train, val, test, carved = _split_rows(splits, config)
+    train, val, test, carved = split_rows(splits, config.val_fraction, seed)
     coverage: dict[str, Any] = {}
     data: dict[str, tuple[np.ndarray, list[str]]] = {}
     for name, rows in (("mlp_train", train), ("val", val), ("test", test), ("train", splits["train"])):
@@ -331,8 +330,6 @@ def _prepare(embeddings: EmbeddingSet, splits: dict[str, list[tuple[str, str]]],
 
 def svm_scores(prepared: _Prepared) -> dict[str, Any]:
     """SCIDOCS's linear SVM, fitted on the whole train split, scored on the whole test split."""
-    from specter_utils.evaluation.classification import classify
-
     x_test, y_test = prepared.data["test"]
     result = classify(*prepared.data["train"], x_test, y_test)
     return {**classification_scores(y_test, result.predictions), "C": float(result.best_c)}
@@ -341,27 +338,27 @@ def svm_scores(prepared: _Prepared) -> dict[str, Any]:
 def compare_heads(
     embeddings: EmbeddingSet,
     splits: dict[str, list[tuple[str, str]]],
-    config: HeadConfig | None = None,
-    svm: bool = True,
+    config: HeadsConfig,
+    hidden_dims: tuple[int, ...] | list[int],
+    seed: int,
 ) -> dict[str, Any]:
-    """Train one head (and the linear SVM) on ``splits["train"]``; score both on ``splits["test"]``.
+    """Train one head (and, if ``config.svm``, the linear SVM) on ``splits["train"]``; score both on ``splits["test"]``.
 
     The SVM follows SCIDOCS: fitted on the whole train split, its 3-fold CV picking ``C``. The head
-    early-stops on the val split (or, without one, on a stratified slice carved from train, which
-    it then does not train on).
+    early-stops on the val split (or, without one, on a stratified slice carved from train with
+    ``seed``, which it then does not train on).
     """
-    config = config or HeadConfig()
-    prepared = _prepare(embeddings, splits, config)
-    head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config=config)
+    prepared = _prepare(embeddings, splits, config, seed)
+    head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config, hidden_dims, seed)
     results: dict[str, Any] = {"mlp": _head_result(head, *prepared.data["test"])}
-    if svm:
+    if config.svm:
         results["linear_svm"] = svm_scores(prepared)
     return {
         **results,
         "n_classes": len(set(prepared.data["train"][1])),
         "coverage": prepared.coverage,
         "val_carved_from_train": prepared.carved,
-        "config": {**asdict(config), "hidden_dims": list(config.hidden_dims)},
+        "config": {**frozen_settings(config), "hidden_dims": list(hidden_dims), "seed": seed},
         "dim": embeddings.dim,
     }
 
@@ -369,33 +366,35 @@ def compare_heads(
 def frozen_heads(
     embeddings: EmbeddingSet,
     splits: dict[str, list[tuple[str, str]]],
-    architectures: list[str] | tuple[str, ...] = SPECTROID_ARCHITECTURES,
-    seeds: list[int] | tuple[int, ...] = (0,),
-    config: HeadConfig | None = None,
-    svm: bool = True,
+    config: HeadsConfig,
+    seed: int,
+    architectures: Sequence[str] | None = None,
     labels: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every architecture x seed trained on the frozen ``embeddings``, plus the SVM once: long-format ``rows``.
 
+    The seeds are :func:`head_seeds` (``seed``, ``seed + 1``, ... ``config.n_seeds`` of them); a val split
+    carved from train (when the task has none) is drawn with ``seed``.
+
     Args:
+        architectures: the heads (:func:`parse_architecture`); ``None``: ``config.architectures``.
         labels: extra columns of every row, e.g. ``{"encoder": "trained", "max_length": 256}``.
     """
-    config = config or HeadConfig()
-    prepared = _prepare(embeddings, splits, config)
+    prepared = _prepare(embeddings, splits, config, seed)
     extra = dict(labels or {})
     rows: list[dict[str, Any]] = []
-    if svm:
+    if config.svm:
         rows.append({**extra, "head": SVM_HEAD, "training": "frozen", "seed": None, **svm_scores(prepared)})
-    for name in architectures:
-        for seed in seeds:
-            run = replace(config, hidden_dims=parse_architecture(name), seed=int(seed))
-            head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config=run)
+    for name in config.architectures if architectures is None else architectures:
+        hidden_dims = parse_architecture(name)
+        for head_seed in head_seeds(config, seed):
+            head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config, hidden_dims, head_seed)
             rows.append(
                 {
                     **extra,
                     "head": name,
                     "training": "frozen",
-                    "seed": int(seed),
+                    "seed": head_seed,
                     **_head_result(head, *prepared.data["test"]),
                 }
             )
@@ -404,7 +403,7 @@ def frozen_heads(
         "n_classes": len(set(prepared.data["train"][1])),
         "coverage": prepared.coverage,
         "val_carved_from_train": prepared.carved,
-        "config": {**asdict(config), "hidden_dims": None, "seed": None},
+        "config": frozen_settings(config),
         "dim": embeddings.dim,
     }
 
@@ -412,13 +411,13 @@ def frozen_heads(
 def compare_heads_on_task(
     scidocs_dir: str | Path,
     embedding_sets: dict[str, EmbeddingSet],
-    task: str = "mag",
-    config: HeadConfig | None = None,
-    svm: bool = True,
+    config: HeadsConfig,
+    hidden_dims: tuple[int, ...] | list[int],
+    seed: int,
 ) -> dict[str, Any]:
-    """``compare_heads`` for each model on a SCIDOCS-layout classification task (``mag``, ``mesh`` or another folder)."""
-    splits = read_task_splits(scidocs_dir, task)
-    return {model: compare_heads(es, splits, config=config, svm=svm) for model, es in embedding_sets.items()}
+    """``compare_heads`` for each model on the SCIDOCS-layout classification task ``config.task`` (``mag``, ``mesh``...)."""
+    splits = read_task_splits(scidocs_dir, config.task)
+    return {model: compare_heads(es, splits, config, hidden_dims, seed) for model, es in embedding_sets.items()}
 
 
 # ---------------------------------------------------------------- tables
@@ -435,13 +434,11 @@ def heads_table(results: dict[str, dict[str, Any]]) -> str:
 ROW_KEYS = ("encoder", "max_length", "train_papers", "head", "training")
 
 
-def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1"):
+def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1") -> pd.DataFrame:
     """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std over seeds.
 
     The SVM is deterministic: its one value is shown in every seed column.
     """
-    import pandas as pd
-
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
     grouped: dict[tuple, dict[Any, float]] = {}
     for r in rows:
@@ -460,7 +457,7 @@ def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1"):
     return frame.set_index(list(ROW_KEYS)) if len(frame) else frame
 
 
-def frame_markdown(frame) -> str:
+def frame_markdown(frame: pd.DataFrame) -> str:
     """A pandas frame (index columns first) as a markdown table, numbers with 2 decimals."""
     flat = frame.reset_index()
     header = "| " + " | ".join(str(c) for c in flat.columns) + " |"

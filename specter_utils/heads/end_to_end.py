@@ -1,8 +1,8 @@
 """Classification heads trained end to end: the encoder fine-tuned through the head with cross-entropy.
 
-``train_end_to_end(config, papers, splits)`` reads top to bottom as the training entry point does:
-1. model: the sentence-transformers encoder and a head (``heads.build_head``) in one ``nn.Module``,
-   whose ``forward`` returns the cross-entropy loss, the logits and the embeddings;
+``train_end_to_end(config, run, papers, splits)`` reads top to bottom as the training entry point does:
+1. model: the sentence-transformers encoder (``models.build_model``) and a head (``frozen.build_head``) in
+   one ``nn.Module``, whose ``forward`` returns the cross-entropy loss, the logits and the embeddings;
 2. data: ``title [SEP] abstract`` texts and class ids, tokenised per batch by a collator;
 3. loss: cross-entropy, inside the module's ``forward``;
 4. arguments: AdamW (encoder and head at their own learning rates), linear decay, seeded order;
@@ -14,6 +14,9 @@
 
 The Trainer switches the whole module, head included, between train mode (dropout on, BatchNorm on
 batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains.
+
+The settings are :class:`specter_utils.config.EndToEndConfig` (section ``heads.end_to_end``); what varies
+from run to run (the encoder's folder, the head, the seed) is an :class:`EndToEndRun`.
 """
 
 from __future__ import annotations
@@ -26,44 +29,48 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from sklearn.metrics import f1_score
+from transformers import (
+    EarlyStoppingCallback,
+    PrinterCallback,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+    set_seed,
+)
 
+from specter_utils.config import EndToEndConfig, HeadsConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
-from specter_utils.heads import (
-    HeadConfig,
-    _split_rows,
+from specter_utils.heads.frozen import (
     architecture_name,
     build_head,
     check_classification_splits,
     classification_scores,
+    split_rows,
     standardization,
 )
+from specter_utils.models import build_model
 
 Rows = list[tuple[str, str]]
 NO_DECAY = ("bias", "LayerNorm", "layer_norm", "norm.", "BatchNorm")
 
 
 @dataclass
-class EndToEndConfig:
-    """One end-to-end run: the encoder, the head and the fine-tuning budget (values from ``heads.end_to_end``)."""
+class EndToEndRun:
+    """What one end-to-end run trains, beside the settings: no defaults but ``keep_model``."""
 
-    model: str  # the encoder to fine-tune: a sentence-transformers folder, or ``minilm``
+    encoder: str  # the encoder to fine-tune: a sentence-transformers folder, ``minilm`` or a hub id
     out: str  # run folder: model/ (the fine-tuned encoder), head/ (the head), log_history.json
-    hidden_dims: tuple[int, ...] = ()  # the head's hidden layers (heads.parse_architecture)
-    batch_norm: bool = False  # BatchNorm1d after each hidden Linear
-    dropout: float = 0.0  # after each hidden layer's ReLU
-    max_seq_length: int = 64  # wordpieces per paper, for training and scoring
-    epochs: float = 1.0  # passes over the training papers
-    learning_rate: float = 5e-5  # the encoder's (a pretrained transformer: small)
-    head_learning_rate: float = 1e-3  # the head's (trained from scratch: large)
-    weight_decay: float = 0.01  # AdamW's, on weights only (no bias, LayerNorm or BatchNorm)
-    warmup_ratio: float = 0.1  # linear warm-up over this fraction of the steps
-    batch_size: int = 16  # papers per optimiser step
-    eval_steps: int = 20  # validation macro-F1 every this many optimiser steps (and at the end)
-    patience: int = 3  # evaluations without a better validation macro-F1 before stopping
-    seed: int = 0  # head initialisation, dropout, data order
-    keep_model: bool = True  # save the fine-tuned encoder and the head under ``out``
+    hidden_dims: tuple[int, ...]  # the head's hidden layers (frozen.parse_architecture)
+    batch_norm: bool  # BatchNorm1d after each hidden Linear (heads.batch_norm)
+    dropout: float  # after each hidden layer's ReLU (heads.dropout)
+    seed: int  # head initialisation, dropout, data order
+    keep_model: bool = True  # save the fine-tuned encoder and the head under ``out`` (off: scores only)
 
 
 @dataclass
@@ -75,7 +82,7 @@ class EndToEndResult:
     predictions: list[str]  # the head's class for each test row, in order
 
 
-def stratified_cap(rows: Rows, limit: int, seed: int = 0) -> Rows:
+def stratified_cap(rows: Rows, limit: int, seed: int) -> Rows:
     """At most ``limit`` rows, each class in proportion and with at least one row; ``limit <= 0``: all rows."""
     if limit <= 0 or len(rows) <= limit:
         return list(rows)
@@ -107,15 +114,14 @@ def stratified_cap(rows: Rows, limit: int, seed: int = 0) -> Rows:
     return out
 
 
-def cap_splits(
-    splits: dict[str, Rows], max_train_papers: int = 0, max_val_papers: int = 0, seed: int = 0
-) -> dict[str, Rows]:
-    """train / val / test for end-to-end training: val carved from train when absent, train and val capped."""
+def cap_splits(splits: dict[str, Rows], config: HeadsConfig, seed: int) -> dict[str, Rows]:
+    """train / val / test for end-to-end training: val carved from train when absent (``config.val_fraction``),
+    train and val capped (``config.end_to_end.max_train_papers`` and ``max_val_papers``), all with ``seed``."""
     check_classification_splits(splits)
-    train, val, test, _ = _split_rows(splits, HeadConfig(seed=seed))
+    train, val, test, _ = split_rows(splits, config.val_fraction, seed)
     return {
-        "train": stratified_cap(train, max_train_papers, seed),
-        "val": stratified_cap(val, max_val_papers, seed),
+        "train": stratified_cap(train, config.end_to_end.max_train_papers, seed),
+        "val": stratified_cap(val, config.end_to_end.max_val_papers, seed),
         "test": list(test),
     }
 
@@ -133,30 +139,24 @@ def paper_texts(papers: dict[str, Paper], rows: Rows, sep: str, split: str) -> l
     return [papers[pid].text(sep) for pid, _ in rows]
 
 
-def _encoder_with_head(encoder: Any, head: Any):
-    import torch.nn as nn
-    import torch.nn.functional as F
+class EncoderWithHead(nn.Module):
+    """A sentence-transformers encoder and a classification head; ``forward`` returns loss, logits, embedding."""
 
-    class EncoderWithHead(nn.Module):
-        """A sentence-transformers encoder and a classification head; ``forward`` returns loss, logits, embedding."""
+    def __init__(self, encoder: Any, head: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
 
-        def __init__(self, encoder: Any, head: nn.Module) -> None:
-            super().__init__()
-            self.encoder = encoder
-            self.head = head
-
-        def forward(self, input_ids, attention_mask, token_type_ids=None, labels=None):
-            features = {"input_ids": input_ids, "attention_mask": attention_mask}
-            if token_type_ids is not None:
-                features["token_type_ids"] = token_type_ids
-            embedding = self.encoder(features)["sentence_embedding"]
-            logits = self.head(embedding)
-            output = {"logits": logits, "embedding": embedding}
-            if labels is not None:
-                output = {"loss": F.cross_entropy(logits, labels), **output}
-            return output
-
-    return EncoderWithHead(encoder, head)
+    def forward(self, input_ids, attention_mask, token_type_ids=None, labels=None):
+        features = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            features["token_type_ids"] = token_type_ids
+        embedding = self.encoder(features)["sentence_embedding"]
+        logits = self.head(embedding)
+        output = {"logits": logits, "embedding": embedding}
+        if labels is not None:
+            output = {"loss": F.cross_entropy(logits, labels), **output}
+        return output
 
 
 class _Collator:
@@ -166,8 +166,6 @@ class _Collator:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        import torch
-
         batch = self.tokenizer(
             [row["text"] for row in rows],
             padding=True,
@@ -180,35 +178,26 @@ class _Collator:
         return batch
 
 
-def _evaluate_last_step_callback():
-    from transformers import TrainerCallback
+class EvaluateLastStep(TrainerCallback):
+    """Evaluate and checkpoint the last step too, so the best-model choice covers the final weights."""
 
-    class EvaluateLastStep(TrainerCallback):
-        """Evaluate and checkpoint the last step too, so the best-model choice covers the final weights."""
-
-        def on_step_end(self, args, state, control, **kwargs):
-            if state.global_step >= state.max_steps:
-                control.should_evaluate = True
-                control.should_save = True
-            return control
-
-    return EvaluateLastStep()
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= state.max_steps:
+            control.should_evaluate = True
+            control.should_save = True
+        return control
 
 
 def _macro_f1_metric(eval_prediction) -> dict[str, float]:
     """Macro-F1 x 100 over every row of the evaluated split (the Trainer concatenates all batches first)."""
-    from sklearn.metrics import f1_score
-
     predictions = eval_prediction.predictions
     logits = predictions[0] if isinstance(predictions, tuple) else predictions
     predicted = np.asarray(logits).argmax(axis=1)
     return {"macro_f1": round(100 * float(f1_score(eval_prediction.label_ids, predicted, average="macro")), 2)}
 
 
-def _optimizer(module: Any, config: EndToEndConfig):
+def _optimizer(module: nn.Module, config: EndToEndConfig) -> torch.optim.AdamW:
     """AdamW: the encoder at ``learning_rate``, the head at ``head_learning_rate``; no decay on biases and norms."""
-    import torch
-
     groups: dict[tuple[str, bool], list] = {}
     for name, parameter in module.named_parameters():
         if not parameter.requires_grad:
@@ -226,11 +215,8 @@ def _optimizer(module: Any, config: EndToEndConfig):
     )
 
 
-def training_arguments(config: EndToEndConfig, output_dir: Path):
+def training_arguments(config: EndToEndConfig, seed: int, output_dir: Path) -> TrainingArguments:
     """The Trainer's arguments: evaluation and a checkpoint every ``eval_steps``, the best one restored at the end."""
-    import torch
-    from transformers import TrainingArguments
-
     return TrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
@@ -248,8 +234,8 @@ def training_arguments(config: EndToEndConfig, output_dir: Path):
         load_best_model_at_end=True,
         metric_for_best_model="macro_f1",
         greater_is_better=True,
-        seed=config.seed,
-        data_seed=config.seed,
+        seed=seed,
+        data_seed=seed,
         remove_unused_columns=False,
         logging_strategy="steps",
         logging_steps=max(1, config.eval_steps // 2),
@@ -261,37 +247,36 @@ def training_arguments(config: EndToEndConfig, output_dir: Path):
 
 def train_end_to_end(
     config: EndToEndConfig,
+    run: EndToEndRun,
     papers: dict[str, Paper],
     splits: dict[str, Rows],
     start_train_vectors: np.ndarray | None = None,
     callbacks: list | None = None,
 ) -> EndToEndResult:
-    """Fine-tune ``config.model`` through a head on ``splits["train"]``; early-stop on val; score on the whole test split.
+    """Fine-tune ``run.encoder`` through a head on ``splits["train"]``; early-stop on val; score on the whole test split.
 
     Args:
+        config: the settings (length, epochs, learning rates, batch size, evaluation steps, patience).
+        run: the encoder, the head, the seed and the output folder.
         papers: ``{paper_id: Paper}`` holding every paper of the splits (their text is the input).
         splits: ``train`` / ``val`` / ``test`` rows (:func:`cap_splits` carves val and caps train first).
         start_train_vectors: the untouched encoder's embeddings of the training papers (at
-            ``max_seq_length``), for the head's fixed standardisation; computed when not given.
+            ``config.max_length``), for the head's fixed standardisation; computed when not given.
         callbacks: extra ``transformers.TrainerCallback`` objects (tests).
+
+    Raises:
+        DataError: bad splits, a paper without text, or ``config.max_length`` beyond the encoder's positions.
     """
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers import EarlyStoppingCallback, PrinterCallback, Trainer, set_seed
-
-    from specter_utils.models import resolve_model
-
     started = time.time()
     classes = check_classification_splits(splits)
     if not splits.get("val"):
         raise DataError("end-to-end training early-stops on a val split; cap_splits carves one from train", "val split")
     index = {c: i for i, c in enumerate(classes)}
-    out = Path(config.out)
-    set_seed(config.seed)
+    out = Path(run.out)
+    set_seed(run.seed)
 
     # 1. Model: the encoder (train mode, on CPU until the Trainer places it) and a fresh head.
-    encoder = SentenceTransformer(resolve_model(config.model), device="cpu")
-    encoder.max_seq_length = config.max_seq_length
+    encoder = build_model(run.encoder, max_length=config.max_length)
     sep = getattr(encoder.tokenizer, "sep_token", None) or " "
 
     # 2. Data: texts and class ids.
@@ -300,36 +285,36 @@ def train_end_to_end(
         split: [{"text": t, "labels": index[label]} for t, (_, label) in zip(texts[split], rows, strict=True)]
         for split, rows in splits.items()
     }
-    if config.batch_norm and len(datasets["train"]) % config.batch_size == 1:
+    if run.batch_norm and len(datasets["train"]) % config.batch_size == 1:
         datasets["train"] = datasets["train"][:-1]  # BatchNorm cannot normalise a last batch of one paper
     if start_train_vectors is None:
         start_train_vectors = _encode(encoder, texts["train"], max(config.batch_size, 32))
-    mean, scale = standardization(start_train_vectors)
-    set_seed(config.seed)  # the head's initialisation depends on the seed only
+    mean, scale = standardization(start_train_vectors, True)  # always: the encoder's scale is unknown to the head
+    set_seed(run.seed)  # the head's initialisation depends on the seed only
     head = build_head(
         encoder.get_embedding_dimension(),
         len(classes),
-        config.hidden_dims,
-        config.batch_norm,
-        config.dropout,
+        run.hidden_dims,
+        run.batch_norm,
+        run.dropout,
         mean=mean,
         scale=scale,
     )
-    module = _encoder_with_head(encoder, head)
+    module = EncoderWithHead(encoder, head)
 
     # 3-6. Loss (in forward), arguments, whole-split macro-F1 on val, the Trainer with early stopping.
     checkpoints = out / "checkpoints"
     trainer = Trainer(
         model=module,
-        args=training_arguments(config, checkpoints),
+        args=training_arguments(config, run.seed, checkpoints),
         train_dataset=datasets["train"],
         eval_dataset=datasets["val"],
-        data_collator=_Collator(encoder.tokenizer, config.max_seq_length),
+        data_collator=_Collator(encoder.tokenizer, config.max_length),
         compute_metrics=_macro_f1_metric,
         optimizers=(_optimizer(module, config), None),
         callbacks=[
             EarlyStoppingCallback(early_stopping_patience=config.patience),
-            _evaluate_last_step_callback(),
+            EvaluateLastStep(),
             *(callbacks or []),
         ],
     )
@@ -349,9 +334,9 @@ def train_end_to_end(
     y_test = [label for _, label in splits["test"]]
     shutil.rmtree(checkpoints, ignore_errors=True)
     metrics: dict[str, Any] = {
-        "head": architecture_name(config.hidden_dims),
+        "head": architecture_name(run.hidden_dims),
         "training": "end to end",
-        "seed": config.seed,
+        "seed": run.seed,
         **classification_scores(y_test, predicted),
         "best_val_macro_f1": best["eval_macro_f1"],
         "best_step": int(best["step"]),
@@ -362,15 +347,15 @@ def train_end_to_end(
         "val_papers": len(splits["val"]),
         "test_papers": len(splits["test"]),
         "seconds": round(time.time() - started, 1),
-        "config": {**asdict(config), "hidden_dims": list(config.hidden_dims)},
+        "config": {**asdict(config), **asdict(run), "hidden_dims": list(run.hidden_dims)},
     }
-    if config.keep_model:
+    if run.keep_model:
         module.to("cpu")
         metrics["model_dir"] = str(save_encoder(encoder, out / "model"))
-        save_head(head, classes, config, out / "head")
+        save_head(head, classes, run, out / "head")
     (out / "log_history.json").parent.mkdir(parents=True, exist_ok=True)
     (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
-    info = {"model": f"{config.model} fine-tuned end to end", "max_length": config.max_seq_length}
+    info = {"model": f"{run.encoder} fine-tuned end to end", "max_length": config.max_length}
     test_set = EmbeddingSet([pid for pid, _ in splits["test"]], np.asarray(embeddings, dtype=np.float32), None, info)
     del trainer, module
     if torch.cuda.is_available():
@@ -399,17 +384,15 @@ def save_encoder(encoder: Any, model_dir: Path) -> Path:
     return model_dir
 
 
-def save_head(head: Any, classes: list[str], config: EndToEndConfig, head_dir: Path) -> Path:
+def save_head(head: nn.Module, classes: list[str], run: EndToEndRun, head_dir: Path) -> Path:
     """``head.pt`` (the state dict, standardisation included) and ``head.json`` (classes and architecture)."""
-    import torch
-
     head_dir.mkdir(parents=True, exist_ok=True)
     torch.save(head.state_dict(), head_dir / "head.pt")
     description = {
         "classes": classes,
-        "hidden_dims": list(config.hidden_dims),
-        "batch_norm": config.batch_norm,
-        "dropout": config.dropout,
+        "hidden_dims": list(run.hidden_dims),
+        "batch_norm": run.batch_norm,
+        "dropout": run.dropout,
         "encoder": str(head_dir.parent / "model"),
     }
     (head_dir / "head.json").write_text(json.dumps(description, indent=1))

@@ -1,0 +1,74 @@
+"""Classification heads on paper embeddings (the SPECTROID extension), beside SCIDOCS's linear SVM.
+
+* :mod:`specter_utils.heads.frozen`: heads (and the SVM) trained on fixed embeddings, the tables;
+* :mod:`specter_utils.heads.end_to_end`: the encoder fine-tuned through a head by the transformers ``Trainer``.
+
+Their settings are :class:`specter_utils.config.HeadsConfig` (section ``heads``) and its ``end_to_end``
+section, :class:`specter_utils.config.EndToEndConfig`; no default lives here.
+"""
+
+from specter_utils.heads.end_to_end import (
+    EndToEndResult,
+    EndToEndRun,
+    cap_splits,
+    paper_texts,
+    save_encoder,
+    save_head,
+    stratified_cap,
+    train_end_to_end,
+)
+from specter_utils.heads.frozen import (
+    ROW_KEYS,
+    SVM_HEAD,
+    MLPHead,
+    architecture_name,
+    build_head,
+    check_classification_splits,
+    classification_scores,
+    compare_heads,
+    compare_heads_on_task,
+    frame_markdown,
+    frozen_heads,
+    frozen_settings,
+    head_seeds,
+    heads_frame,
+    heads_table,
+    parse_architecture,
+    read_task_splits,
+    split_rows,
+    standardization,
+    svm_scores,
+    train_mlp_head,
+)
+
+__all__ = [
+    "ROW_KEYS",
+    "SVM_HEAD",
+    "EndToEndResult",
+    "EndToEndRun",
+    "MLPHead",
+    "architecture_name",
+    "build_head",
+    "cap_splits",
+    "check_classification_splits",
+    "classification_scores",
+    "compare_heads",
+    "compare_heads_on_task",
+    "frame_markdown",
+    "frozen_heads",
+    "frozen_settings",
+    "head_seeds",
+    "heads_frame",
+    "heads_table",
+    "paper_texts",
+    "parse_architecture",
+    "read_task_splits",
+    "save_encoder",
+    "save_head",
+    "split_rows",
+    "standardization",
+    "stratified_cap",
+    "svm_scores",
+    "train_end_to_end",
+    "train_mlp_head",
+]
