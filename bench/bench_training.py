@@ -106,7 +106,8 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
-    from specter_utils.training.train import build_model, resolve_precision, training_arguments
+    from specter_utils.training.train import resolve_precision, training_arguments
+    from specter_utils.training.train import specter_model as build_model
 
     out = Path(tempfile.mkdtemp(prefix=f"bench_{name}_"))
     if kw.get("project"):

@@ -26,10 +26,9 @@ from typing import Any
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
+from specter_utils.config import DEFAULT_MODEL, POOLINGS
 from specter_utils.errors import DataError, OfflineError
 
-DEFAULT_MODEL = "minilm"
-POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
 OFFLINE_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 MPNET_ALIASES = {"mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2"}
 # The extra [mpnet]: each package holds one byte range of all-mpnet-base-v2.zip as input/all-mpnet-base-v2.zip.NNN

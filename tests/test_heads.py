@@ -27,11 +27,8 @@ from specter_utils.heads import (
     classification_scores,
     compare_heads,
     compare_heads_on_task,
-    frame_markdown,
     frozen_heads,
     head_seeds,
-    heads_frame,
-    heads_table,
     parse_architecture,
     read_task_splits,
     stratified_cap,
@@ -39,6 +36,7 @@ from specter_utils.heads import (
     train_mlp_head,
 )
 from specter_utils.models import build_model, position_limit
+from specter_utils.presentation.tables import frame_markdown, heads_frame, heads_table
 
 
 def labelled(n: int = 240, n_classes: int = 3, dim: int = 16, spread: float = 1.0, seed: int = 0):

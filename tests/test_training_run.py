@@ -108,7 +108,7 @@ def trained(tiny_model, triplet_dir, tmp_path_factory):
     from sentence_transformers import SentenceTransformer
 
     from specter_utils.training.data import load_training_data
-    from specter_utils.training.train import build_model
+    from specter_utils.training.train import specter_model as build_model
 
     before = build_model(str(tiny_model), "cls", 48)
     data = load_training_data(triplet_dir, triplet_dir / "metadata.json", before.tokenizer.sep_token)

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.models import (
-    is_sentence_transformers_model,
+    build_model,
     model_pooling_detail,
     resolve_model,
     resolve_pooling,
@@ -138,22 +139,10 @@ class Encoder:
         return out
 
 
-def _position_limit(transformer: Any) -> int | None:
-    """The longest input the model's position embeddings allow (not the tokenizer's limit, which
-    sentence-transformers overwrites with its own ``max_seq_length``)."""
-    config = getattr(getattr(transformer, "auto_model", None), "config", None)
-    positions = getattr(config, "max_position_embeddings", None)
-    if not isinstance(positions, int) or positions <= 0:
-        return None
-    # RoBERTa-style models reserve 2 positions for the padding offset.
-    offset = 2 if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"} else 0
-    return positions - offset
-
-
 def load_encoder(
     model_name_or_path: str,
     pooling: str | None = None,
-    max_length: int = 512,
+    max_length: int = EmbedConfig.max_length,
     device: str | None = None,
     dtype: str | None = "auto",
     devices: list[str] | None = None,
@@ -163,36 +152,19 @@ def load_encoder(
     Args:
         pooling: ``cls`` (final-layer ``[CLS]``, SPECTER's representation), ``mean`` (masked mean),
             or ``None``/``auto``: the model's own pooling for a sentence-transformers model, else ``cls``.
-        max_length: wordpieces kept per paper, capped at what the model's position embeddings allow.
+        max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
+            (``models.build_model``'s one rule), never a silent cap.
         devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
     """
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Transformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
-
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
     path = resolve_model(model_name_or_path)
     chosen = resolve_pooling(path, pooling)
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
-    if chosen == "model":
-        model = SentenceTransformer(path, device="cpu")
-        detail = model_pooling_detail(path)
-    elif is_sentence_transformers_model(path):
-        # Keep the model's transformer, replace its head with plain cls / mean pooling.
-        base = SentenceTransformer(path, device="cpu")
-        model = SentenceTransformer(modules=[base[0], Pooling(base[0].get_embedding_dimension(), chosen)], device="cpu")
-        detail = chosen
-    else:
-        transformer = Transformer(path)
-        model = SentenceTransformer(
-            modules=[transformer, Pooling(transformer.get_embedding_dimension(), chosen)], device="cpu"
-        )
-        detail = chosen
-    limit = _position_limit(model[0])
-    effective = min(max_length, limit) if limit else max_length
-    model.max_seq_length = effective
+    model = build_model(model_name_or_path, chosen if chosen != "model" else "auto", max_length=max_length)
+    detail = model_pooling_detail(path) if chosen == "model" else chosen
+    effective = max_length
     model.eval()
     devices = list(devices or [])
     if len(devices) > 1 and dtype == "bfloat16":

@@ -18,7 +18,6 @@ from specter_utils.heads.end_to_end import (
     train_end_to_end,
 )
 from specter_utils.heads.frozen import (
-    ROW_KEYS,
     SVM_HEAD,
     MLPHead,
     architecture_name,
@@ -27,12 +26,9 @@ from specter_utils.heads.frozen import (
     classification_scores,
     compare_heads,
     compare_heads_on_task,
-    frame_markdown,
     frozen_heads,
     frozen_settings,
     head_seeds,
-    heads_frame,
-    heads_table,
     parse_architecture,
     read_task_splits,
     split_rows,
@@ -42,7 +38,6 @@ from specter_utils.heads.frozen import (
 )
 
 __all__ = [
-    "ROW_KEYS",
     "SVM_HEAD",
     "EndToEndResult",
     "EndToEndRun",
@@ -54,12 +49,9 @@ __all__ = [
     "classification_scores",
     "compare_heads",
     "compare_heads_on_task",
-    "frame_markdown",
     "frozen_heads",
     "frozen_settings",
     "head_seeds",
-    "heads_frame",
-    "heads_table",
     "paper_texts",
     "parse_architecture",
     "read_task_splits",

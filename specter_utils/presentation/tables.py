@@ -1,4 +1,5 @@
-"""Results in the paper's Table 1 column order beside the paper's rows, and Table 2 group averages (SPEC.md 5)."""
+"""Every markdown table a reader sees: results in the paper's Table 1 order beside the paper's rows, Table 2
+group averages over seeds, Figure 2's homogeneity and completeness, and the classification heads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
+from specter_utils.heads.frozen import SVM_HEAD
 
 TABLE1_COLUMNS = (  # (result key, metric key, header), the paper's Table 1 order
     ("mag", "f1", "MAG F1"),
@@ -255,4 +257,52 @@ def scores_table(result: dict[str, Any]) -> str:
             )
     for model, s in PAPER_FIGURE2.items():
         lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- classification heads (notebook 08)
+def heads_table(results: dict[str, dict[str, Any]]) -> str:
+    """Markdown table of ``compare_heads_on_task``: macro-F1 and accuracy of the head and the SVM per model."""
+    lines = ["| model | classifier | macro-F1 | accuracy |", "|---|---|---|---|"]
+    for model, result in results.items():
+        for name, label in (("linear_svm", SVM_HEAD), ("mlp", "MLP head")):
+            if name in result:
+                lines.append(f"| {model} | {label} | {result[name]['macro_f1']:.2f} | {result[name]['accuracy']:.2f} |")
+    return "\n".join(lines)
+
+
+ROW_KEYS = ("encoder", "max_length", "train_papers", "head", "training")
+
+
+def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1") -> pd.DataFrame:
+    """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std over seeds.
+
+    The SVM is deterministic: its one value is shown in every seed column.
+    """
+    seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
+    grouped: dict[tuple, dict[Any, float]] = {}
+    for r in rows:
+        key = tuple(r.get(k, "") for k in ROW_KEYS)
+        grouped.setdefault(key, {})[r.get("seed")] = float(r[metric])
+    records = []
+    for key, by_seed in grouped.items():
+        values = [by_seed[s] for s in seeds if s in by_seed] or [by_seed[None]]
+        record = dict(zip(ROW_KEYS, key, strict=True))
+        for s in seeds:
+            record[f"seed {s}"] = by_seed.get(s, by_seed.get(None, float("nan")))
+        record["mean"] = round(float(np.mean(values)), 2)
+        record["std"] = round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else 0.0
+        records.append(record)
+    frame = pd.DataFrame.from_records(records)
+    return frame.set_index(list(ROW_KEYS)) if len(frame) else frame
+
+
+def frame_markdown(frame: pd.DataFrame) -> str:
+    """A pandas frame (index columns first) as a markdown table, numbers with 2 decimals."""
+    flat = frame.reset_index()
+    header = "| " + " | ".join(str(c) for c in flat.columns) + " |"
+    lines = [header, "|" + "---|" * len(flat.columns)]
+    for _, row in flat.iterrows():
+        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row.tolist()]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 from transformers import TrainerCallback
 
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.models import (
-    DEFAULT_MODEL,
-    MPNET_ALIASES,
-    OFFLINE_ALIASES,
+    base_model_id,
+    build_model,
     model_pooling_detail,
     resolve_model,
     resolve_pooling,
@@ -70,15 +70,6 @@ def resolve_precision(precision: str) -> str:
     return precision
 
 
-def base_model_id(name: str) -> str:
-    """The hub id a base model name stands for (the offline alias is all-MiniLM-L6-v2)."""
-    if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
-        return "sentence-transformers/all-MiniLM-L6-v2"
-    if name.lower() in {alias.lower() for alias in MPNET_ALIASES}:
-        return "sentence-transformers/all-mpnet-base-v2"
-    return name
-
-
 def describe_pooling(base_model: str, pooling: str) -> str:
     """What the trained model's pooling is, e.g. ``mean+normalize (the base model's own)`` or ``cls``."""
     resolved = resolve_pooling(resolve_model(base_model), pooling)
@@ -87,37 +78,16 @@ def describe_pooling(base_model: str, pooling: str) -> str:
     return resolved
 
 
-def build_model(base_model: str = DEFAULT_MODEL, pooling: str = "auto", max_seq_length: int = 512):
-    """A sentence-transformers model initialised from ``base_model``, pooled as ``pooling`` says.
-
-    ``auto``: a sentence-transformers base keeps all its modules (MiniLM: mean pooling, then
-    normalisation), a plain transformers base (SciBERT) gets SPECTER's [CLS]; ``cls`` / ``mean`` put
-    that pooling (and nothing after it) on the base model's transformer.
-    """
-    from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-
-    path = resolve_model(base_model)  # OfflineError at once for a hub id while offline
-    resolved = resolve_pooling(resolve_model(base_model), pooling)
+def specter_model(base_model: str, pooling: str, max_length: int) -> SentenceTransformer:
+    """The model to train: ``models.build_model`` (the project's one builder and its length rule) with the
+    model card that names the recipe's pooling and the base model."""
     detail = describe_pooling(base_model, pooling)
     card = SentenceTransformerModelCardData(
         model_name=f"SPECTER reproduction ({detail} pooling) from {base_model_id(base_model)}",
         local_files_only=True,  # never look the base model or data up on the hub
         generate_widget_examples=False,
     )
-    if resolved == "model":
-        model = SentenceTransformer(path, device="cpu", model_card_data=card)
-        transformer = model[0]
-    else:
-        transformer = Transformer(path, max_seq_length=max_seq_length)
-        pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=resolved)
-        model = SentenceTransformer(modules=[transformer, pool], model_card_data=card)
-    limit = getattr(transformer.auto_model.config, "max_position_embeddings", None)
-    if limit is not None and max_seq_length > limit:
-        raise DataError(f"max_seq_length={max_seq_length} exceeds the model's {limit} positions", path)
-    model.max_seq_length = max_seq_length
-    model.model_card_data.base_model = base_model_id(base_model)
-    return model
+    return build_model(base_model, pooling, max_length=max_length, model_card_data=card)
 
 
 def merge_with_base(model, base, alpha: float) -> int:
@@ -376,10 +346,10 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     set_seed(config.seed)
 
     # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
-    model = build_model(config.base_model, config.pooling, config.max_length)
+    model = specter_model(config.base_model, config.pooling, config.max_length)
     # The frozen base model: GIST's guide, and the other end of a WiSE-FT merge.
     needs_base = config.loss == "gist" or config.merge_with_base < 1.0
-    base = build_model(config.base_model, config.pooling, config.max_length) if needs_base else None
+    base = specter_model(config.base_model, config.pooling, config.max_length) if needs_base else None
     sep_token = model.tokenizer.sep_token or " "
 
     # 2. Data: triplets of paper ids -> "title [SEP] abstract" texts from metadata.json.
