@@ -72,7 +72,7 @@ class CitationGraph:
                 continue
             row = dict.fromkeys(sorted(direct), DIRECT_CITATION)
             for cited in sorted(direct):
-                for second in self.references.get(cited, ()):
+                for second in sorted(self.references.get(cited, ())):  # sorted: no hash order in data.json
                     if second == query or second in direct or (allowed is not None and second not in allowed):
                         continue
                     row.setdefault(second, CITATION_OF_CITATION)

@@ -75,8 +75,8 @@ def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dic
     for paper, citers in cited_by.items():
         co_cited = {o for citer in citers for o, count in graph[citer].items() if count == DIRECT_CITATION} - {paper}
         neighbours = (set(graph.get(paper, {})) | citers) - co_cited - {paper}
-        row = dict.fromkeys(co_cited, DIRECT_CITATION)
-        row.update(dict.fromkeys(neighbours, CITATION_OF_CITATION))
+        row = dict.fromkeys(sorted(co_cited), DIRECT_CITATION)  # sorted: the same rows whatever the hash seed
+        row.update(dict.fromkeys(sorted(neighbours), CITATION_OF_CITATION))
         if row:
             out[paper] = row
     if mix:
