@@ -73,6 +73,32 @@ class CorpusConfig:
     seed: int = 0  # the benchmark's seed, fixed so that runs with other seeds share one benchmark
 
 
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """The benchmark builder's protocol: SCIDOCS's shape (<= 5 positives + 25 negatives per query). The sizes a run
+    chooses (``n_queries``, ``max_class_papers``, ``negative_pool``, ``multi_label``) default to ``CorpusConfig``'s."""
+
+    n_queries: int = CorpusConfig.n_queries  # per ranking task, val + test together
+    val_fraction: float = 0.2  # of each ranking task's queries written to val.qrel
+    positives: int = 5
+    negatives: int = 25
+    min_positives: int = 3  # a query needs this many candidates with text to be eligible
+    max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
+    min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
+    max_classes: int | None = None
+    # Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3
+    # papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.
+    max_class_papers: int | None = CorpusConfig.max_class_papers
+    multi_label: str = CorpusConfig.multi_label  # a paper with several labels: "first" takes its first, "exactly-one" drops it
+    # Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text).
+    # Each negative is still a uniformly random paper, but the papers to embed per model stop growing with
+    # n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.
+    negative_pool: int | None = CorpusConfig.negative_pool
+    classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
+    train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
+
+
+
 # ---------------------------------------------------------------- 2. triplets (notebook 02)
 @dataclass
 class SamplerConfig:

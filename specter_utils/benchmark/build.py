@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import shutil
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,9 @@ import numpy as np
 from scipy import sparse
 
 from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
+from specter_utils.config import MULTI_LABEL_RULES, BenchmarkConfig
 from specter_utils.data.convert import corpus_to_specter
-from specter_utils.data.corpus import MULTI_LABEL_RULES, Corpus
+from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidocs_dir
 from specter_utils.data.specter_format import write_specter_dir
@@ -33,30 +34,6 @@ from specter_utils.errors import DataError
 from specter_utils.io import write_json
 
 SCIDOCS_DIR, TRAIN_DIR, BENCHMARK_FILE = "scidocs", "train", "benchmark.json"
-
-
-@dataclass(frozen=True)
-class BenchmarkConfig:
-    """Sizes of the evaluation tasks; defaults follow SCIDOCS (~1K queries, <= 5 positives + 25 negatives)."""
-
-    n_queries: int = 1000  # per ranking task, val + test together
-    val_fraction: float = 0.2  # of each ranking task's queries written to val.qrel
-    positives: int = 5
-    negatives: int = 25
-    min_positives: int = 3  # a query needs this many candidates with text to be eligible
-    max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
-    min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
-    max_classes: int | None = None
-    # Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3
-    # papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.
-    max_class_papers: int | None = None
-    multi_label: str = "first"  # a paper with several labels: "first" takes its first, "exactly-one" drops it
-    # Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text).
-    # Each negative is still a uniformly random paper, but the papers to embed per model stop growing with
-    # n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.
-    negative_pool: int | None = None
-    classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
-    train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
 
 
 def _has_text(corpus: Corpus) -> set[str]:
@@ -192,7 +169,7 @@ def build_benchmark(
     corpus: Corpus,
     out_dir: str | Path,
     seed: int = 0,
-    n_queries: int = 1000,
+    n_queries: int | None = None,
     config: BenchmarkConfig | None = None,
     max_class_papers: int | None = None,
     negative_pool: int | None = None,
@@ -200,10 +177,12 @@ def build_benchmark(
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
 
-    ``n_queries`` (per ranking task, val + test) overrides ``config.n_queries``; ``max_class_papers``,
-    ``negative_pool`` and ``multi_label``, when given, override the config's values.
+    ``n_queries`` (per ranking task, val + test), ``max_class_papers``, ``negative_pool`` and ``multi_label``,
+    when given, override the config's values.
     """
-    config = replace(config or BenchmarkConfig(), n_queries=n_queries)
+    config = config or BenchmarkConfig()
+    if n_queries is not None:
+        config = replace(config, n_queries=n_queries)
     if max_class_papers is not None:
         config = replace(config, max_class_papers=max_class_papers)
     if negative_pool is not None:
