@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.build import build_benchmark
-from specter_utils.config import CorpusConfig
+from specter_utils.config import BenchmarkConfig, CorpusConfig
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.download import download_dataset
 from specter_utils.data.load import load_corpus
@@ -25,6 +25,16 @@ def load_corpus_for_run(config: CorpusConfig) -> Corpus:
     return load_corpus(config.corpus, resolve(config.src) if config.src else None, label_field=label_field)
 
 
+def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
+    """The benchmark builder's settings for a run's ``data`` section (the protocol's shape stays SCIDOCS's)."""
+    return BenchmarkConfig(
+        n_queries=data.n_queries,
+        max_class_papers=data.max_class_papers,
+        negative_pool=data.negative_pool,
+        multi_label=data.multi_label,
+    )
+
+
 def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """Read (or generate) the corpus, build the SCIDOCS-layout benchmark, fetch the real SCIDOCS if asked.
 
@@ -32,15 +42,7 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """
     data = spec.data
     corpus = load_corpus_for_run(data)
-    benchmark = build_benchmark(
-        corpus,
-        benchmark_dir,
-        seed=data.seed,
-        n_queries=data.n_queries,
-        max_class_papers=data.max_class_papers,
-        negative_pool=data.negative_pool,
-        multi_label=data.multi_label,
-    )
+    benchmark = build_benchmark(corpus, benchmark_dir, seed=data.seed, config=benchmark_config(data))
     scidocs_stats = None
     scidocs_dir = spec.evaluation.scidocs_dir
     if scidocs_dir:
