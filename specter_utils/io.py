@@ -127,6 +127,29 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
         raise DataError(f"cannot read: {exc}", path) from None
 
 
+def iter_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped.
+
+    Every line is yielded, blank ones included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError.
+    """
+    import gzip
+
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", path)
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    line_number = 0
+    try:
+        with opener(path, "rb") as handle:
+            for line_number, raw in enumerate(handle, start=1):
+                try:
+                    yield line_number, raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    raise DataError(f"not valid UTF-8 (offset {exc.start} in line)", path, line_number) from None
+    except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
+        raise DataError(f"cannot read: {exc}", path, line_number + 1) from None
+
+
 def read_lines(path: str | Path) -> list[str]:
     """Non-blank, stripped lines of a text file (for example a split file of ids)."""
     return [line.strip() for line in read_text(path).splitlines() if line.strip()]

@@ -12,7 +12,9 @@ from specter_utils.commands.common import COUNT, POSITIVE_INT, add_out, check_ou
 OWNED = ("benchmark.json",)  # an --out folder holding this was written by a benchmark build
 
 CORPUS_HELP = (
-    "corpus kind: hepth (the SNAP folder), s2orc (S2ORC metadata), openalex (OpenAlex works), jsonl (the generic "
+    "corpus kind: hepth (the SNAP folder), citeseer (the folder with citeseer_texts.txt and citeseer.cites; without "
+    "--src, the copy bundled with the package), tables (papers and edges tables, OGB/PyG style: a folder or a "
+    "tables.json manifest, data/README.md), s2orc (S2ORC metadata), openalex (OpenAlex works), jsonl (the generic "
     "record format of data/README.md; the last three from one .jsonl, .jsonl.gz or .parquet file) or synthetic "
     "(generated, takes no --src). Default: detected from --src when unambiguous"
 )
@@ -20,8 +22,11 @@ LABEL_FIELD_HELP = (
     "where the classification labels (the mag/ slot) come from: venue, fields_of_study (S2ORC mag_field_of_study; "
     "OpenAlex topic fields, or level-0 concepts), labels (the generic records' labels; OpenAlex topics) or any "
     "other field of the records. Default: fields_of_study for s2orc and openalex, labels for jsonl, venue for "
-    "hepth and synthetic (their only labels: another value is an error)"
+    "hepth and synthetic, topic for citeseer (their only labels: another value is an error), label for tables (the "
+    "papers table's column; aligned files: the labels file)"
 )
+TABLE_FLAGS = ("edges_by", "edge_order")  # tables only
+READER_FLAGS = {"edges_by": "--edges-by", "edge_order": "--edge-order", "unknown": "--unknown-papers"}
 MULTI_LABEL_HELP = (
     "a paper with several labels: first (default) takes its first label (S2ORC and OpenAlex list the main field "
     "first), exactly-one keeps only papers with one label. Written to benchmark.json"
@@ -38,11 +43,32 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels:
         parser.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_FIELD_HELP)
     else:
         parser.set_defaults(label_field=None)
+    parser.add_argument(
+        "--edges-by",
+        choices=("row", "id"),
+        default=None,
+        help="tables: the edges table names papers by row index (0-based) or by paper id (default: row for aligned "
+        "one-column files, id for a papers table, or the manifest's edges_by)",
+    )
+    parser.add_argument(
+        "--edge-order",
+        choices=("citing-cited", "cited-citing"),
+        default=None,
+        help="tables: which paper of an edge row comes first (default: citing-cited, or the manifest's edge_order)",
+    )
+    parser.add_argument(
+        "--unknown-papers",
+        dest="unknown",
+        choices=("error", "drop"),
+        default=None,
+        help="citeseer and tables: an edge naming a paper the corpus does not hold is an error (default) or counted "
+        "and dropped (drop). CiteSeer's 141 keys cited without text are always counted and dropped",
+    )
 
 
 def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
     """The corpus the flags name; an option that does not apply is a DataError (one line, exit 2)."""
-    from specter_utils.data.load import check_corpus_options, load_corpus
+    from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
     from specter_utils.errors import DataError
 
     if args.corpus is None and args.src is None:
@@ -52,10 +78,20 @@ def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
             check_corpus_options(args.corpus, args.src, args.label_field)
         except ValueError as exc:
             raise DataError(str(exc), "--corpus") from None
+    options = {name: getattr(args, name, None) for name in READER_FLAGS}
+    options = {name: value for name, value in options.items() if value is not None}
     if args.corpus == "synthetic":
+        if options:
+            raise DataError(f"{READER_FLAGS[next(iter(options))]} does not apply to --corpus synthetic", "--corpus")
         return load_corpus("synthetic", **kw)
+    kind = args.corpus or detect_corpus_kind(args.src)
+    allowed = {"tables": set(READER_FLAGS), "citeseer": {"unknown"}}.get(kind, set())
+    for name in options:
+        if name not in allowed:
+            which = "tables" if name in TABLE_FLAGS else "citeseer and tables"
+            raise DataError(f"{READER_FLAGS[name]} applies to {which} corpora only, not {kind}", READER_FLAGS[name])
     try:
-        return load_corpus(args.corpus, args.src, label_field=args.label_field)
+        return load_corpus(kind, args.src, label_field=args.label_field, **options)
     except DataError:
         raise
     except ValueError as exc:  # an option that does not apply to the detected kind
@@ -75,8 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_corpus_arguments(
         parser,
-        "hepth: folder with the SNAP files (default ../shared/data/hepth); s2orc, openalex, jsonl: the record "
-        "file (.jsonl, .jsonl.gz, .parquet); not allowed with synthetic",
+        "hepth: folder with the SNAP files (default ../shared/data/hepth); citeseer: its folder (default: the bundled "
+        "copy); tables: a folder or a tables.json manifest; s2orc, openalex, jsonl: the record file (.jsonl, "
+        ".jsonl.gz, .parquet); not allowed with synthetic",
     )
     parser.add_argument("--multi-label", choices=("first", "exactly-one"), default="first", help=MULTI_LABEL_HELP)
     add_out(parser, "output folder; the build owns it: a rebuild (--overwrite) replaces it whole")

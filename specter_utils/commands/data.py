@@ -45,8 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add_corpus_arguments(
         convert,
-        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; s2orc, openalex, jsonl: the record file "
-        "(.jsonl, .jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
+        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; citeseer: its folder (default: the bundled "
+        "copy); tables: a folder or a tables.json manifest; s2orc, openalex, jsonl: the record file (.jsonl, "
+        ".jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
         labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
     convert.add_argument(  # the old name, kept for one release
@@ -65,8 +66,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats = commands.add_parser(
         "stats",
         help="print counts of a data path (format detected)",
-        description="Detect the format of PATH (SPECTER dir, SCIDOCS dir, benchmark dir, hep-th folder, S2ORC "
-        ".jsonl, SciRepEval files) and print papers, abstracts, edges, dangling ids, duplicates, queries "
+        description="Detect the format of PATH (SPECTER dir, SCIDOCS dir, benchmark dir, hep-th, CiteSeer or tables "
+        "folder, tables.json manifest, S2ORC .jsonl, SciRepEval files) and print papers, abstracts, edges, dangling ids, duplicates, queries "
         "without metadata and the other oddities met while reading.",
     )
     stats.add_argument("path", type=Path, help="file or folder to inspect")

@@ -42,8 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-dir",
         dest="src",
         default=None,
-        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), or one S2ORC, OpenAlex or "
-        "generic record file (.jsonl, .jsonl.gz, .parquet; data/README.md), its kind detected from the file "
+        help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), a CiteSeer folder, a tables "
+        "folder or tables.json manifest, or one S2ORC, OpenAlex or generic record file (.jsonl, .jsonl.gz, .parquet; "
+        "data/README.md), its kind detected from the path "
         "(default: the generated corpus for demo, ../shared/data/hepth for hepth); a relative path is taken from "
         "the current folder",
     )
@@ -91,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if args.src is not None:  # checked here, not inside notebook 01; absolute, since notebooks run elsewhere
         path = Path(args.src).expanduser().absolute()
         if not path.exists():
-            raise DataError("--src: corpus not found (a hep-th folder, or an S2ORC .jsonl file)", args.src)
+            raise DataError(
+                "--src: corpus not found (a corpus folder, a tables.json manifest or a record file)", args.src
+            )
         src = str(path)
     try:
         result = run_pipeline(

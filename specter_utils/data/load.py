@@ -1,4 +1,5 @@
-"""One entry point to get a Corpus by kind: ``hepth``, ``s2orc``, ``openalex``, ``jsonl`` or ``synthetic``.
+"""One entry point to get a Corpus by kind: ``hepth``, ``citeseer``, ``tables``, ``s2orc``, ``openalex``, ``jsonl``
+or ``synthetic``.
 
 The kind can be detected from the source (:func:`detect_corpus_kind`) when that is unambiguous, and the
 class labels come from a ``label_field`` (``venue``, ``fields_of_study``, ``labels`` or any field of the
@@ -14,12 +15,15 @@ from specter_utils.data.corpus import Corpus
 from specter_utils.errors import DataError
 from specter_utils.paths import hepth_dir, shared_data_dir
 
-CORPUS_KINDS = ("hepth", "s2orc", "openalex", "jsonl", "synthetic")
+CORPUS_KINDS = ("hepth", "citeseer", "tables", "s2orc", "openalex", "jsonl", "synthetic")
 FILE_KINDS = ("s2orc", "openalex", "jsonl")  # read from one record file (.jsonl, .jsonl.gz, .parquet)
 # The labels each kind classifies by default: hep-th has its journal, the synthetic corpus its topic (both in
-# Paper.venue); S2ORC and OpenAlex have fields of study (SCIDOCS's MAG task); the generic format its ``labels``.
+# Paper.venue); S2ORC and OpenAlex have fields of study (SCIDOCS's MAG task); the generic format its ``labels``;
+# CiteSeer its topic; a tables corpus its ``label`` column (or labels file).
 DEFAULT_LABEL_FIELD = {
     "hepth": "venue",
+    "citeseer": "topic",
+    "tables": "label",
     "synthetic": "venue",
     "s2orc": "fields_of_study",
     "openalex": "fields_of_study",
@@ -33,24 +37,41 @@ _SIGNATURES = {
 
 
 def detect_corpus_kind(src: str | Path) -> str:
-    """The corpus kind of ``src``: a hep-th folder, or a record file told apart by its first record's fields.
+    """The corpus kind of ``src``: a hep-th, CiteSeer or tables folder (or a tables manifest), or a record file
+    told apart by its first record's fields.
 
     A DataError says why when the kind cannot be told (then pass it, e.g. ``--corpus jsonl``).
     """
+    from specter_utils.data.citeseer import CITES_FILE, TEXTS_FILE, is_citeseer_dir
     from specter_utils.data.generic import is_record_file, peek_record
     from specter_utils.data.hepth import ABSTRACTS_FILE, EDGES_FILE
+    from specter_utils.data.tables import MANIFEST, is_tables_source
 
     path = Path(src)
     if not path.exists():
         raise DataError("corpus source not found", path)
     if path.is_dir():
-        if (path / EDGES_FILE).exists() and (path / ABSTRACTS_FILE).exists():
-            return "hepth"
+        kinds = [
+            kind
+            for kind, found in (
+                ("hepth", (path / EDGES_FILE).exists() and (path / ABSTRACTS_FILE).exists()),
+                ("citeseer", is_citeseer_dir(path)),
+                ("tables", is_tables_source(path)),
+            )
+            if found
+        ]
+        if len(kinds) == 1:
+            return kinds[0]
+        if kinds:
+            raise DataError(f"cannot tell the corpus kind: it looks like {' and '.join(kinds)}; pass --corpus", path)
         raise DataError(
-            f"cannot tell the corpus kind of this folder: a hep-th folder holds {EDGES_FILE} and "
-            f"{ABSTRACTS_FILE}; other corpora are one .jsonl, .jsonl.gz or .parquet file",
+            f"cannot tell the corpus kind of this folder: a hep-th folder holds {EDGES_FILE} and {ABSTRACTS_FILE}, "
+            f"a CiteSeer folder {TEXTS_FILE} and {CITES_FILE}, a tables folder an edges table with a papers table "
+            f"or a titles file (or a {MANIFEST}); other corpora are one .jsonl, .jsonl.gz or .parquet file",
             path,
         )
+    if path.suffix == ".json" and is_tables_source(path):
+        return "tables"
     if not is_record_file(path):
         raise DataError(
             "cannot tell the corpus kind: expected a .jsonl, .jsonl.gz or .parquet file, or a hep-th folder", path
@@ -81,9 +102,18 @@ def check_corpus_options(kind: str, src: Any = None, label_field: str | None = N
             f"--label-field {label_field} does not apply to --corpus {kind}: its only labels are "
             f"{what} (--label-field venue)"
         )
+    if kind == "citeseer" and label_field not in (None, "topic"):
+        raise ValueError(
+            f"--label-field {label_field} does not apply to --corpus citeseer: its only labels are its 6 topics "
+            "(--label-field topic)"
+        )
 
 
 def _default_src(kind: str) -> Path:
+    if kind == "citeseer":
+        from specter_utils.data.citeseer import bundled_dir
+
+        return bundled_dir()  # the copy shipped inside the package
     if kind == "hepth":
         src = hepth_dir()
         if src is None:
@@ -102,14 +132,27 @@ def _default_src(kind: str) -> Path:
     return sample
 
 
+def _reader_options(kw: dict[str, Any], kind: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+    """The reader options of ``kw`` (those set), a TypeError for one the reader does not take."""
+    options = {key: value for key, value in kw.items() if value is not None}
+    if "dangling" in options:  # data stats asks every reader to keep dangling citations: these two count them
+        options.pop("dangling")
+    extra = set(options) - set(allowed)
+    if extra:
+        raise TypeError(f"the {kind} reader takes no option(s) {sorted(extra)}")
+    return options
+
+
 def load_corpus(kind: str | None, src: str | Path | None = None, label_field: str | None = None, **kw: Any) -> Corpus:
     """Read (or, for ``synthetic``, generate) a corpus.
 
     Args:
         kind: one of ``CORPUS_KINDS``; None (or ``auto``): detected from ``src``.
-        src: default: the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``).
+        src: default: the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``);
+            for ``citeseer``, the copy bundled with the package.
         label_field: where class labels come from; None: the kind's default (``DEFAULT_LABEL_FIELD``).
-        kw: go to the reader (``dangling=...``) or to ``generate_synthetic_corpus``.
+        kw: go to the reader (``dangling=...``; citeseer and tables: ``unknown=...``; tables: ``edges_by=...``,
+            ``edge_order=...``) or to ``generate_synthetic_corpus``.
     """
     if kind in (None, "", "auto"):
         if src is None:
@@ -130,6 +173,14 @@ def load_corpus(kind: str | None, src: str | Path | None = None, label_field: st
         if kw:
             raise TypeError(f"read_hepth takes no options, got {sorted(kw)}")
         corpus = read_hepth(path)
+    elif kind == "citeseer":
+        from specter_utils.data.citeseer import read_citeseer
+
+        corpus = read_citeseer(path, **_reader_options(kw, "citeseer", ("unknown",)))
+    elif kind == "tables":
+        from specter_utils.data.tables import read_tables
+
+        corpus = read_tables(path, label_field, **_reader_options(kw, "tables", ("unknown", "edges_by", "edge_order")))
     elif kind == "s2orc":
         from specter_utils.data.s2orc import read_s2orc
 

@@ -1,7 +1,8 @@
 """Counts for any data path the project meets, after detecting its format.
 
 Formats: a SPECTER training dir, a SCIDOCS dir, a benchmark dir (``scidocs/`` + ``train/``),
-the hep-th folder, an S2ORC ``.jsonl`` file, and the SciRepEval sample files (or their folder).
+the hep-th folder, a CiteSeer folder, a tables corpus (folder or ``tables.json`` manifest), an S2ORC ``.jsonl``
+file, and the SciRepEval sample files (or their folder).
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from specter_utils.data.citeseer import is_citeseer_dir
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.generic import is_record_file
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, available_tasks
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION
+from specter_utils.data.tables import is_tables_source
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
 
@@ -23,6 +26,8 @@ FORMATS = (
     "scidocs",
     "benchmark",
     "hepth",
+    "citeseer",
+    "tables",
     "s2orc",
     "openalex",
     "jsonl",
@@ -50,10 +55,15 @@ def detect_format(path: str | Path) -> str:
             return "hepth"
         if any((path / name).exists() for name in _SCIREPEVAL_FILES):
             return "scirepeval"
+        if is_citeseer_dir(path) or is_tables_source(path):
+            from specter_utils.data.load import detect_corpus_kind
+
+            return detect_corpus_kind(path)
         raise DataError(
             "unrecognised folder: expected a SPECTER dir (data.json, metadata.json), a SCIDOCS dir "
             "(paper_metadata_*.json, cite/test.qrel, ...), a benchmark dir (scidocs/, train/), hep-th "
-            "(cit-HepTh.txt) or SciRepEval files (specter_small.json, ...)",
+            "(cit-HepTh.txt), CiteSeer (citeseer_texts.txt, citeseer.cites), a tables corpus (edges.csv with "
+            "papers.csv or titles.csv) or SciRepEval files (specter_small.json, ...)",
             path,
         )
     if is_record_file(path):
@@ -62,6 +72,8 @@ def detect_format(path: str | Path) -> str:
         return detect_corpus_kind(path)
     if path.name in _SCIREPEVAL_FILES:
         return _SCIREPEVAL_FILES[path.name]
+    if is_tables_source(path):
+        return "tables"
     if path.suffix == ".json":
         raw = read_json(path)
         first = raw[0] if isinstance(raw, list) and raw and isinstance(raw[0], dict) else {}
@@ -103,6 +115,9 @@ def corpus_counts(corpus: Corpus) -> dict[str, Any]:
         "distinct_venues": len(venues),
         "top_venues": dict(venues.most_common(5)),
         "year_range": [min(years), max(years)] if years else None,
+        "label_field": corpus.label_field,
+        "labelled_papers": len(labels := corpus.labels()),
+        "classes": len(set(labels.values())),
         "edges": len(corpus.edges),
         "unique_edges": len(unique_edges),
         "duplicate_edges": sum(n - 1 for n in pairs.values()),
