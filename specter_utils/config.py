@@ -89,14 +89,13 @@ class BenchmarkConfig:
     # Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3
     # papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.
     max_class_papers: int | None = CorpusConfig.max_class_papers
-    multi_label: str = CorpusConfig.multi_label  # a paper with several labels: "first" takes its first, "exactly-one" drops it
+    multi_label: str = CorpusConfig.multi_label  # several labels: "first" takes the first, "exactly-one" drops it
     # Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text).
     # Each negative is still a uniformly random paper, but the papers to embed per model stop growing with
     # n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.
     negative_pool: int | None = CorpusConfig.negative_pool
     classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
     train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
-
 
 
 # ---------------------------------------------------------------- 2. triplets (notebook 02)

@@ -73,8 +73,9 @@ def test_every_ablation_is_the_spec_plus_overrides_and_a_seed():
 
     assert set(PAPER_ROWS.values()) <= set(PAPER_ABLATION_ROWS)  # every named paper row has its numbers
     assert PAPER_ABLATION_ROWS[PAPER_ROWS["cocitation"]] == (82.9, 84.3, 85.2, 36.6, 76.4)  # the paper's Table 3
-    for preset in ("smoke", "demo", "hepth", "scidocs"):
-        assert len(load_spec(preset)["ablations.seeds"]) >= (2 if preset == "smoke" else 3), preset
+    for preset in ("hepth", "scidocs"):  # the presets whose tables make claims: 3 seeds at least
+        assert len(load_spec(preset)["ablations.seeds"]) >= 3, preset
+    assert len(load_spec("smoke")["ablations.seeds"]) == 2  # the least that exercises the retrained reference seeds
 
 
 def _results(cite: float, cocite: float, mag: float) -> dict:

@@ -117,7 +117,9 @@ def test_benchmark_and_triplets_do_not_depend_on_the_string_hash_seed(tmp_path):
             ["build-benchmark", "--corpus", "synthetic", "--out", str(out / "b"), "--n-queries", "20"],
             ["mine", "--data-dir", str(out / "b" / "train"), "--out", str(out / "t")],
         ):
-            done = subprocess.run([sys.executable, "-m", "specter_utils", *argv], env=env, capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "specter_utils", *argv], env=env, capture_output=True, text=True
+            )
             assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(((out / "b" / "train" / "data.json").read_bytes(), (out / "t" / "train.jsonl").read_bytes()))
     assert outputs[0] == outputs[1]

@@ -101,8 +101,8 @@ def test_the_data_dir_picks_the_reader(tmp_path: Path) -> None:
         run_overrides("demo", None, data_dir=str(record), corpus="synthetic")
     odd = tmp_path / "odd.jsonl"
     odd.write_text(json.dumps({"x": 1}) + "\n")
-    with pytest.raises(DataError, match="--corpus"):
-        run_overrides("demo", None, data_dir=str(odd))
+    with pytest.raises(DataError, match="--corpus"):  # the generated corpus cannot read a file: say which kind
+        run_overrides("smoke", None, data_dir=str(odd))
 
 
 def test_kernel_runs_this_interpreter() -> None:

@@ -7,7 +7,16 @@ import json
 import sys
 from pathlib import Path
 
-from specter_utils.commands.common import COUNT, POSITIVE_INT, add_out, check_out_dir, staged_dir
+from specter_utils.commands.common import (
+    COUNT,
+    POSITIVE_INT,
+    add_config_flags,
+    add_out,
+    check_out_dir,
+    given_config_values,
+    staged_dir,
+)
+from specter_utils.config import MULTI_LABEL_RULES, CorpusConfig
 
 OWNED = ("benchmark.json",)  # an --out folder holding this was written by a benchmark build
 
@@ -27,10 +36,6 @@ LABEL_FIELD_HELP = (
 )
 TABLE_FLAGS = ("edges_by", "edge_order")  # tables only
 READER_FLAGS = {"edges_by": "--edges-by", "edge_order": "--edge-order", "unknown": "--unknown-papers"}
-MULTI_LABEL_HELP = (
-    "a paper with several labels: first (default) takes its first label (S2ORC and OpenAlex list the main field "
-    "first), exactly-one keeps only papers with one label. Written to benchmark.json"
-)
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels: bool = True) -> None:
@@ -115,25 +120,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "copy); tables: a folder or a tables.json manifest; s2orc, openalex, jsonl: the record file (.jsonl, "
         ".jsonl.gz, .parquet); not allowed with synthetic",
     )
-    parser.add_argument("--multi-label", choices=("first", "exactly-one"), default="first", help=MULTI_LABEL_HELP)
     add_out(parser, "output folder; the build owns it: a rebuild (--overwrite) replaces it whole")
-    parser.add_argument("--seed", type=int, default=0, help="random seed")
-    parser.add_argument("--n-queries", type=POSITIVE_INT, default=1000, help="queries per ranking task, val + test")
-    parser.add_argument(
-        "--max-class-papers",
-        type=COUNT,
-        default=0,
-        help="cap on the classification task's papers, a stratified sample over all classes (default 0: all). "
-        "Each kept class keeps at least 3 papers (one per split), which can exceed the cap by up to 3 papers per "
-        "class; classes below the minimum class size (100 papers, or 2%% of the labelled papers and at least 10 "
-        "on small corpora) are left out before sampling",
-    )
-    parser.add_argument(
-        "--negative-pool",
-        type=COUNT,
-        default=0,
-        help="draw each query's random negatives from a seeded sample of this many papers, which bounds the papers "
-        "to embed per model (default: 0, every paper with text)",
+    # The benchmark's sizes are the run specification's data section (CorpusConfig): one default each.
+    add_config_flags(
+        parser,
+        CorpusConfig,
+        ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed"),
+        choices={"multi_label": MULTI_LABEL_RULES},
+        ranges={"n_queries": POSITIVE_INT, "max_class_papers": COUNT, "negative_pool": COUNT},
     )
     parser.set_defaults(func=run)
 
@@ -141,9 +135,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build, print the counts (also saved in benchmark.json)."""
     from specter_utils.benchmark.build import build_benchmark
+    from specter_utils.workflow.prepare import benchmark_config
 
     check_out_dir(args.out, args.overwrite, OWNED)
-    corpus = load_corpus_from_args(args, "build-benchmark", seed=args.seed)
+    data = CorpusConfig(**given_config_values(args, CorpusConfig))
+    corpus = load_corpus_from_args(args, "build-benchmark", seed=data.seed)
     print(
         f"read {corpus.name} ({'SYNTHETIC, ' if corpus.synthetic else ''}labels: {corpus.label_field}): "
         f"{len(corpus.papers):,} papers, {len(corpus.edges):,} citations inside the corpus"
@@ -153,14 +149,11 @@ def run(args: argparse.Namespace) -> int:
         info = build_benchmark(
             corpus,
             stage,
-            seed=args.seed,
-            n_queries=args.n_queries,
-            max_class_papers=args.max_class_papers,
-            negative_pool=args.negative_pool,
-            multi_label=args.multi_label,
+            seed=data.seed,
+            config=benchmark_config(data),
         )
     print(json.dumps(info["counts"], indent=2))
-    note_class_cap(info["counts"]["mag"], args.max_class_papers)
+    note_class_cap(info["counts"]["mag"], data.max_class_papers)
     if "absent_because" in info["counts"]["mag"]:
         print(f"no classification task: {info['counts']['mag']['absent_because']}")
     if info["synthetic"]:

@@ -11,7 +11,7 @@ from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args
 from specter_utils.errors import DataError
 
 PRESET_HELP = (
-    "Presets: smoke (the tests' tiny run), demo (the offline quick start on a CPU), hepth (the real hep-th corpus "
+    "Presets: smoke (the tests' tiny run), demo (the offline quick start on a CPU, on the bundled CiteSeer), hepth (the real hep-th corpus "
     "end to end on a CPU), scidocs (the paper's setup, on a GPU); the README gives each one's measured time, and "
     "`specter-utils spec show --preset NAME` prints every setting of one with where it came from."
 )
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="real corpus for notebook 01: a hep-th folder (cit-HepTh.txt + abstracts), a CiteSeer folder, a tables "
         "folder or tables.json manifest, or one S2ORC, OpenAlex or generic record file (.jsonl, .jsonl.gz, .parquet; "
         "data/README.md), its kind detected from the path "
-        "(default: the generated corpus for demo, ../shared/data/hepth for hepth); a relative path is taken from "
+        "(default: the bundled CiteSeer for demo, ../shared/data/hepth for hepth); a relative path is taken from "
         "the current folder",
     )
     from specter_utils.data.load import CORPUS_KINDS
