@@ -1,4 +1,4 @@
-"""Triplet mining at the paper's scale: ~146K train queries -> ~684K triplets (SPEC.md section 2).
+"""Triplet mining at the paper's scale: ~146K train queries -> ~684K triplets (docs/protocol.md section 2).
 
 Generates a SPECTER-format graph with SPECTER-like degrees (1-10 direct citations, about 4x as many
 citations of citations, as in the sample shipped with the original code; ~6% of queries cite only

@@ -33,7 +33,7 @@ from sklearn.neighbors import NearestNeighbors
 from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
 
-PAPER_FIGURE2 = {  # SPEC.md section 5, Figure 2 (t-SNE of MAG papers)
+PAPER_FIGURE2 = {  # docs/protocol.md section 5, Figure 2 (t-SNE of MAG papers)
     "SPECTER": {"homogeneity": 0.41, "completeness": 0.72},
     "SciBERT": {"homogeneity": 0.19, "completeness": 0.63},
 }

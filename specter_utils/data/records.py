@@ -8,7 +8,7 @@ Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata
   ``title`` and ``abstract`` are strings or null (null reads as ""), stripped of surrounding spaces;
 - a paper with an empty title is **kept** and counted (``empty_title``), an empty abstract likewise
   (``empty_abstract``): every benchmark paper gets a vector, as in SCIDOCS;
-- only the SPECTER *training* data then drops untitled papers, as SPECTER does (SPEC.md section 1):
+- only the SPECTER *training* data then drops untitled papers, as SPECTER does (docs/protocol.md section 1):
   :func:`specter_utils.data.specter_format.read_metadata`, counted as ``no_title_dropped``.
 """
 

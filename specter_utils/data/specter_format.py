@@ -1,7 +1,7 @@
 """The SPECTER training format: ``data.json``, ``metadata.json`` and ``{train,val,test}.txt``.
 
 ``data.json`` maps ``query_id -> {candidate_id: {"count": c}}``; ``count == 5`` is a direct
-citation and ``count == 1`` a citation of a citation (see SPEC.md section 1).
+citation and ``count == 1`` a citation of a citation (see docs/protocol.md section 1).
 """
 
 from __future__ import annotations

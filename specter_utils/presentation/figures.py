@@ -27,7 +27,7 @@ from specter_utils.presentation.tables import (
     metric_row,
 )
 
-# The paper's rows drawn beside ours in the Table 1 chart (SPEC.md section 5).
+# The paper's rows drawn beside ours in the Table 1 chart (docs/protocol.md section 5).
 PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
 
 

@@ -1,6 +1,6 @@
 """SPECTER triplet mining, as the original ``triplet_sampling_parallel.py`` does it, vectorised.
 
-Per query (SPEC.md section 2): queries with fewer than 3 candidates, or whose candidates all share
+Per query (docs/protocol.md section 2): queries with fewer than 3 candidates, or whose candidates all share
 one count, are skipped; otherwise up to ``ceil(hard_ratio * k)`` hard triplets (positive: a direct
 citation; negative: a citation of a citation) and the rest easy (negative: a random paper of
 ``metadata.json`` that is neither the query nor one of its candidates). Draws are with replacement,
