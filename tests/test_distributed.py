@@ -356,7 +356,7 @@ def test_two_processes_train_the_model_of_one_process_with_the_global_batch(
     A key bias adds the same number to every attention score of a query, which the softmax ignores: its
     exact gradient is zero, so what each run computes for it is float32 rounding noise (about 1e-9), and
     AdamW, which divides a gradient by its running RMS, turns noise into steps of up to the learning rate
-    in either direction. Observed: every other tensor within 2e-6; the key biases within 6e-4.
+    in either direction. Observed: every other tensor within 1e-6; the key biases within 6e-4.
     """
     from safetensors.torch import load_file
 

@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import PrinterCallback, ProgressCallback, TrainerCallback
 
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
@@ -569,6 +569,9 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         ],
         optimizer_cls_and_kwargs=optimizer_cls_and_kwargs(config),
     )
+    if not is_main_process():  # the trainer prints logs on each node's first process; keep rank 0's only
+        trainer.remove_callback(PrinterCallback)
+        trainer.remove_callback(ProgressCallback)
 
     # 7. Train (resuming from the last checkpoint of an interrupted run).
     if checkpoint is not None:
