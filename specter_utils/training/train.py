@@ -87,9 +87,18 @@ def check_world_size(config: TrainConfig, world: int) -> None:
     config.accumulation_steps(world)  # a DataError when the effective batch is not a multiple of the step
 
 
-def check_enough_triplets(config: TrainConfig, world: int, train_triplets: int) -> None:
-    """Several processes drop an epoch's incomplete global batch: the data must fill at least one."""
+def check_enough_triplets(config: TrainConfig, world: int, train_triplets: int, val_triplets: int = 0) -> None:
+    """Several processes drop an epoch's incomplete global batch: the data must fill at least one (the
+    validation triplets too, or the validation loss is left out: a warning)."""
     per_step = config.per_device_batch_size * world
+    if world > 1 and 0 < val_triplets < per_step:
+        logger.warning(
+            "%d validation triplets do not fill one batch of %d processes x %d: no validation loss will be logged "
+            "(the triplet accuracy still is); raise --max-val-triplets or lower --batch-size",
+            val_triplets,
+            world,
+            config.per_device_batch_size,
+        )
     if world > 1 and train_triplets < per_step:
         raise DataError(
             f"{train_triplets} training triplets do not fill one batch of {world} processes x "
@@ -527,7 +536,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     train_dataset = data.train.to_dataset(0 if with_rows else None)
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
-    check_enough_triplets(config, world, data.train.used)
+    check_enough_triplets(config, world, data.train.used, data.val.used if data.val else 0)
     _record_config(config, run_dir, world)
 
     # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses), which under
