@@ -15,6 +15,14 @@ parameters; three texts per triplet. The goal on one H100 is >= 40% of peak bf16
 
     python bench/bench_training.py                      # GPU: full model, 256 and 512
     python bench/bench_training.py --small --steps 3    # CPU: 2 layers, a few steps
+
+``--nproc N`` instead measures data parallelism: the project trainer under ``torchrun`` with 1 and with
+N processes (gloo on CPU, one GPU each elsewhere), the same per-process batch (so N processes take N
+times the triplets per step), for the triplet loss and for ``mnrl`` with its embeddings gathered across
+processes. On CPU the cores are shared out (cores / N threads per process), so the ratio shows what the
+collectives cost, not a speed-up::
+
+    python bench/bench_training.py --nproc 2 --small --seq-lens 128 --steps 6
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +43,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 from transformers import AutoTokenizer, BertConfig, BertModel, TrainerCallback  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 from specter_utils.models import resolve_model  # noqa: E402
 from specter_utils.training.config import make_config  # noqa: E402
 
@@ -117,7 +127,7 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
             metadata="-",
             out=str(out),
             base_model=str(base),
-            max_seq_length=seq_len,
+            max_length=seq_len,
             batch_size=batch,
             effective_batch_size=batch,
             max_steps=warmup + steps,
@@ -211,6 +221,96 @@ def padding_report(triplets_dir: Path, metadata: Path, seq_len: int, batch: int,
     return report
 
 
+def dp_worker(args: argparse.Namespace) -> None:
+    """One process of a ``torchrun`` launch: time the project trainer; rank 0 writes the row to ``args.dp_worker``."""
+    from specter_utils.training.losses import build_loss
+    from specter_utils.training.train import specter_model, trainer_class, training_arguments, world_size
+
+    world = world_size()
+    seq_len, batch = args.seq_lens[0], args.batch
+    out = Path(tempfile.mkdtemp(prefix="bench_dp_"))
+    config = make_config(
+        triplets="-",
+        metadata="-",
+        out=str(out),
+        base_model=str(args.base),
+        loss=args.loss,
+        max_length=seq_len,
+        batch_size=batch,
+        effective_batch_size=batch * world,
+        max_steps=args.warmup + args.steps,
+        save_steps=10**9,
+        logging_steps=10**9,
+        eval_steps=10**9,
+        progress_bar=False,
+        dataloader_num_workers=0,
+    )
+    model = specter_model(str(args.base), "cls", seq_len)
+    loss = build_loss(config, model, [], gather_across_devices=world > 1)
+    training = training_arguments(config, out, "bf16" if torch.cuda.is_available() else "fp32", has_val=False)
+    training.save_strategy = "no"
+    data = synthetic_triplets(model.tokenizer, batch * world * (args.warmup + args.steps), seq_len)
+    timer = StepTimer()
+    trainer = trainer_class(config)(model=model, args=training, train_dataset=data, loss=loss, callbacks=[timer])
+    trainer.train()
+    measured = timer.ends[args.warmup :]
+    seconds = measured[-1] - measured[0]
+    triplets_s = (len(measured) - 1) * batch * world / seconds
+    if int(os.environ.get("RANK", "0")) == 0:
+        row = {
+            "loss": args.loss,
+            "processes": world,
+            "threads_per_process": torch.get_num_threads(),
+            "seq_len": seq_len,
+            "batch_per_process": batch,
+            "global_batch": batch * world,
+            "steps_timed": len(measured) - 1,
+            "seconds": round(seconds, 3),
+            "triplets_per_s": round(triplets_s, 3),
+        }
+        Path(args.dp_worker).write_text(json.dumps(row))
+
+
+def data_parallel(args: argparse.Namespace) -> int:
+    """Triplets/s of 1 and ``args.nproc`` processes under torchrun, and their ratio, for each loss."""
+    cores = os.cpu_count() or 1
+    layers = 2 if args.small else 12
+    torch.manual_seed(0)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base, shape = make_base_model(Path(tmp) / "bert", layers)
+        device = f"{torch.cuda.device_count()} GPU(s)" if torch.cuda.is_available() else f"CPU, {cores} cores"
+        print(f"# device: {device}; model: {shape}; torch {torch.__version__}", flush=True)
+        for loss in args.losses:
+            for nproc in (1, args.nproc):
+                row_file = Path(tmp) / f"row-{loss}-{nproc}.json"
+                threads = max(1, cores // nproc)  # the same cores in all, shared out
+                env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(REPO)}
+                command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node"]
+                command += [str(nproc), __file__, "--dp-worker", str(row_file), "--base", str(base), "--loss", loss]
+                command += ["--seq-lens", str(args.seq_lens[0]), "--batch", str(args.batch)]
+                command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
+                done = subprocess.run(command, env=env, capture_output=True, text=True)
+                if done.returncode != 0:
+                    print(done.stderr[-3000:], file=sys.stderr)
+                    return 1
+                row = json.loads(row_file.read_text())
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        print("\n| loss | processes | threads each | global batch | triplets/s | x 1 process |")
+        print("|---|---|---|---|---|---|")
+        for row in rows:
+            single = next(r for r in rows if r["loss"] == row["loss"] and r["processes"] == 1)
+            ratio = row["triplets_per_s"] / single["triplets_per_s"]
+            print(
+                f"| {row['loss']} | {row['processes']} | {row['threads_per_process']} | {row['global_batch']} | "
+                f"{row['triplets_per_s']:.2f} | {ratio:.2f} |"
+            )
+        if args.json:
+            args.json.write_text(json.dumps({"device": device, "model": shape, "rows": rows}, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seq-lens", type=int, nargs="+", default=[256, 512])
@@ -222,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true", help="also time the project setting with torch.compile")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument(
+        "--nproc", type=int, help="data parallelism: time 1 and NPROC processes under torchrun (per-process --batch)"
+    )
+    parser.add_argument(
+        "--losses", nargs="+", default=["triplet", "mnrl"], help="with --nproc: the losses to time (mnrl gathers)"
+    )
+    parser.add_argument("--dp-worker", help=argparse.SUPPRESS)  # a torchrun process of --nproc: its row file
+    parser.add_argument("--base", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--loss", default="triplet", help=argparse.SUPPRESS)
+    parser.add_argument(
         "--padding-from",
         nargs=2,
         type=Path,
@@ -229,6 +338,13 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of timing, report padding with and without length grouping on these real triplets",
     )
     args = parser.parse_args(argv)
+    if args.dp_worker:
+        dp_worker(args)
+        return 0
+    if args.nproc:
+        if args.small:
+            args.warmup = 1
+        return data_parallel(args)
     if args.padding_from:
         for seq_len in args.seq_lens:
             report = padding_report(*args.padding_from, seq_len, args.batch, resolve_model("minilm"))

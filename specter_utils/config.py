@@ -168,6 +168,8 @@ class TrainConfig:
     mnrl_scale: float = 20.0  # in-batch losses: cosine x 20 (temperature 0.05), the library's default
     cached_mini_batch: int = 0  # > 0: the Cached variant (GradCache) of mnrl / gist, whose memory depends on this
     # mini-batch, not on the batch: large in-batch-negative batches on a small machine (costs one extra forward)
+    gather_across_devices: bool = True  # in-batch losses under torchrun: negatives from every process's slice (the
+    # global batch, as one process with that batch would see); off: each process's own slice only (N times fewer)
     merge_with_base: float = 1.0  # WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge
     # --- optimisation (fixed: the paper's values) ---
     learning_rate: float = 2e-5  # paper: Adam lr 2e-5

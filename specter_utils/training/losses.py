@@ -9,6 +9,13 @@
   and is masked out of the softmax. The query's own positive and own mined negative are never masked.
 - ``gist``: ``GISTEmbedLoss`` with the frozen base model as guide: an in-batch negative that the guide
   scores above the query's positive is dropped (the library's own false-negative filter).
+
+Under ``torchrun`` each process embeds only its slice of the global batch. With
+``gather_across_devices`` the in-batch losses use the library's option of that name: every process
+all-gathers the embeddings (with their gradients) so that its queries are scored against the
+candidates of *every* process, as one process with the global batch would score them. For
+``mnrl-citation`` the row indices are gathered too and the mask is built over the gathered batch
+with global row indices.
 """
 
 from __future__ import annotations
@@ -18,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-from sentence_transformers.util import cos_sim
+from sentence_transformers.util import all_gather, cos_sim, get_rank
 from torch import Tensor
 
-from specter_utils.data.specter_format import read_graph
+from specter_utils.data.specter_format import DIRECT_CITATION, read_graph
 from specter_utils.errors import DataError
-
-DIRECT_CITATION = 5  # SPECTER's data.json count of a direct citation (1: a citation of a citation)
 
 
 def citation_links(graph: Mapping[str, Mapping[str, int]]) -> dict[str, frozenset[str]]:
@@ -56,7 +62,8 @@ class CitationMaskedMNRL(MultipleNegativesRankingLoss):
     """``MultipleNegativesRankingLoss`` that masks in-batch papers cited by, citing or near the query.
 
     The dataset carries a ``label`` column holding each row's index into ``row_papers`` (the collator
-    passes it to the loss as ``labels``), so the loss knows which papers sit in the batch.
+    passes it to the loss as ``labels``), so the loss knows which papers sit in the batch. With
+    ``gather_across_devices`` those indices are gathered from every process along with the embeddings.
     """
 
     def __init__(
@@ -65,31 +72,51 @@ class CitationMaskedMNRL(MultipleNegativesRankingLoss):
         row_papers: Sequence[tuple[str, str, str]],
         links: Mapping[str, Iterable[str]],
         scale: float = 20.0,
+        gather_across_devices: bool = False,
     ) -> None:
-        super().__init__(model, scale=scale, similarity_fct=self.masked_similarity)
+        super().__init__(
+            model, scale=scale, similarity_fct=self.masked_similarity, gather_across_devices=gather_across_devices
+        )
         self.row_papers = list(row_papers)
         self.links = links
         self._mask: Tensor | None = None
         self.masked = 0  # in-batch scores masked so far (reported in the model card)
         self.scored = 0  # in-batch scores computed so far
 
-    def false_negative_mask(self, rows: Sequence[int]) -> Tensor:
-        """``(len(rows), 2 * len(rows))`` booleans: True where a candidate column is a false negative.
+    def false_negative_mask(self, rows: Sequence[int], queries: Sequence[int] | None = None) -> Tensor:
+        """``(len(queries), 2 * len(rows))`` booleans: True where a candidate column is a false negative.
+
+        Args:
+            rows: the dataset rows of the batch, in the loss's order (gathered: every process's rows, rank 0 first).
+            queries: positions in ``rows`` of the queries scored here (gathered: this process's slice); default all.
 
         Columns follow the loss's candidate order: every row's positive, then every row's negative.
         """
         n = len(rows)
+        queries = range(n) if queries is None else queries
         triplets = [self.row_papers[row] for row in rows]
         candidates = [pos for _, pos, _ in triplets] + [neg for _, _, neg in triplets]
-        mask = torch.zeros((n, 2 * n), dtype=torch.bool)
-        for i, (query, positive, _) in enumerate(triplets):
+        mask = torch.zeros((len(queries), 2 * n), dtype=torch.bool)
+        for i, position in enumerate(queries):
+            query, positive, _ = triplets[position]
             linked = self.links.get(query, frozenset())
             for j, paper in enumerate(candidates):
-                if j in (i, n + i):  # the row's own positive and own mined negative
+                if j in (position, n + position):  # the row's own positive and own mined negative
                     continue
                 if paper == query or paper == positive or paper in linked:
                     mask[i, j] = True
         return mask
+
+    def batch_rows(self, labels: Tensor) -> tuple[list[int], range]:
+        """The batch's rows as the loss scores them, and the positions of this process's queries among them.
+
+        Gathering: every process's rows in rank order (the order ``all_gather`` stacks the embeddings in)
+        and this process's slice at ``rank x local batch``, as in the library's loss.
+        """
+        n = len(labels)
+        if self.gather_across_devices and dist.is_available() and dist.is_initialized():
+            return all_gather(labels).tolist(), range(get_rank() * n, (get_rank() + 1) * n)
+        return labels.tolist(), range(n)
 
     def masked_similarity(self, queries: Tensor, candidates: Tensor) -> Tensor:
         scores = cos_sim(queries, candidates)
@@ -102,27 +129,41 @@ class CitationMaskedMNRL(MultipleNegativesRankingLoss):
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         if labels is None:
             raise DataError("mnrl-citation needs the dataset's 'label' column of row indices", "training data")
-        self._mask = self.false_negative_mask([int(row) for row in labels.tolist()])
-        n = self._mask.shape[0]
+        rows, queries = self.batch_rows(labels)
+        self._mask = self.false_negative_mask([int(row) for row in rows], queries)
         self.masked += int(self._mask.sum())
-        self.scored += n * (2 * n - 2)
+        self.scored += len(queries) * (2 * len(rows) - 2)
         try:
             return super().forward(sentence_features, labels)
         finally:
             self._mask = None
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "similarity_fct": "cos_sim", "mask": "training-graph citations (count 5 and 1)"}
+        return {
+            "scale": self.scale,
+            "similarity_fct": "cos_sim",
+            "mask": "training-graph citations (count 5 and 1)",
+            "gather_across_devices": self.gather_across_devices,
+        }
 
 
-def build_loss(config: Any, model: Any, row_papers: Sequence[tuple[str, str, str]], base_model: Any = None):
+def build_loss(
+    config: Any,
+    model: Any,
+    row_papers: Sequence[tuple[str, str, str]],
+    base_model: Any = None,
+    gather_across_devices: bool = False,
+):
     """The loss ``config.loss`` names, bound to ``model``.
 
     Args:
         row_papers: (query, positive, negative) ids of every dataset row (train rows, then val rows),
             indexed by the ``label`` column (``mnrl-citation`` only).
         base_model: the frozen guide model (``gist`` only).
+        gather_across_devices: in-batch losses take their negatives from every process (set it only
+            when training runs in several processes; the library warns when there is nothing to gather).
     """
+    gather = {"gather_across_devices": gather_across_devices}
     from sentence_transformers.sentence_transformer import losses
 
     if config.loss == "triplet" and getattr(config, "embedding_dropout", 0.0) > 0:
@@ -141,14 +182,14 @@ def build_loss(config: Any, model: Any, row_papers: Sequence[tuple[str, str, str
     if config.loss == "mnrl":
         if config.cached_mini_batch:
             return losses.CachedMultipleNegativesRankingLoss(
-                model, scale=config.mnrl_scale, mini_batch_size=config.cached_mini_batch
+                model, scale=config.mnrl_scale, mini_batch_size=config.cached_mini_batch, **gather
             )
-        return losses.MultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
+        return losses.MultipleNegativesRankingLoss(model, scale=config.mnrl_scale, **gather)
     if config.loss == "mnrl-citation":
         if config.cached_mini_batch:
             raise DataError("cached_mini_batch is not available with loss='mnrl-citation'", "TrainConfig")
         links = read_citation_links(Path(config.metadata).with_name("data.json"))
-        return CitationMaskedMNRL(model, row_papers, links, scale=config.mnrl_scale)
+        return CitationMaskedMNRL(model, row_papers, links, scale=config.mnrl_scale, **gather)
     if config.loss == "gist":
         if base_model is None:
             raise ValueError("loss='gist' needs the base model as guide")
@@ -157,7 +198,7 @@ def build_loss(config: Any, model: Any, row_papers: Sequence[tuple[str, str, str
         temperature = 1.0 / config.mnrl_scale
         if config.cached_mini_batch:
             return losses.CachedGISTEmbedLoss(
-                model, base_model, temperature=temperature, mini_batch_size=config.cached_mini_batch
+                model, base_model, temperature=temperature, mini_batch_size=config.cached_mini_batch, **gather
             )
-        return losses.GISTEmbedLoss(model, base_model, temperature=temperature)
+        return losses.GISTEmbedLoss(model, base_model, temperature=temperature, **gather)
     raise DataError(f"unknown loss {config.loss!r}", "TrainConfig", record_id="loss")

@@ -31,6 +31,8 @@ HYPERPARAMETERS = (
     "batch_size",
     "gradient_accumulation_steps",
     "world_size",
+    "global_batch_size",
+    "in_batch_negatives",
     "epochs",
     "max_steps",
     "total_steps",
@@ -73,6 +75,16 @@ def _data_rows(data: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _loss_line(config: dict[str, Any], derived: dict[str, Any]) -> str:
+    """The loss as trained: the paper's triplet loss, or an in-batch loss and where its negatives came from."""
+    if config.get("loss", "triplet") == "triplet":
+        return f"TripletLoss, Euclidean distance, margin {config['triplet_margin']}"
+    line = f"{derived.get('loss', config['loss'])} (`{config['loss']}`), in-batch negatives"
+    if derived.get("in_batch_negatives"):
+        line += f" from {derived['in_batch_negatives']}"
+    return line
+
+
 def render_section(summary: dict[str, Any]) -> str:
     """Markdown for the SPECTER section of the card."""
     config, data, results = summary["config"], summary["data"], summary.get("results", {})
@@ -81,14 +93,14 @@ def render_section(summary: dict[str, Any]) -> str:
         "## SPECTER training (specter-utils)",
         "",
         "Trained with `specter-utils train`, a reproduction of SPECTER (Cohan et al., 2020): citation-informed",
-        "triplets (query paper, cited paper, uncited paper), triplet margin loss on Euclidean distance.",
+        "triplets (query paper, cited paper, uncited paper), with the loss named below.",
         "",
         "| | |",
         "|---|---|",
         f"| Base model | `{config['base_model']}` ({summary['base_model_id']}) |",
         f"| Paper embedding | {config['pooling']} pooling of the final layer |",
         f"| Input text | title + `{summary['sep_token']}` + abstract, truncated to {config['max_length']} tokens |",
-        f"| Loss | TripletLoss, Euclidean distance, margin {config['triplet_margin']} |",
+        f"| Loss | {_loss_line(config, summary.get('derived', {}))} |",
         f"| Metadata | `{data['metadata']}` ({data['metadata_papers']} papers with a title) |",
         f"| Trained | {summary['finished_at']} on {summary['device']}, {_fmt(summary.get('runtime_s'))} s |",
         "",

@@ -5,10 +5,13 @@
 
     model/              the final sentence-transformers model (written to a temp dir, then renamed)
     checkpoints/        checkpoint-N/ every save_steps optimiser steps (a killed run resumes from the last)
-    train_config.json   the TrainConfig of the run (a resumed run must match it)
+    train_config.json   the TrainConfig of the run (a resumed run must match it), its world_size and global_batch_size
     log_history.json    every logged training / validation loss
 
-The same call runs data parallel under ``torchrun --nproc_per_node N`` (the trainer handles DDP).
+The same call runs data parallel under ``torchrun`` (one process per GPU, or gloo on CPU; the trainer wraps
+the model in DDP). Each process trains on its own slice of every global batch (training.sampler); in-batch
+losses gather the other processes' embeddings (training.losses); only the first process (rank 0) logs
+and writes the run files, the checkpoints (each process adds its RNG state) and the final model.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ import platform
 import re
 import shutil
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
-from transformers import TrainerCallback
+from transformers import PrinterCallback, ProgressCallback, TrainerCallback
 
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
@@ -40,10 +44,13 @@ from specter_utils.models import (
 from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
 from specter_utils.training.model_card import write_model_card
+from specter_utils.training.sampler import training_batch_sampler
 
 logger = logging.getLogger(__name__)
 
 MODEL_DIR, CHECKPOINT_DIR, CONFIG_FILE, LOG_FILE = "model", "checkpoints", "train_config.json", "log_history.json"
+# Written into checkpoint-N by rank 0 once every process has saved its part (model, optimiser, each RNG state).
+CHECKPOINT_DONE = "specter_checkpoint.json"
 NO_DECAY_PATTERN = re.compile(r"bias|layernorm|layer_norm|(?:^|\.)norm(?:$|\.)", re.IGNORECASE)
 
 
@@ -54,6 +61,72 @@ def world_size() -> int:
 
 def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
+
+
+def launch_name(world: int) -> str:
+    """Where a process-count error comes from, for its message."""
+    return f"torchrun (WORLD_SIZE={world})"
+
+
+def global_batch_size(config: TrainConfig, world: int) -> int:
+    """Triplets per optimiser step over all processes: per-process batch x processes x accumulation."""
+    return config.batch_size * world * config.accumulation_steps(world)
+
+
+def check_world_size(config: TrainConfig, world: int) -> None:
+    """Before anything is loaded: the number of processes fits the batch settings (a DataError says why not)."""
+    per_step = config.batch_size * world
+    if world > 1 and not config.gradient_accumulation_steps and per_step > config.effective_batch_size:
+        most = max(1, config.effective_batch_size // config.batch_size)
+        raise DataError(
+            f"{world} processes x per-process batch {config.batch_size} = {per_step} triplets per step, "
+            f"more than effective_batch_size={config.effective_batch_size}: launch at most {most} process(es) "
+            "(--nproc_per_node x --nnodes), or lower --batch-size, or raise --effective-batch-size",
+            launch_name(world),
+        )
+    config.accumulation_steps(world)  # a DataError when the effective batch is not a multiple of the step
+
+
+def check_enough_triplets(config: TrainConfig, world: int, train_triplets: int, val_triplets: int = 0) -> None:
+    """Several processes drop an epoch's incomplete global batch: the data must fill at least one (the
+    validation triplets too, or the validation loss is left out: a warning)."""
+    per_step = config.batch_size * world
+    if world > 1 and 0 < val_triplets < per_step:
+        logger.warning(
+            "%d validation triplets do not fill one batch of %d processes x %d: no validation loss will be logged "
+            "(the triplet accuracy still is); raise --max-val-triplets or lower --batch-size",
+            val_triplets,
+            world,
+            config.batch_size,
+        )
+    if world > 1 and train_triplets < per_step:
+        raise DataError(
+            f"{train_triplets} training triplets do not fill one batch of {world} processes x "
+            f"{config.batch_size}: use fewer processes, a smaller --batch-size or more triplets",
+            launch_name(world),
+        )
+
+
+def check_gathering(loss, config: TrainConfig, world: int) -> None:
+    """An in-batch loss asked to gather across processes must be able to (else its negatives shrink N times)."""
+    if world == 1 or not config.gather_across_devices or config.loss not in IN_BATCH_LOSSES:
+        return
+    if not getattr(loss, "gather_across_devices", False):
+        raise DataError(
+            f"loss={config.loss!r} ({type(loss).__name__}) cannot gather embeddings across processes, so each "
+            f"process would draw its in-batch negatives from its own 1/{world} of the batch; pass "
+            "--no-gather-across-devices to train that way",
+            launch_name(world),
+            record_id="gather_across_devices",
+        )
+
+
+def quiet_other_ranks() -> None:
+    """Logs come from rank 0 only: the other processes report errors (their warnings repeat rank 0's)."""
+    if not is_main_process():
+        for name in ("specter_utils", "sentence_transformers"):  # transformers': log_level_replica
+            logging.getLogger(name).setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore")
 
 
 def resolve_precision(precision: str) -> str:
@@ -178,6 +251,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         data_seed=config.seed,
         batch_sampler=batch_sampler,
         dataloader_num_workers=config.dataloader_num_workers,
+        dataloader_drop_last=world_size() > 1,  # under DDP every process needs full batches (the library sets it too)
         save_strategy="epoch" if config.best_by_val_loss else "steps",
         save_steps=config.save_steps,
         save_total_limit=config.save_total_limit,
@@ -187,8 +261,9 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         logging_strategy="steps",
         logging_steps=config.logging_steps,
         logging_first_step=True,
+        log_level_replica="error",  # logs from rank 0 only
         report_to="none",
-        disable_tqdm=not config.progress_bar,
+        disable_tqdm=not config.progress_bar or not is_main_process(),
         **per_epoch,
     )
 
@@ -203,13 +278,29 @@ def optimizer_cls_and_kwargs(config: TrainConfig):
 
 
 def trainer_class(config: TrainConfig):
-    """SentenceTransformerTrainer, or a subclass whose scheduler is AllenNLP's slanted triangular one."""
+    """SentenceTransformerTrainer whose training batches come from training.sampler (per process slices of
+    global batches); a subclass of it whose scheduler is AllenNLP's slanted triangular one where asked."""
     from sentence_transformers import SentenceTransformerTrainer
 
-    if config.lr_schedule != "slanted_triangular":
-        return SentenceTransformerTrainer
+    class SpecterTrainer(SentenceTransformerTrainer):
+        def get_batch_sampler(self, dataset, batch_size, drop_last, valid_label_columns=None, generator=None, seed=0):
+            if dataset is not self.train_dataset:  # evaluation: the library's sampler, which accelerate shards evenly
+                return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+            return training_batch_sampler(
+                dataset,
+                batch_size,
+                in_batch_negatives=config.loss in IN_BATCH_LOSSES,
+                world_size=world_size(),
+                group_by_length=config.group_by_length,
+                valid_label_columns=valid_label_columns,
+                generator=generator,
+                seed=seed,
+            )
 
-    class SlantedTriangularTrainer(SentenceTransformerTrainer):
+    if config.lr_schedule != "slanted_triangular":
+        return SpecterTrainer
+
+    class SlantedTriangularTrainer(SpecterTrainer):
         def create_scheduler(self, num_training_steps: int, optimizer=None):
             from specter_utils.training.released import slanted_triangular_scheduler
 
@@ -238,20 +329,44 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+def checkpoint_complete(path: Path) -> bool:
+    """Rank 0 wrote the trainer state last; a checkpoint of several processes also needs every process's part."""
+    if not (path / "trainer_state.json").exists():
+        return False
+    several_processes = (path / "rng_state_0.pth").exists()  # one process writes rng_state.pth
+    return not several_processes or (path / CHECKPOINT_DONE).exists()
+
+
 def last_checkpoint(checkpoint_dir: Path) -> Path | None:
     """The highest-numbered complete ``checkpoint-N`` directory, if any."""
     if not checkpoint_dir.is_dir():
         return None
     done = [
-        p
-        for p in checkpoint_dir.glob("checkpoint-*")
-        if p.name.split("-")[-1].isdigit() and (p / "trainer_state.json").exists()
+        p for p in checkpoint_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit() and checkpoint_complete(p)
     ]
     return max(done, key=lambda p: int(p.name.split("-")[-1]), default=None)
 
 
-def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
-    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any)."""
+class CheckpointDone(TrainerCallback):
+    """After each checkpoint: wait for every process to finish its part, then rank 0 marks it complete."""
+
+    def __init__(self, world: int, global_batch: int) -> None:
+        self.record = {"world_size": world, "global_batch_size": global_batch}
+
+    def on_save(self, args, state, control, **kwargs) -> None:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
+        if state.is_world_process_zero:
+            write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / CHECKPOINT_DONE, self.record)
+
+
+def _prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path | None:
+    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any).
+
+    A resumed run may have another number of processes (an elastic restart) but must keep the global batch.
+    """
     final_dir = run_dir / MODEL_DIR
     if final_dir.exists() and not config.overwrite:
         raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
@@ -266,10 +381,27 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path) -> Path | None:
                 "restore them, pass --no-resume to start over, or use another --out",
                 config_path,
             )
+        saved = read_json(config_path)
+        batch = global_batch_size(config, world)
+        if saved.get("global_batch_size", batch) != batch:
+            raise DataError(
+                f"cannot resume from {checkpoint.name}: its global batch was {saved['global_batch_size']} triplets per "
+                f"step ({saved.get('world_size')} process(es)), now {batch} ({world}); keep per-process batch x "
+                "processes x accumulation the same, pass --no-resume to start over, or use another --out",
+                config_path,
+            )
+        if saved.get("world_size", world) != world:
+            logger.warning(
+                "resuming %s with %d processes, saved with %d: same global batch, but another split of its rows "
+                "and other dropout draws than an uninterrupted run",
+                checkpoint.name,
+                world,
+                saved["world_size"],
+            )
     return checkpoint
 
 
-def _record_config(config: TrainConfig, run_dir: Path) -> None:
+def _record_config(config: TrainConfig, run_dir: Path, world: int = 1) -> None:
     """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
     config_path = run_dir / CONFIG_FILE
     if is_main_process():
@@ -277,7 +409,13 @@ def _record_config(config: TrainConfig, run_dir: Path) -> None:
         for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
             shutil.rmtree(stale, ignore_errors=True)
         write_json(
-            config_path, {**config.to_dict(), "resolved_pooling": describe_pooling(config.base_model, config.pooling)}
+            config_path,
+            {
+                **config.to_dict(),
+                "resolved_pooling": describe_pooling(config.base_model, config.pooling),
+                "world_size": world,
+                "global_batch_size": global_batch_size(config, world),
+            },
         )
 
 
@@ -334,6 +472,9 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         callbacks: extra ``transformers.TrainerCallback`` objects (for notebooks and tests).
     """
     config.validate()
+    world = world_size()
+    check_world_size(config, world)
+    quiet_other_ranks()
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from transformers import set_seed
 
@@ -342,7 +483,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     started = time.time()
     run_dir = Path(config.out)
     precision = resolve_precision(config.dtype)
-    checkpoint = _prepare_run_dir(config, run_dir)
+    checkpoint = _prepare_run_dir(config, run_dir, world)
     set_seed(config.seed)
 
     # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
@@ -366,10 +507,14 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     train_dataset = data.train.to_dataset(0 if with_rows else None)
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
-    _record_config(config, run_dir)
+    check_enough_triplets(config, world, data.train.used, data.val.used if data.val else 0)
+    _record_config(config, run_dir, world)
 
-    # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses).
-    loss = build_loss(config, model, row_papers, base_model=base)
+    # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses), which under
+    # torchrun gather every process's embeddings so the negatives span the global batch.
+    gather = config.gather_across_devices and world > 1
+    loss = build_loss(config, model, row_papers, base_model=base, gather_across_devices=gather)
+    check_gathering(loss, config, world)
 
     # 4. Arguments: the paper's optimisation, seeded data order, checkpoints, precision.
     args = training_arguments(config, run_dir / CHECKPOINT_DIR, precision, has_val=val_dataset is not None)
@@ -396,9 +541,17 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         eval_dataset=val_dataset,
         loss=loss,
         evaluator=evaluator,
-        callbacks=[decay_check, *recipe_callbacks(config), *(callbacks or [])],
+        callbacks=[
+            decay_check,
+            CheckpointDone(world, global_batch_size(config, world)),
+            *recipe_callbacks(config),
+            *(callbacks or []),
+        ],
         optimizer_cls_and_kwargs=optimizer_cls_and_kwargs(config),
     )
+    if not is_main_process():  # the trainer prints logs on each node's first process; keep rank 0's only
+        trainer.remove_callback(PrinterCallback)
+        trainer.remove_callback(ProgressCallback)
 
     # 7. Train (resuming from the last checkpoint of an interrupted run).
     if checkpoint is not None:
@@ -413,6 +566,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     if base is not None and config.merge_with_base < 1.0:
         merged = merge_with_base(trainer.model, base, config.merge_with_base)
         logger.info("merged %d weight tensors with the base model (alpha %.2f)", merged, config.merge_with_base)
+    mask_counts = _mask_counts(loss)  # a collective: every process takes part
     if trainer.is_world_process_zero():
         log_history = trainer.state.log_history
         write_json(run_dir / LOG_FILE, log_history)
@@ -424,8 +578,10 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
             "derived": {
                 "pooling": describe_pooling(config.base_model, config.pooling),
                 "loss": type(loss).__name__,
-                **_mask_counts(loss),
-                "world_size": world_size(),
+                **mask_counts,
+                "world_size": world,
+                "global_batch_size": global_batch_size(config, world),
+                "in_batch_negatives": _in_batch_negatives(config, world, gather),
                 "gradient_accumulation_steps": args.gradient_accumulation_steps,
                 "precision": precision,
                 "total_steps": trainer.state.max_steps,
@@ -460,12 +616,35 @@ def _best_checkpoint(state, config: TrainConfig) -> dict[str, Any]:
     return {"best_step": int(state.best_model_checkpoint.rsplit("-", 1)[-1]), "best_val_loss": state.best_metric}
 
 
+def _in_batch_negatives(config: TrainConfig, world: int, gather: bool) -> str | None:
+    """Where an in-batch loss's negatives came from (None for the triplet loss)."""
+    if config.loss not in IN_BATCH_LOSSES:
+        return None
+    if world == 1:
+        return "the batch"
+    return f"the global batch (gathered from {world} processes)" if gather else f"each process's 1/{world} of the batch"
+
+
 def _mask_counts(loss) -> dict[str, Any]:
-    """How many in-batch scores ``mnrl-citation`` masked as false negatives (nothing for other losses)."""
-    scored = getattr(loss, "scored", 0)
-    if not scored:
+    """How many in-batch scores ``mnrl-citation`` masked as false negatives, summed over processes (else nothing).
+
+    Under torchrun every process must call it (an all-reduce).
+    """
+    if not hasattr(loss, "scored"):
         return {}
-    return {"false_negatives_masked": loss.masked, "in_batch_scores": scored}
+    counts = [loss.masked, loss.scored]
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        import torch
+
+        on_gpu = dist.get_backend() == "nccl"  # NCCL reduces GPU tensors only, gloo CPU ones
+        total = torch.tensor(counts, dtype=torch.long, device="cuda" if on_gpu else "cpu")
+        dist.all_reduce(total)
+        counts = total.tolist()
+    if not counts[1]:
+        return {}
+    return {"false_negatives_masked": counts[0], "in_batch_scores": counts[1]}
 
 
 def _versions() -> dict[str, str]:
