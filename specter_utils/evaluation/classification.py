@@ -6,7 +6,7 @@ score, the first best ``C`` on ties, refit on the whole train split.
 
 The released SCIDOCS code imports ``LinearSVC`` from ``lightning.classification``, not from sklearn, and
 that one differs in more than the solver: it fits **no intercept** and stops at **tol 1e-3** (sklearn /
-liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what SPEC.md states, and
+liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what docs/protocol.md states, and
 what the tests compare with); ``classify(..., variant="lightning")`` (``SVM_VARIANTS``) drops the intercept
 and uses tol 1e-3 as lightning does. Its tolerance is then applied through liblinear's primal stopping rule
 below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points.
@@ -45,7 +45,7 @@ PAPER_CS = tuple(float(c) for c in np.logspace(-4, 2, 7))  # the original's grid
 CV_FOLDS = 3
 GRAM_REFACTOR_STEPS = 12  # refactorise a column's Newton matrix when CG over its old factor needs more steps
 DEFAULT_TOL = 1e-4  # sklearn's LinearSVC default, passed to liblinear as eps
-# The two LinearSVCs: sklearn's (the default, SPEC.md) and lightning's (the released SCIDOCS code's import).
+# The two LinearSVCs: sklearn's (the default, docs/protocol.md) and lightning's (the released SCIDOCS code's import).
 SVM_VARIANTS: dict[str, dict[str, Any]] = {
     "sklearn": {"fit_intercept": True, "tol": DEFAULT_TOL},
     "lightning": {"fit_intercept": False, "tol": 1e-3},
@@ -65,6 +65,8 @@ class ClassificationResult:
     seconds: float
     solver: dict[str, Any] = field(default_factory=dict)
     predictions: np.ndarray | None = field(default=None, repr=False)  # labels predicted for the evaluated split
+    per_class: dict[str, dict[str, float]] = field(default_factory=dict)  # label -> f1 (x 100), support
+    confusion: dict[str, Any] = field(default_factory=dict)  # {"labels": [...], "matrix": rows true, columns predicted}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -76,7 +78,26 @@ class ClassificationResult:
             "n_classes": self.n_classes,
             "seconds": round(self.seconds, 2),
             "solver": self.solver,
+            "per_class": self.per_class,
+            "confusion": self.confusion,
         }
+
+
+def class_report(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | list[str]) -> tuple[dict, dict]:
+    """Per-class F1 (x 100, 2 decimals) with support and predicted count, and the confusion matrix
+    (rows: true class, columns: predicted class, both in ``labels`` order)."""
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    labels = [str(label) for label in labels]
+    y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
+    _, _, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
+    predicted = {label: int(np.sum(y_pred == label)) for label in labels}
+    per_class = {
+        label: {"f1": round(100 * float(f), 2), "support": int(n), "predicted": predicted[label]}
+        for label, f, n in zip(labels, f1, support, strict=True)
+    }
+    matrix = confusion_matrix(y_true, y_pred, labels=labels)
+    return per_class, {"labels": labels, "matrix": matrix.tolist()}
 
 
 # ---------------------------------------------------------------- the solver
@@ -432,6 +453,7 @@ def classify(
     W = fit_svm_path(X_train, y_train, tuple(path), tol, fit_intercept)[-1]
     pred = _predict(_with_bias(X_eval, fit_intercept), W, classes)
     f1 = float(np.round(100 * f1_score(y_eval, pred, average="macro"), 2))
+    per_class, confusion = class_report(y_eval, pred, classes)
     return ClassificationResult(
         f1=f1,
         best_c=best_c,
@@ -442,4 +464,6 @@ def classify(
         seconds=time.perf_counter() - started,
         solver={"cv": cv_stats, "variant": variant, "tol": tol},
         predictions=pred,
+        per_class=per_class,
+        confusion=confusion,
     )

@@ -1,0 +1,1 @@
+"""What a reader looks at: figures, tables and the sentences that interpret them."""
