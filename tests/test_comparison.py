@@ -95,3 +95,16 @@ def test_classification_figure_has_its_three_panels():
     grid = next(ax for ax in fig.axes if ax.get_xlabel().startswith("C of"))
     assert grid.get_ylabel() == "mean 3-fold CV accuracy on train (%)"
     assert any(f"chosen C = {details['C']:g}" in t.get_text() for t in grid.get_legend().get_texts())
+
+
+def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_setting():
+    from specter_utils.evaluation.svm_variants import VARIANTS, svm_variants
+
+    X, y = blobs(n=200, seed=3)
+    rows = svm_variants(X[:140], y[:140], X[140:], y[140:], ["SCIDOCS protocol", "C by CV macro-F1"])
+    ours = classify(X[:140], y[:140], X[140:], y[140:])
+    assert rows["SCIDOCS protocol"]["macro_f1"] == pytest.approx(ours.f1, abs=0.01)
+    assert rows["SCIDOCS protocol"]["C"] == ours.best_c
+    assert rows["C by CV macro-F1"]["cv_scoring"] == "f1_macro"
+    assert len(rows["SCIDOCS protocol"]["cv_score"]) == 7
+    assert VARIANTS["standardised inputs"] == {"standardise": True}
