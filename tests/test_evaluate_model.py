@@ -143,7 +143,7 @@ def test_prompts_from_the_sentence_transformers_config(tmp_path, random_tiny_mod
     assert not np.allclose(plain, query_vectors, atol=1e-5)
 
 
-def test_scidocs_layout_embeds_only_the_papers_the_tasks_read(tmp_path, capsys, random_tiny_model):
+def test_scidocs_layout_embeds_only_the_papers_the_tasks_read(tmp_path, capsys, random_tiny_model, monkeypatch):
     from specter_utils.benchmark.build import build_benchmark
     from specter_utils.data.scidocs import papers_needed
     from specter_utils.data.synthetic import generate_synthetic_corpus
@@ -151,7 +151,8 @@ def test_scidocs_layout_embeds_only_the_papers_the_tasks_read(tmp_path, capsys, 
     bench = tmp_path / "bench"
     build_benchmark(generate_synthetic_corpus(n_papers=90, n_topics=3, seed=2), bench, seed=2, n_queries=8)
     scidocs, cache, out = bench / "scidocs", tmp_path / "cache", tmp_path / "r.json"
-    argv = ["evaluate", "--model", str(random_tiny_model), "--data-dir", str(scidocs), "--cache-dir", str(cache)]
+    monkeypatch.chdir(tmp_path)  # a relative --data-dir is relative to the working directory
+    argv = ["evaluate", "--model", str(random_tiny_model), "--data-dir", "bench/scidocs", "--cache-dir", str(cache)]
     code, stdout, _ = call([*argv, "--tasks", "cite", "--max-length", "24", "--out", str(out), "--quiet"], capsys)
     assert code == 0, stdout
     result = json.loads(out.read_text())

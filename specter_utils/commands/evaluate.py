@@ -231,7 +231,8 @@ def _run_model(args: argparse.Namespace) -> int:
     from specter_utils.stages import papers_to_embed
 
     try:
-        papers = papers_to_embed(args.data_dir, args.split, args.tasks)
+        # an absolute path: stages resolves a relative one against the repository, not the working directory
+        papers = papers_to_embed(args.data_dir.resolve(), args.split, args.tasks)
     except FileNotFoundError:
         raise DataError(
             "no paper_metadata_*.json: neither a SCIDOCS folder with paper metadata nor a BEIR folder", args.data_dir
