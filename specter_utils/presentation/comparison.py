@@ -67,6 +67,10 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
             y -= 1.0
         y -= 0.6
     ax.axvline(0.0, color="black", lw=0.8)
+    low = min(0.0, *(d.ci_low for d in items))
+    high = max(0.0, *(d.ci_high for d in items))
+    span = (high - low) or 1.0
+    ax.set_xlim(low - 0.05 * span, high + 0.35 * span)  # room on the right for the labels
     ticks: dict[str, list[float]] = {}
     for position, row in labels:
         ticks.setdefault(row, []).append(position)
