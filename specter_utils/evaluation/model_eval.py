@@ -15,7 +15,8 @@ SCIDOCS layout, before each paper. The length is the one given, else the model's
 position embeddings.
 
 Vectors are cached in ``cache_dir`` as ordinary embedding files, one per model, length, prompt and
-text recipe (the file name says which); a later call embeds only the papers the file lacks.
+text recipe (the file name says which); a later call embeds only the papers the file lacks. A model
+folder retrained in place keeps its path, so its cached files must then be deleted.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def cached_embeddings(
             info=info,
         )
         new.info.pop("resumed_papers", None)
-        new.titles = [paper.title[:200] for paper in missing]  # the prompt-free title, short
+        new.titles = [paper.title[:200] for paper in missing]  # the start of each text: the file stays small
         have = new if have is None else have.merged(new)
         have.info = {**new.info}
         write_embeddings(path, have)
