@@ -236,6 +236,42 @@ def _classification_vs_tfidf(rows: Mapping[str, Mapping[str, float]], tfidf: str
     return lines
 
 
+def interpret_classification(details: Mapping[str, Any], task: str = "mag") -> str:
+    """The SVM of one classification result (``suite.evaluate``'s ``details[task]``): the chosen C against the
+    grid's ends and the spread of its CV scores, and how many classes it predicts at all."""
+    cv = {float(c): float(a) for c, a in details.get("cv_accuracy", {}).items()}
+    lines = []
+    if cv:
+        best, grid = float(details["C"]), sorted(cv)
+        edge = (
+            " the smallest value of the grid"
+            if best == grid[0]
+            else " the largest value of the grid"
+            if best == grid[-1]
+            else ""
+        )
+        spread = 100 * (max(cv.values()) - min(cv.values()))
+        lines.append(
+            f"- {task}: the SVM's C is {best:g},{edge or ' inside the grid'} (mean 3-fold CV accuracy on train "
+            f"{100 * cv[best]:.1f}%; from {100 * min(cv.values()):.1f}% to {100 * max(cv.values()):.1f}% over the "
+            f"{len(grid)} values, a range of {spread:.1f} points)."
+        )
+    per_class = details.get("per_class") or {}
+    if per_class:
+        predicted = [c for c, v in per_class.items() if v.get("predicted", 0) > 0]
+        zero = [c for c, v in per_class.items() if v["f1"] == 0]
+        if len(predicted) < len(per_class):
+            lines.append(
+                f"- {task}: the SVM predicts {len(predicted)} of the {len(per_class)} classes on the test split; "
+                f"{len(zero)} classes have F1 0, and each counts fully in the macro-F1 ({details.get('f1', float('nan')):.2f})."
+            )
+        else:
+            lines.append(
+                f"- {task}: the SVM predicts every one of the {len(per_class)} classes at least once on the test split."
+            )
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- notebook 06: Figure 2
 def interpret_geometry(
     analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
