@@ -106,5 +106,8 @@ def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_set
     assert rows["SCIDOCS protocol"]["macro_f1"] == pytest.approx(ours.f1, abs=0.01)
     assert rows["SCIDOCS protocol"]["C"] == ours.best_c
     assert rows["C by CV macro-F1"]["cv_scoring"] == "f1_macro"
+    assert rows["C by CV macro-F1"]["cv_score"] != rows["SCIDOCS protocol"]["cv_score"]
+    weighted = svm_variants(X[:140], y[:140], X[140:], y[140:], ["class_weight balanced"])["class_weight balanced"]
+    assert weighted["classes_predicted"] == 4 and len(weighted["cv_score"]) == 7
     assert len(rows["SCIDOCS protocol"]["cv_score"]) == 7
     assert VARIANTS["standardised inputs"] == {"standardise": True}
