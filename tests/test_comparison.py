@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.metrics import confusion_matrix, f1_score
@@ -111,3 +113,31 @@ def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_set
     assert weighted["classes_predicted"] == 4 and len(weighted["cv_score"]) == 7
     assert len(rows["SCIDOCS protocol"]["cv_score"]) == 7
     assert VARIANTS["standardised inputs"] == {"standardise": True}
+
+
+def test_deltas_from_two_suite_results(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_eval_suite import tiny_scidocs
+
+    from specter_utils.embedding.io import EmbeddingSet
+    from specter_utils.evaluation.deltas import classification_deltas, ranking_deltas
+    from specter_utils.evaluation.suite import evaluate
+
+    good = tiny_scidocs(tmp_path)
+    noisy = EmbeddingSet(good.ids, np.random.default_rng(5).normal(size=good.vectors.shape).astype(np.float32))
+    tasks = ["mag", "cite"]
+    results = {name: evaluate(tmp_path, emb, tasks=tasks) for name, emb in (("good", good), ("noisy", noisy))}
+    assert len(results["good"]["details"]["mag"]["predictions"]) == results["good"]["details"]["mag"]["n_eval"]
+    (mag,) = classification_deltas(results, "noisy", tmp_path, n_resamples=300)
+    assert mag.task == "mag" and mag.metric == "macro-F1" and mag.row == "good"
+    assert mag.diff == pytest.approx(results["good"]["mag"]["f1"] - results["noisy"]["mag"]["f1"], abs=0.01)
+    from specter_utils.embedding.io import write_embeddings
+
+    files = {}
+    for name, emb in (("good", good), ("noisy", noisy)):
+        files[name] = [tmp_path / f"{name}.jsonl"]
+        write_embeddings(files[name][0], emb)
+    cite = next(d for d in ranking_deltas(tmp_path, files, "noisy", n_resamples=300) if d.task == "cite")
+    assert cite.diff == pytest.approx(results["good"]["cite"]["map"] - results["noisy"]["cite"]["map"], abs=0.01)
