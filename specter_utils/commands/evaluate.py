@@ -1,11 +1,22 @@
-"""``specter-utils evaluate``: the SCIDOCS evaluation of embeddings, as the original ``scripts/run.py``."""
+"""``specter-utils evaluate``: the SCIDOCS evaluation of embeddings, as the original ``scripts/run.py``, or of a model
+(``--model``: embeds what the tasks read, cached) on a SCIDOCS or a BEIR (MTEB) folder."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from specter_utils.commands.common import POSITIVE_INT, add_out, add_quiet, check_out_file, input_dir, input_file
+from specter_utils.commands.common import (
+    POSITIVE_INT,
+    add_batch_size,
+    add_max_length,
+    add_out,
+    add_quiet,
+    check_out_file,
+    input_dir,
+    input_file,
+    silence_progress,
+)
 
 EPILOG = """\
 examples:
@@ -15,6 +26,10 @@ examples:
       --recomm recomm.jsonl --out results.json
   specter-utils evaluate --data-dir DIR --embeddings E.npy --tasks mag cite co-cite --split val --out r.json
   specter-utils evaluate --data-dir DIR --embeddings E.jsonl --tasks mag --svm lightning --out r.json
+  # any model in one command: embeds exactly the papers the tasks read (cached under DIR/.embeddings-cache):
+  specter-utils evaluate --model minilm --data-dir data/scidocs --max-length 256 --out results.json
+  # MTEB's SCIDOCS (BEIR layout: corpus.jsonl, queries.jsonl, qrels/test.tsv): nDCG@10, MAP@100, Recall@100
+  specter-utils evaluate --model PATH_OR_HUB_ID --data-dir scidocs-beir --out r.json
 Tasks whose files are absent from DIR are skipped (and listed); papers without an embedding are
 skipped (ranking) or zero vectors (classification), as in the original, and counted under "coverage".
 """
@@ -24,13 +39,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``evaluate`` to the top-level parser."""
     parser = subparsers.add_parser(
         "evaluate",
-        help="score embeddings on SCIDOCS (classification, ranking, recommendation)",
+        help="score embeddings, or a model (--model), on SCIDOCS or MTEB's SCIDOCS (BEIR layout)",
         description="Evaluate embeddings on a SCIDOCS-layout directory with the original protocol; results x 100 "
-        "with 2 decimals under the original's keys, plus coverage, details and config, written atomically.",
+        "with 2 decimals under the original's keys, plus coverage, details and config, written atomically. With "
+        "--model, embed exactly the papers the tasks read (cached) and score them; a BEIR folder (MTEB's SCIDOCS) "
+        "gets nDCG@10, MAP@100 and Recall@100 in [0, 1].",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--data-dir", type=Path, required=True, help="SCIDOCS directory (mag/, cite/, ...)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        required=True,
+        help="SCIDOCS directory (mag/, cite/, ...) or, with --model, a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)",
+    )
+    parser.add_argument(
+        "--model",
+        help="a model (minilm, a local folder or a cached hub id) to embed the papers with, instead of embeddings files",
+    )
+    add_max_length(
+        parser,
+        None,
+        "with --model: wordpieces per paper (default: the model's recorded max_seq_length, else 512)",
+    )
+    add_batch_size(parser, 32, "with --model: papers per forward pass (default: 32)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="with --model: where the vectors are kept for the next call (default: DATA_DIR/.embeddings-cache)",
+    )
     parser.add_argument("--embeddings", type=Path, help="one embeddings file (.jsonl or .npy) for every task")
     parser.add_argument("--cls", type=Path, help="embeddings for mag and mesh (overrides --embeddings)")
     parser.add_argument("--user-citation", type=Path, help="embeddings for co-view, co-read, cite, co-cite")
@@ -45,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--svm",
         choices=("sklearn", "lightning"),
         default="sklearn",
-        help="classification SVM: sklearn's LinearSVC (SPEC.md, default) or the released code's lightning one "
+        help="classification SVM: sklearn's LinearSVC (docs/protocol.md, default) or the released code's lightning one "
         "(no intercept, tol 1e-3)",
     )
     parser.add_argument(
@@ -67,14 +104,25 @@ def run(args: argparse.Namespace) -> int:
 
     from specter_utils.errors import DataError
     from specter_utils.evaluation.recomm import DEFAULT_SEEDS
-    from specter_utils.evaluation.suite import evaluate, write_results
-    from specter_utils.presentation.tables import PAPER_TABLE1, render
+    from specter_utils.evaluation.suite import evaluate
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     groups = {"cls": args.cls, "user-citation": args.user_citation, "recomm": args.recomm}
+    if args.quiet:
+        silence_progress()
+    if args.model is not None:
+        if args.embeddings is not None or any(groups.values()):
+            raise DataError("give --model or embeddings files (--embeddings, --cls, ...), not both", "--model")
+        return _run_model(args)
     if args.embeddings is None and not any(groups.values()):
-        raise DataError("give --embeddings FILE, or --cls / --user-citation / --recomm files", "--embeddings")
+        raise DataError(
+            "give --model NAME, --embeddings FILE, or --cls / --user-citation / --recomm files", "--embeddings"
+        )
     input_dir(args.data_dir, "--data-dir")
+    from specter_utils.evaluation.beir import is_beir_dir
+
+    if is_beir_dir(args.data_dir):
+        raise DataError("a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) is scored with --model", args.data_dir)
     for flag, path in (("--embeddings", args.embeddings), *((f"--{g}", p) for g, p in groups.items())):
         if path is not None:
             input_file(path, flag)
@@ -83,12 +131,7 @@ def run(args: argparse.Namespace) -> int:
         embeddings = {group: path or args.embeddings for group, path in groups.items()}
     else:
         embeddings = {group: path for group, path in groups.items() if path is not None}
-    paper_rows: tuple[str, ...] = ()
-    if args.compare is not None:
-        unknown = [m for m in args.compare if m not in PAPER_TABLE1]
-        if unknown:
-            raise DataError(f"unknown paper rows {unknown}; known: {', '.join(PAPER_TABLE1)}")
-        paper_rows = tuple(args.compare) or tuple(PAPER_TABLE1)
+    paper_rows = _paper_rows(args.compare)
     result = evaluate(
         args.data_dir,
         embeddings,
@@ -98,10 +141,118 @@ def run(args: argparse.Namespace) -> int:
         recomm_seeds=tuple(args.recomm_seeds or DEFAULT_SEEDS),
         svm_variant=args.svm,
     )
+    return _report_scidocs(args, result, paper_rows)
+
+
+def _paper_rows(compare: list[str] | None) -> tuple[str, ...]:
+    from specter_utils.errors import DataError
+    from specter_utils.presentation.tables import PAPER_TABLE1
+
+    if compare is None:
+        return ()
+    unknown = [m for m in compare if m not in PAPER_TABLE1]
+    if unknown:
+        raise DataError(f"unknown paper rows {unknown}; known: {', '.join(PAPER_TABLE1)}")
+    return tuple(compare) or tuple(PAPER_TABLE1)
+
+
+def _report_scidocs(args: argparse.Namespace, result: dict, paper_rows: tuple[str, ...]) -> int:
+    from specter_utils.evaluation.suite import write_results
+    from specter_utils.presentation.tables import render
+
     write_results(args.out, result)
     _, markdown = render(result, paper_rows)
     print(markdown)
     for key, reason in result["skipped"].items():
         print(f"skipped {key}: {reason}")
+    model = result["config"].get("model")
+    if model:
+        print(
+            f"embeddings: {model['papers']} papers ({model['embedded_now']} embedded now in {model['embed_seconds']} s, "
+            f"{model['from_cache']} from the cache {model['file']}), {model.get('max_length')} wordpieces "
+            f"({model['length_source']})"
+        )
     print(f"results: {args.out} ({result['config']['seconds']} s)")
     return 0
+
+
+def _cache_dir(args: argparse.Namespace) -> Path:
+    """``--cache-dir`` or ``DATA_DIR/.embeddings-cache``, checked writable before any work."""
+    import os
+
+    from specter_utils.errors import DataError
+
+    cache = args.cache_dir or args.data_dir / ".embeddings-cache"
+    parent = cache if cache.exists() else cache.parent
+    if cache.exists() and not cache.is_dir():
+        raise DataError("--cache-dir: is a file, expected a folder", cache)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DataError("cannot write the embeddings cache here; pass --cache-dir DIR", cache)
+    return cache
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    """``--model``: a BEIR folder gets MTEB's retrieval scores, a SCIDOCS folder the whole suite."""
+    from specter_utils.errors import DataError
+    from specter_utils.evaluation.beir import is_beir_dir
+    from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
+    from specter_utils.evaluation.recomm import DEFAULT_SEEDS
+    from specter_utils.io import write_json
+
+    input_dir(args.data_dir, "--data-dir")
+    check_out_file(args.out, args.overwrite)
+    paper_rows = _paper_rows(args.compare)
+    progress = not args.quiet
+    if is_beir_dir(args.data_dir):
+        if args.tasks:
+            raise DataError("--tasks is for a SCIDOCS folder; a BEIR folder has one retrieval task", "--tasks")
+        result = evaluate_model_beir(
+            args.model,
+            args.data_dir,
+            _cache_dir(args),
+            max_length=args.max_length,
+            batch_size=args.batch_size,
+            split="test" if args.split == "test" else "dev",
+            progress=progress,
+        )
+        write_json(args.out, result)
+        config = result["config"]
+        print(
+            f"nDCG@10 {100 * result['ndcg_at_10']:.2f}, MAP@100 {100 * result['map_at_100']:.2f}, "
+            f"Recall@100 {100 * result['recall_at_100']:.2f} (x 100) over {config['queries']} queries and "
+            f"{config['documents']} documents, {config['similarity']} similarity"
+        )
+        for part, record in config["embeddings"].items():
+            print(
+                f"{part}: {record['papers']} embedded at {record.get('max_length')} wordpieces "
+                f"({config['length_source']}), {record['embedded_now']} now in {record['embed_seconds']} s, "
+                f"{record['from_cache']} from the cache"
+            )
+        print(f"results: {args.out} ({config['seconds']} s)")
+        return 0
+    from specter_utils.workflow.embed import papers_to_embed
+
+    try:
+        # an absolute path: the workflow resolves a relative one against the repository, not the working directory
+        papers = papers_to_embed(args.data_dir.resolve(), args.split, args.tasks)
+    except FileNotFoundError:
+        raise DataError(
+            "no paper_metadata_*.json: neither a SCIDOCS folder with paper metadata nor a BEIR folder", args.data_dir
+        ) from None
+    if not papers:
+        raise DataError("the tasks read no paper of the metadata files", args.data_dir)
+    result = evaluate_model_scidocs(
+        args.model,
+        args.data_dir,
+        papers,
+        _cache_dir(args),
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        progress=progress,
+        tasks=args.tasks,
+        split=args.split,
+        n_jobs=args.n_jobs,
+        recomm_seeds=tuple(args.recomm_seeds or DEFAULT_SEEDS),
+        svm_variant=args.svm,
+    )
+    return _report_scidocs(args, result, paper_rows)

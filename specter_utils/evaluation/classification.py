@@ -6,7 +6,7 @@ score, the first best ``C`` on ties, refit on the whole train split.
 
 The released SCIDOCS code imports ``LinearSVC`` from ``lightning.classification``, not from sklearn, and
 that one differs in more than the solver: it fits **no intercept** and stops at **tol 1e-3** (sklearn /
-liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what SPEC.md states, and
+liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what docs/protocol.md states, and
 what the tests compare with); ``classify(..., variant="lightning")`` (``SVM_VARIANTS``) drops the intercept
 and uses tol 1e-3 as lightning does. Its tolerance is then applied through liblinear's primal stopping rule
 below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points.
@@ -45,7 +45,7 @@ PAPER_CS = tuple(float(c) for c in np.logspace(-4, 2, 7))  # the original's grid
 CV_FOLDS = 3
 GRAM_REFACTOR_STEPS = 12  # refactorise a column's Newton matrix when CG over its old factor needs more steps
 DEFAULT_TOL = 1e-4  # sklearn's LinearSVC default, passed to liblinear as eps
-# The two LinearSVCs: sklearn's (the default, SPEC.md) and lightning's (the released SCIDOCS code's import).
+# The two LinearSVCs: sklearn's (the default, docs/protocol.md) and lightning's (the released SCIDOCS code's import).
 SVM_VARIANTS: dict[str, dict[str, Any]] = {
     "sklearn": {"fit_intercept": True, "tol": DEFAULT_TOL},
     "lightning": {"fit_intercept": False, "tol": 1e-3},
@@ -58,13 +58,15 @@ class ClassificationResult:
 
     f1: float
     best_c: float
-    cv_accuracy: dict[float, float]
+    cv_accuracy: dict[float, float]  # the CV score of every C: accuracy unless solver["cv_scoring"] names another
     n_train: int
     n_eval: int
     n_classes: int
     seconds: float
     solver: dict[str, Any] = field(default_factory=dict)
     predictions: np.ndarray | None = field(default=None, repr=False)  # labels predicted for the evaluated split
+    per_class: dict[str, dict[str, float]] = field(default_factory=dict)  # label -> f1 (x 100), support
+    confusion: dict[str, Any] = field(default_factory=dict)  # {"labels": [...], "matrix": rows true, columns predicted}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -76,7 +78,26 @@ class ClassificationResult:
             "n_classes": self.n_classes,
             "seconds": round(self.seconds, 2),
             "solver": self.solver,
+            "per_class": self.per_class,
+            "confusion": self.confusion,
         }
+
+
+def class_report(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | list[str]) -> tuple[dict, dict]:
+    """Per-class F1 (x 100, 2 decimals) with support and predicted count, and the confusion matrix
+    (rows: true class, columns: predicted class, both in ``labels`` order)."""
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    labels = [str(label) for label in labels]
+    y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
+    _, _, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
+    predicted = {label: int(np.sum(y_pred == label)) for label in labels}
+    per_class = {
+        label: {"f1": round(100 * float(f), 2), "support": int(n), "predicted": predicted[label]}
+        for label, f, n in zip(labels, f1, support, strict=True)
+    }
+    matrix = confusion_matrix(y_true, y_pred, labels=labels)
+    return per_class, {"labels": labels, "matrix": matrix.tolist()}
 
 
 # ---------------------------------------------------------------- the solver
@@ -371,14 +392,23 @@ def fit_svm_path(
     return [solver.solve(C) for C in sorted(Cs)]
 
 
+CV_SCORINGS = ("accuracy", "f1_macro")  # accuracy: the protocol's (GridSearchCV's default); f1_macro: a diagnostic
+
+
 def select_c(
     X: np.ndarray,
     y: np.ndarray,
     Cs: tuple[float, ...] = PAPER_CS,
     tol: float = DEFAULT_TOL,
     fit_intercept: bool = True,
+    scoring: str = "accuracy",
 ) -> tuple[float, dict[float, float], dict[str, int]]:
-    """GridSearchCV's choice: mean accuracy over stratified 3 folds, first best C; all folds solved together."""
+    """GridSearchCV's choice: mean ``scoring`` (accuracy, the protocol's) over stratified 3 folds, first best C;
+    all folds solved together. ``scoring="f1_macro"`` scores each fold by macro-F1 instead."""
+    from sklearn.metrics import f1_score
+
+    if scoring not in CV_SCORINGS:
+        raise ValueError(f"scoring must be one of {CV_SCORINGS}, got {scoring!r}")
     y = np.asarray(y)
     classes = np.unique(y)
     Xb = _with_bias(X, fit_intercept)
@@ -394,7 +424,10 @@ def select_c(
         fold_scores = []
         for f, mask in enumerate(folds):
             pred = _predict(Xb[mask], W[:, f * k : (f + 1) * k], classes)
-            fold_scores.append(float(np.mean(pred == y[mask])))
+            if scoring == "accuracy":
+                fold_scores.append(float(np.mean(pred == y[mask])))
+            else:
+                fold_scores.append(float(f1_score(y[mask], pred, average="macro")))
         accuracy[C] = float(np.mean(fold_scores))
     best = max(Cs, key=lambda c: (accuracy[c], -list(Cs).index(c)))  # first of the grid order on ties
     return best, accuracy, solver.stats.as_dict()
@@ -408,6 +441,7 @@ def classify(
     Cs: tuple[float, ...] = PAPER_CS,
     tol: float | None = None,
     variant: str = "sklearn",
+    scoring: str = "accuracy",
 ) -> ClassificationResult:
     """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals.
 
@@ -415,6 +449,7 @@ def classify(
         tol: the stopping tolerance; None: the variant's (sklearn 1e-4, lightning 1e-3).
         variant: ``sklearn`` (regularised intercept, the default) or ``lightning`` (no intercept), see
             ``SVM_VARIANTS`` and the module docstring.
+        scoring: the CV score that chooses C: ``accuracy`` (the protocol) or ``f1_macro`` (a diagnostic).
     """
     from sklearn.metrics import f1_score
 
@@ -427,11 +462,12 @@ def classify(
     classes = np.unique(y_train)
     if len(classes) < 2:
         raise ValueError(f"classification needs at least 2 classes in train, got {len(classes)}")
-    best_c, accuracy, cv_stats = select_c(X_train, y_train, Cs, tol, fit_intercept)
+    best_c, accuracy, cv_stats = select_c(X_train, y_train, Cs, tol, fit_intercept, scoring)
     path = [c for c in sorted(Cs) if c <= best_c]
     W = fit_svm_path(X_train, y_train, tuple(path), tol, fit_intercept)[-1]
     pred = _predict(_with_bias(X_eval, fit_intercept), W, classes)
     f1 = float(np.round(100 * f1_score(y_eval, pred, average="macro"), 2))
+    per_class, confusion = class_report(y_eval, pred, classes)
     return ClassificationResult(
         f1=f1,
         best_c=best_c,
@@ -440,6 +476,8 @@ def classify(
         n_eval=len(y_eval),
         n_classes=len(classes),
         seconds=time.perf_counter() - started,
-        solver={"cv": cv_stats, "variant": variant, "tol": tol},
+        solver={"cv": cv_stats, "variant": variant, "tol": tol, "cv_scoring": scoring},
         predictions=pred,
+        per_class=per_class,
+        confusion=confusion,
     )

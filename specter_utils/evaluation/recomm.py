@@ -6,7 +6,7 @@ released config ``train_similar_papers_model.json``: feed-forward 11 -> 50 (ReLU
 with it, Adadelta (rho 0.95), gradient values clipped at 5, batch 128, 5 epochs, the epoch with the
 lowest validation loss kept. Differences, each deliberate:
 
-- ``max_negatives`` defaults to 5 (SPEC.md); the released config uses ``max_results_per_query: 10``.
+- ``max_negatives`` defaults to 5 (docs/protocol.md, "Recommendation"); the released config uses ``max_results_per_query: 10``.
 - The original overwrites every position feature with 0 and, because its loss looks the propensity up
   at ``round(position * 10 - 1)``, weights every training pair by ``1 / propensity[-1]`` (a constant).
   ``weighting="clicked"`` (default) weights by the propensity of the clicked position as intended;
@@ -66,7 +66,7 @@ class RecommConfig:
     batch_size: int = 128
     rho: float = 0.95  # Adadelta
     grad_value_clip: float = 5.0
-    max_negatives: int = 5  # SPEC.md; the released config has 10
+    max_negatives: int = 5  # docs/protocol.md; the released config has 10
     weighting: str = "clicked"  # or "original" (a constant 1 / propensity[-1], the original's effective weight)
 
     def as_dict(self) -> dict[str, Any]:

@@ -8,8 +8,8 @@ Same directory layout and files (``data.scidocs``), same result keys and nesting
      "recomm": {"adj-NDCG": .., "adj-P@1": ..}}
 
 values x 100 rounded to 2 decimals. Beside those keys the result carries ``coverage`` (per task: how
-many queries, candidates and labelled papers had embeddings), ``details`` (chosen C and CV accuracy,
-recommendation spread over seeds), ``skipped`` (tasks left out and why) and ``config``;
+many queries, candidates and labelled papers had embeddings), ``details`` (chosen C and the CV accuracy of every C,
+per-class F1, the confusion matrix and the predicted labels; recommendation spread over seeds), ``skipped`` (tasks left out and why) and ``config``;
 :func:`scidocs_metrics` strips a result down to the original's keys.
 """
 
@@ -153,7 +153,10 @@ def _classification(
     logger.info("%s: linear SVM on %d train papers, 7 values of C x 3 folds ...", task, len(rows["train"]))
     result = classify(*arrays["train"], *arrays[split], variant=svm_variant)
     logger.info("%s: F1 %.2f (C=%g) in %.1f s", task, result.f1, result.best_c, result.seconds)
-    return {"f1": result.f1}, coverage, result.as_dict()
+    details = result.as_dict()
+    # the labels predicted for the split's papers, in its csv's order: paired comparisons of models need them
+    details["predictions"] = [str(label) for label in result.predictions] if result.predictions is not None else []
+    return {"f1": result.f1}, coverage, details
 
 
 def _ranking(
@@ -205,7 +208,7 @@ def evaluate(
         tasks: directory names or result keys; default every task whose files are present (the
             others are skipped, saying so). A requested task with a missing file is an error.
         n_jobs: threads for the two classification tasks (2 runs MAG and MeSH side by side).
-        svm_variant: ``sklearn`` (SPEC.md's LinearSVC, the default) or ``lightning`` (the released code's:
+        svm_variant: ``sklearn`` (docs/protocol.md's LinearSVC, the default) or ``lightning`` (the released code's:
             no intercept, tol 1e-3); see ``evaluation.classification``.
     """
     started = time.perf_counter()

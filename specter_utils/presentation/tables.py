@@ -29,7 +29,7 @@ TABLE1_COLUMNS = (  # (result key, metric key, header), the paper's Table 1 orde
 )
 HEADERS = tuple(h for _, _, h in TABLE1_COLUMNS)
 
-# docs/protocol.md section 5: the 12 metrics, then the paper's average.
+# docs/protocol.md section 5 (the paper's numbers): the 12 metrics, then the paper's average.
 PAPER_TABLE1: dict[str, tuple[float, ...]] = {
     "Random": (4.8, 9.4, 25.2, 51.6, 25.6, 51.9, 25.1, 51.5, 24.9, 51.4, 51.3, 16.8, 32.5),
     "SIF": (78.4, 81.4, 79.4, 89.4, 78.2, 88.9, 79.4, 90.5, 80.8, 90.9, 53.4, 19.5, 75.9),
@@ -106,7 +106,7 @@ def render(
 
 
 # ---------------------------------------------------------------- Table 2 (ablations)
-# docs/protocol.md section 5, Table 2: averages over CLS / USR / CITE / REC / all.
+# docs/protocol.md section 5 (the paper's numbers), Table 2: averages over CLS / USR / CITE / REC / all.
 PAPER_TABLE2 = {
     "SPECTER": (84.4, 88.2, 91.5, 37.2, 80.2),
     "- abstract": (82.2, 72.2, 73.6, 34.5, 68.1),

@@ -47,7 +47,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
     "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
 }
-# The paper's Table 2 or 3 row each variant stands beside (evaluation.table.PAPER_ABLATION_ROWS)
+# The paper's Table 2 or 3 row each variant stands beside (presentation.tables.PAPER_ABLATION_ROWS)
 PAPER_ROWS = {
     REFERENCE: "SPECTER",
     "no_abstract": "- abstract",

@@ -1,0 +1,183 @@
+"""Each row's difference to a reference row, per task, with a 95% paired-bootstrap interval: what a forest plot draws.
+
+One long format for every comparison (``Delta``): ranking tasks from per-query AP (``evaluation.paired``,
+queries averaged over seeds), classification from the predicted labels of the same test papers (macro-F1
+of a bootstrap resample of the papers, both rows on the same resample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Delta:
+    """``row - reference`` on one task's metric (x 100), its 95% paired-bootstrap CI and two-sided p."""
+
+    row: str
+    reference: str
+    task: str
+    metric: str
+    diff: float
+    ci_low: float
+    ci_high: float
+    p: float | None = None
+    n: int = 0  # queries or papers paired
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.ci_low > 0 or self.ci_high < 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def from_paired(comparison: Mapping[str, Any], reference: str, metric: str = "MAP") -> list[Delta]:
+    """Deltas from ``paired.compare_rows``'s result (or ``stages.ablation_statistics``' ``paired``); tasks under
+    their result keys (``co-cite``)."""
+    from specter_utils.evaluation.suite import RESULT_KEYS
+
+    out = []
+    for name, entry in comparison.get("rows", {}).items():
+        for task, stats in entry["tasks"].items():
+            test = stats["versus"].get(reference)
+            if test:
+                out.append(
+                    Delta(
+                        name,
+                        reference,
+                        RESULT_KEYS.get(task, task),
+                        metric,
+                        test["diff"],
+                        test["ci_low"],
+                        test["ci_high"],
+                        test["p"],
+                        test["queries"],
+                    )
+                )
+    return out
+
+
+def ranking_deltas(
+    scidocs_dir: str | Path,
+    rows: Mapping[str, Sequence[str | Path]],
+    reference: str,
+    tasks: Sequence[str] | None = None,
+    split: str = "test",
+    n_resamples: int = 10_000,
+) -> list[Delta]:
+    """Per-query AP of each row's embedding files (one per seed) against ``reference``'s, on every ranking task."""
+    from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
+    from specter_utils.evaluation.paired import compare_rows, score_row
+
+    present = [t for t in available_tasks(scidocs_dir) if t in RANKING_TASKS and (not tasks or t in tasks)]
+    data = read_scidocs_dir(scidocs_dir, present or None)
+    qrels = {t: data.ranking[t][split] for t in present if split in data.ranking.get(t, {})}
+    if not qrels:
+        return []
+    scored = [score_row(name, files, qrels) for name, files in rows.items()]
+    return from_paired(compare_rows(scored, [reference], list(qrels), n_resamples), reference)
+
+
+def macro_f1(codes_true: np.ndarray, codes_pred: np.ndarray, n_classes: int) -> float:
+    """Macro-F1 x 100 over the classes present in truth or prediction (sklearn's ``average="macro"``)."""
+    counts = np.bincount(codes_true * n_classes + codes_pred, minlength=n_classes * n_classes).reshape(n_classes, -1)
+    tp = np.diag(counts).astype(float)
+    true_n, pred_n = counts.sum(axis=1), counts.sum(axis=0)
+    present = (true_n + pred_n) > 0
+    f1 = np.divide(2 * tp, true_n + pred_n, out=np.zeros_like(tp), where=(true_n + pred_n) > 0)
+    return 100.0 * float(f1[present].mean())
+
+
+def paired_f1_delta(
+    y_true: Sequence[str],
+    predicted: Sequence[str],
+    predicted_reference: Sequence[str],
+    n_resamples: int = 5_000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Macro-F1 (x 100) of ``predicted`` minus ``predicted_reference`` on the same papers, with a 95% percentile
+    bootstrap CI (papers resampled, both rows on the same resample) and a two-sided paired permutation p."""
+    from scipy import stats
+
+    labels = sorted({*map(str, y_true), *map(str, predicted), *map(str, predicted_reference)})
+    code = {label: i for i, label in enumerate(labels)}
+    truth = np.array([code[str(y)] for y in y_true])
+    a = np.array([code[str(y)] for y in predicted])
+    b = np.array([code[str(y)] for y in predicted_reference])
+    if not len(truth) == len(a) == len(b):
+        raise ValueError(f"{len(truth)} labels but {len(a)} and {len(b)} predictions")
+    k = len(labels)
+    diff = macro_f1(truth, a, k) - macro_f1(truth, b, k)
+    if np.array_equal(a, b):
+        return {"diff": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p": 1.0, "papers": len(truth)}
+    rng = np.random.default_rng(seed)
+    index = np.arange(len(truth))
+
+    def statistic(i: np.ndarray) -> float:
+        i = np.asarray(i, dtype=int)
+        return macro_f1(truth[i], a[i], k) - macro_f1(truth[i], b[i], k)
+
+    boot = stats.bootstrap(
+        (index,), statistic, n_resamples=n_resamples, method="percentile", vectorized=False, random_state=rng
+    )
+
+    def swapped(x: np.ndarray, y: np.ndarray) -> float:  # each paper's two predictions swapped or not
+        return macro_f1(truth, x.astype(int), k) - macro_f1(truth, y.astype(int), k)
+
+    perm = stats.permutation_test(
+        (a, b), swapped, permutation_type="samples", n_resamples=n_resamples, vectorized=False, random_state=rng
+    )
+    return {
+        "diff": diff,
+        "ci_low": float(boot.confidence_interval.low),
+        "ci_high": float(boot.confidence_interval.high),
+        "p": float(perm.pvalue),
+        "papers": len(truth),
+    }
+
+
+def classification_deltas(
+    results: Mapping[str, Mapping[str, Any]],
+    reference: str,
+    scidocs_dir: str | Path,
+    split: str = "test",
+    n_resamples: int = 5_000,
+) -> list[Delta]:
+    """Macro-F1 deltas of every row of ``{row: suite.evaluate result}`` against ``reference`` on mag / mesh,
+    from the predictions each result records (``details[task]["predictions"]``, the split's csv order)."""
+    from specter_utils.data.scidocs import read_classification_splits
+    from specter_utils.evaluation.suite import RESULT_KEYS
+
+    out = []
+    ref = results[reference]
+    for task in ("mag", "mesh"):
+        key = RESULT_KEYS[task]
+        ref_pred = (ref.get("details", {}).get(key) or {}).get("predictions")
+        if not ref_pred:
+            continue
+        truth = [label for _, label in read_classification_splits(scidocs_dir, task)[split]]
+        for name, result in results.items():
+            pred = (result.get("details", {}).get(key) or {}).get("predictions")
+            if name == reference or not pred:
+                continue
+            test = paired_f1_delta(truth, pred, ref_pred, n_resamples)
+            out.append(
+                Delta(
+                    name,
+                    reference,
+                    key,
+                    "macro-F1",
+                    test["diff"],
+                    test["ci_low"],
+                    test["ci_high"],
+                    test["p"],
+                    len(truth),
+                )
+            )
+    return out

@@ -1,0 +1,290 @@
+"""Score any model in one call: embed exactly the papers the evaluation reads, cache them, score them.
+
+Two layouts of the evaluation folder:
+
+- **SCIDOCS** (``mag/``, ``cite/``, ``paper_metadata_*.json``, ...): every paper is embedded as SPECTER
+  embeds it (``title + tokenizer.sep_token + abstract``) and scored by :func:`suite.evaluate`;
+- **BEIR** (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``), MTEB's SCIDOCS retrieval task:
+  documents as ``title + " " + text`` and queries as their text, as MTEB feeds a sentence-transformers
+  model, scored by :mod:`evaluation.beir` (nDCG@10, MAP@100, Recall@100).
+
+Prompts come from the model's ``config_sentence_transformers.json`` when it has them (``prompts``):
+``query`` before each BEIR query, ``document`` (else ``passage``) before each document and, in the
+SCIDOCS layout, before each paper. The length is the one given, else the model's recorded
+``max_seq_length`` (``sentence_bert_config.json``), else 512; the encoder caps it at the model's
+position embeddings.
+
+Vectors are cached in ``cache_dir`` as ordinary embedding files, one per model, length, prompt and
+text recipe (the file name says which); a later call embeds only the papers the file lacks. A model
+folder retrained in place keeps its path, so its cached files must then be deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from specter_utils.data.records import Paper
+from specter_utils.embedding.embed import embed_papers
+from specter_utils.embedding.encoder import Encoder, load_encoder
+from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast, sidecar_paths, write_embeddings
+from specter_utils.errors import DataError
+from specter_utils.evaluation.beir import TOP_K, read_beir_dir, retrieval_metrics, retrieve
+from specter_utils.models import resolve_model
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_LENGTH = 512  # when neither given nor recorded: SPECTER's
+DEFAULT_BATCH_SIZE = 32
+ST_CONFIG = "config_sentence_transformers.json"
+ST_LENGTH_CONFIG = "sentence_bert_config.json"
+
+
+# ---------------------------------------------------------------- what the model records
+def model_settings(model_path: str | Path) -> dict[str, Any]:
+    """``prompts``, ``similarity`` and ``max_seq_length`` from a sentence-transformers model folder (empty when absent)."""
+    root = Path(model_path)
+    out: dict[str, Any] = {"prompts": {}, "similarity": "cosine", "max_seq_length": None}
+    for name in (ST_CONFIG, ST_LENGTH_CONFIG):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DataError(f"cannot read the model's config: {exc}", path) from None
+        if name == ST_CONFIG:
+            prompts = config.get("prompts") or {}
+            out["prompts"] = {str(k): str(v) for k, v in prompts.items() if isinstance(v, str)}
+            out["similarity"] = config.get("similarity_fn_name") or "cosine"
+        elif isinstance(config.get("max_seq_length"), int):
+            out["max_seq_length"] = config["max_seq_length"]
+    return out
+
+
+def evaluation_length(settings: dict[str, Any], max_length: int | None) -> tuple[int, str]:
+    """The length to embed at and where it came from (``given``, ``recorded by the model`` or ``default``)."""
+    if max_length:
+        return int(max_length), "given"
+    if settings.get("max_seq_length"):
+        return int(settings["max_seq_length"]), f"recorded by the model ({ST_LENGTH_CONFIG})"
+    return DEFAULT_MAX_LENGTH, "default"
+
+
+def document_prompt(prompts: dict[str, str]) -> str:
+    return prompts.get("document", prompts.get("passage", ""))
+
+
+# ---------------------------------------------------------------- the cache
+@dataclass
+class PlainTextEncoder(Encoder):
+    """An Encoder joining title and text with a space (MTEB's document text), not the tokenizer's sep token."""
+
+    @property
+    def sep(self) -> str:
+        return " "
+
+
+def plain_text(encoder: Encoder) -> PlainTextEncoder:
+    return PlainTextEncoder(**{f.name: getattr(encoder, f.name) for f in fields(encoder)})
+
+
+def cache_file(cache_dir: str | Path, model: str, model_path: str, max_length: int, part: str, recipe: str) -> Path:
+    """``cache_dir/<model>-<hash>-len<L>-<part>.jsonl``; the hash covers the model's path, the prompt and text recipe."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(model)).name or str(model)).strip("_") or "model"
+    digest = hashlib.sha256(f"{model_path}\0{recipe}".encode()).hexdigest()[:10]
+    return Path(cache_dir) / f"{slug}-{digest}-len{max_length}-{part}.jsonl"
+
+
+@dataclass
+class CachedEmbedding:
+    """The vectors of the papers asked for, and what the call did: papers embedded now and read from the cache."""
+
+    embeddings: EmbeddingSet
+    file: Path
+    embedded: int
+    cached: int
+    seconds: float
+
+
+def cached_embeddings(
+    load: Callable[[], Encoder],
+    papers: dict[str, Paper],
+    path: Path,
+    model_path: str,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = True,
+    info: dict[str, Any] | None = None,
+) -> CachedEmbedding:
+    """Vectors of ``papers`` from ``path``; those it lacks are embedded (``load()`` gives the encoder) and added.
+
+    The file is reused only when its meta names the same model path and extra ``info`` (prompt, recipe);
+    otherwise a DataError says to delete it. The grown file is written as one set, atomically.
+    """
+    have: EmbeddingSet | None = None
+    if sidecar_paths(path)["meta"].exists():
+        have = read_embeddings_fast(path)
+        expected = {"model_path": model_path, **(info or {})}
+        differs = sorted(k for k, v in expected.items() if have.info.get(k) != v)
+        if differs:
+            raise DataError(f"cached embeddings made with another {', '.join(differs)}; delete the file", path)
+    missing = [paper for pid, paper in papers.items() if have is None or pid not in have]
+    started = time.perf_counter()
+    if missing:
+        encoder = load()
+        logger.info(
+            "embedding %d papers with %s at %d wordpieces ...", len(missing), encoder.model_name, encoder.max_length
+        )
+        new = embed_papers(
+            encoder,
+            missing,
+            batch_size=batch_size,
+            max_length=encoder.max_length,
+            partial_dir=Path(f"{path}.partial"),
+            progress=progress,
+            info=info,
+        )
+        new.info.pop("resumed_papers", None)
+        new.titles = [paper.title[:200] for paper in missing]  # the start of each text: the file stays small
+        have = new if have is None else have.merged(new)
+        have.info = {**new.info}
+        write_embeddings(path, have)
+        shutil.rmtree(Path(f"{path}.partial"), ignore_errors=True)
+    seconds = time.perf_counter() - started
+    assert have is not None
+    wanted = list(papers)
+    vectors, _ = have.lookup(wanted)
+    subset = EmbeddingSet(wanted, vectors, None, dict(have.info))
+    return CachedEmbedding(subset, path, len(missing), len(papers) - len(missing), round(seconds, 2))
+
+
+def _loader(model: str, max_length: int, plain: bool, device: str | None) -> Callable[[], Encoder]:
+    def load() -> Encoder:
+        encoder = load_encoder(model, None, max_length, device)
+        return plain_text(encoder) if plain else encoder
+
+    return load
+
+
+def _embedding_record(result: CachedEmbedding) -> dict[str, Any]:
+    info = result.embeddings.info
+    keep = ("model", "model_path", "pooling_detail", "max_length", "text", "prompt", "dtype", "device")
+    record = {k: info[k] for k in keep if k in info}
+    record.update(file=str(result.file), papers=len(result.embeddings), embedded_now=result.embedded)
+    record.update(from_cache=result.cached, embed_seconds=result.seconds)
+    if result.embedded and result.seconds > 0:
+        record["papers_per_second"] = round(result.embedded / result.seconds, 2)
+    return record
+
+
+# ---------------------------------------------------------------- the two layouts
+def evaluate_model_scidocs(
+    model: str,
+    data_dir: str | Path,
+    papers: dict[str, Paper],
+    cache_dir: str | Path,
+    max_length: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: str | None = None,
+    progress: bool = True,
+    **suite_options: Any,
+) -> dict[str, Any]:
+    """Embed ``papers`` (those the tasks read) with ``model`` and score them on a SCIDOCS-layout folder.
+
+    ``suite_options`` go to :func:`suite.evaluate` (tasks, split, n_jobs, recomm_seeds, svm_variant).
+    The result is the suite's, with ``config["model"]`` saying how the vectors were made.
+    """
+    from specter_utils.evaluation.suite import evaluate
+
+    model_path = resolve_model(model)
+    settings = model_settings(model_path)
+    length, length_source = evaluation_length(settings, max_length)
+    prompt = document_prompt(settings["prompts"])
+    info = {"prompt": prompt}
+    prompted = {pid: _prompted(paper, prompt) for pid, paper in papers.items()}
+    path = cache_file(cache_dir, model, model_path, length, "papers", f"specter-sep\0{prompt}")
+    result = cached_embeddings(
+        _loader(model, length, False, device), prompted, path, model_path, batch_size, progress, info
+    )
+    scores = evaluate(data_dir, result.embeddings, **suite_options)
+    scores["config"]["model"] = {**_embedding_record(result), "length_source": length_source}
+    return scores
+
+
+def _prompted(paper: Paper, prompt: str) -> Paper:
+    return Paper(paper.paper_id, prompt + paper.title, paper.abstract) if prompt else paper
+
+
+def evaluate_model_beir(
+    model: str,
+    data_dir: str | Path,
+    cache_dir: str | Path,
+    max_length: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    split: str = "test",
+    device: str | None = None,
+    progress: bool = True,
+    ignore_identical_ids: bool = True,
+) -> dict[str, Any]:
+    """MTEB's retrieval scores of ``model`` on a BEIR folder: ``ndcg_at_10``, ``map_at_100``, ``recall_at_100``
+    in [0, 1], then ``config`` (data, model, length, prompts, similarity, timings)."""
+    started = time.perf_counter()
+    data = read_beir_dir(data_dir, split)
+    model_path = resolve_model(model)
+    settings = model_settings(model_path)
+    length, length_source = evaluation_length(settings, max_length)
+    query_prompt, doc_prompt = settings["prompts"].get("query", ""), document_prompt(settings["prompts"])
+    queried = [q for q in data.queries if q in data.qrels]  # only queries with judgements are scored, as MTEB
+    queries = {q: Paper(q, query_prompt + data.queries[q], "") for q in queried}
+    documents = {d: Paper(d, doc_prompt + f"{title} {text}".strip(), "") for d, (title, text) in data.corpus.items()}
+    load = _loader(model, length, True, device)
+    encoder_cache: dict[str, Encoder] = {}
+
+    def load_once() -> Encoder:
+        if "encoder" not in encoder_cache:
+            encoder_cache["encoder"] = load()
+        return encoder_cache["encoder"]
+
+    parts = {}
+    for part, papers, prompt in (("corpus", documents, doc_prompt), ("queries", queries, query_prompt)):
+        path = cache_file(cache_dir, model, model_path, length, part, f"mteb-space\0{prompt}")
+        parts[part] = cached_embeddings(load_once, papers, path, model_path, batch_size, progress, {"prompt": prompt})
+    similarity = settings["similarity"]
+    run = retrieve(
+        queried,
+        parts["queries"].embeddings.vectors,
+        list(documents),
+        parts["corpus"].embeddings.vectors,
+        similarity,
+        ignore_identical_ids=ignore_identical_ids,
+    )
+    metrics = retrieval_metrics(data.qrels, run)
+    return {
+        **metrics,
+        "main_score": metrics["ndcg_at_10"],
+        "config": {
+            "data_dir": str(data_dir),
+            "layout": "beir",
+            "split": split,
+            "queries": len(queried),
+            "queries_in_file": len(data.queries),
+            "documents": len(data.corpus),
+            "relevant_pairs": int(sum(r > 0 for docs in data.qrels.values() for r in docs.values())),
+            "similarity": similarity,
+            "top_k": TOP_K,
+            "ignore_identical_ids": ignore_identical_ids,
+            "prompts": {"query": query_prompt, "document": doc_prompt},
+            "length_source": length_source,
+            "embeddings": {part: _embedding_record(result) for part, result in parts.items()},
+            "metrics": "pytrec_eval ndcg_cut.10, map_cut.100, recall.100; mean over queries, in [0, 1]",
+            "seconds": round(time.perf_counter() - started, 2),
+        },
+    }

@@ -1,0 +1,434 @@
+"""The "what the numbers say" of each notebook, written from that run's metrics.
+
+Every sentence is chosen by a condition on the numbers it states, never fixed in advance:
+
+- the direction of a difference (higher, lower, equal at the shown precision);
+- whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown);
+- whether it lies inside the seed spread (then it reads "no difference");
+- whether it goes the paper's way (the paper's numbers: ``presentation.tables``), and only where a difference
+  was shown; otherwise the paper's direction is said to be neither confirmed nor contradicted;
+- what the loss actually was (the triplet margin loss or in-batch negatives), from the training metrics;
+- classification against the TF-IDF baseline; homogeneity rising or falling.
+
+Each function returns markdown (one bullet per finding) and reads no file: the notebooks pass what they
+wrote to ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from specter_utils.evaluation.deltas import Delta
+from specter_utils.presentation.tables import (
+    HEADERS,
+    PAPER_ABLATION_ROWS,
+    PAPER_TABLE1,
+    PAPER_TABLE2,
+    TABLE1_COLUMNS,
+    TABLE2_COLUMNS,
+    metric_row,
+)
+
+# Figure 2 of the paper: DBSCAN on the t-SNE of MAG papers
+PAPER_FIGURE2 = {
+    "SPECTER": {"homogeneity": 0.41, "completeness": 0.72},
+    "SciBERT": {"homogeneity": 0.19, "completeness": 0.63},
+}
+CLASSIFICATION_HEADERS = ("MAG F1", "MeSH F1")
+DELTA_METRICS = {"map": "MAP", "f1": "macro-F1"}  # Table 1 metric key -> the metric of evaluation.deltas
+SVM_HEAD = "linear SVM (SCIDOCS)"  # heads.SVM_HEAD: the name of the SVM rows of notebook 08
+LOSS_NAMES = {
+    "triplet": "the triplet margin loss (L2 distance, margin {margin:g}), as the paper",
+    "mnrl": "in-batch negatives (multiple negatives ranking loss, scale {scale:g}): each query against its positive, "
+    "its mined negative and every other paper of the batch",
+    "mnrl-citation": "in-batch negatives with citation masking (multiple negatives ranking loss, scale {scale:g}): each "
+    "query against its positive, its mined negative and every other paper of the batch, except papers it cites or "
+    "that cite it",
+    "gist": "GISTEmbed (in-batch negatives filtered by the base model as guide)",
+}
+
+
+def _fmt(value: float, decimals: int = 2) -> str:
+    return f"{value:+.{decimals}f}"
+
+
+def _direction(diff: float, decimals: int = 2) -> str:
+    """higher / lower / equal at the shown precision."""
+    if round(diff, decimals) == 0:
+        return "equal"
+    return "higher" if diff > 0 else "lower"
+
+
+# ---------------------------------------------------------------- the building blocks
+def difference_sentence(
+    name: str,
+    reference: str,
+    what: str,
+    diff: float,
+    ci: tuple[float, float] | None = None,
+    p: float | None = None,
+    spread: float | None = None,
+    decimals: int = 2,
+) -> str:
+    """One sentence on ``name - reference`` on ``what``, chosen by: inside the seed ``spread`` (no difference),
+    else the CI (excludes 0: higher / lower; includes 0: no difference shown), else one run (not tested)."""
+    d = _fmt(diff, decimals)
+    if spread is not None and abs(diff) <= spread:
+        return f"{name} and {reference} do not differ on {what}: Δ {d} is inside the seed spread (sd {spread:.{decimals}f})."
+    lead = "" if spread is None else f"Δ {d} is outside the seed spread (sd {spread:.{decimals}f}); "
+    if ci is not None:
+        low, high = ci
+        interval = f"95% CI [{_fmt(low, decimals)}, {_fmt(high, decimals)}]"
+        p_text = "" if p is None else (", p < 0.001" if p < 0.001 else f", p {p:.3f}")
+        if low > 0 or high < 0:
+            verdict = "higher" if low > 0 else "lower"
+            return f"{lead}{name} scores {verdict} than {reference} on {what} (Δ {d}, {interval}{p_text}): the interval excludes 0."
+        return (
+            f"{lead}{name} is {d} against {reference} on {what}, but the {interval}{p_text} includes 0: "
+            "no difference is shown."
+        )
+    direction = _direction(diff, decimals)
+    if direction == "equal":
+        return f"{name} and {reference} are equal on {what} at {decimals} decimals."
+    if spread is not None:
+        return f"{lead}{name} scores {direction} than {reference} on {what}."
+    return (
+        f"{name} scores {direction} than {reference} on {what} (Δ {d}) in one run; with no interval or seed spread "
+        "this is not tested."
+    )
+
+
+def evidence(diff: float, ci: tuple[float, float] | None = None, spread: float | None = None) -> int:
+    """+1 / -1 where a difference is shown (outside the seed spread, and the CI excluding 0 where there is one),
+    else 0."""
+    if spread is not None and abs(diff) <= spread:
+        return 0
+    if ci is not None:
+        low, high = ci
+        return 1 if low > 0 else -1 if high < 0 else 0
+    if spread is not None and diff != 0:
+        return 1 if diff > 0 else -1
+    return 0
+
+
+def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
+    """Whether a shown difference (``evidence``'s sign) goes the paper's way (``paper_diff``, its sign)."""
+    if paper_diff == 0:
+        return f"The paper shows no change here ({paper_what}: Δ 0)."
+    paper_dir = "higher" if paper_diff > 0 else "lower"
+    paper = f"the paper's direction ({paper_what}: {paper_dir}, Δ {_fmt(paper_diff, decimals)})"
+    if shown == 0:
+        return f"With no difference shown here, {paper} is neither confirmed nor contradicted."
+    if (shown > 0) == (paper_diff > 0):
+        return f"This agrees with {paper}."
+    return f"This goes against {paper}."
+
+
+def loss_description(train_metrics: Mapping[str, Any]) -> str:
+    """The loss a run trained with, from notebook 03's metrics (``config.loss``, the margin or scale)."""
+    config = train_metrics.get("config", train_metrics)
+    loss = config.get("loss")
+    if loss not in LOSS_NAMES:
+        derived = (train_metrics.get("derived") or {}).get("loss")
+        return f"the {derived} loss" if derived else "an unrecorded loss"
+    return LOSS_NAMES[loss].format(margin=config.get("triplet_margin", 1.0), scale=config.get("mnrl_scale", 20.0))
+
+
+# ---------------------------------------------------------------- notebook 03: training
+def interpret_training(train_metrics: Mapping[str, Any]) -> str:
+    """What the training did: the loss it minimised, the validation loss and triplet accuracy before and after."""
+    config = train_metrics.get("config", {})
+    results = train_metrics.get("results", {})
+    lines = [f"- The model was trained with {loss_description(train_metrics)}."]
+    if config.get("loss") in LOSS_NAMES and config.get("loss") != "triplet":
+        lines.append(
+            "- Its loss values are not triplet-loss values: the training curve's loss is the in-batch "
+            "cross-entropy and cannot be compared with the paper's margin loss."
+        )
+    before, after = results.get("val_loss_before"), results.get("val_loss_final")
+    if before is not None and after is not None:
+        change = "fell" if after < before else "rose" if after > before else "did not change"
+        lines.append(f"- The validation loss {change}, from {before:.3f} to {after:.3f}.")
+    acc_before = results.get("val_euclidean_accuracy_before")
+    acc_after = results.get("val_euclidean_accuracy_final")
+    if acc_before is not None and acc_after is not None:
+        change = "rose" if acc_after > acc_before else "fell" if acc_after < acc_before else "did not change"
+        lines.append(
+            f"- The share of validation triplets with the positive closer than the negative (L2) {change}, "
+            f"from {100 * acc_before:.1f}% to {100 * acc_after:.1f}%."
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- notebook 05: Table 1
+def interpret_table1(
+    results: Mapping[str, Mapping[str, Any]],
+    deltas: Sequence[Delta] = (),
+    trained: str = "trained",
+    base: str = "base",
+    tfidf: str = "tfidf-svd",
+    random: str = "random",
+    train_metrics: Mapping[str, Any] | None = None,
+) -> str:
+    """Notebook 05: the trained model against its base per metric (with the paired CI where ``deltas`` has one),
+    against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random.
+
+    ``results``: ``{model: suite.evaluate result}``; ``deltas``: ``evaluation.deltas`` of rows against ``base``.
+    """
+    rows = {name: metric_row(result) for name, result in results.items()}
+    lines = []
+    if train_metrics:
+        lines.append(f"- The trained model was trained with {loss_description(train_metrics)}.")
+    if trained in rows and base in rows:
+        by_task = {(d.task, d.metric): d for d in deltas if d.row == trained and d.reference == base}
+        paper_specter, paper_scibert = (
+            dict(zip(HEADERS, PAPER_TABLE1[m][:12], strict=True)) for m in ("SPECTER", "SciBERT")
+        )
+        for key, metric_key, header in TABLE1_COLUMNS:
+            if header not in rows[trained] or header not in rows[base]:
+                continue
+            diff = rows[trained][header] - rows[base][header]
+            delta = by_task.get((key, DELTA_METRICS.get(metric_key, "")))
+            ci = (delta.ci_low, delta.ci_high) if delta else None
+            sentence = difference_sentence(
+                trained, base, header, delta.diff if delta else diff, ci, delta.p if delta else None
+            )
+            shown = evidence(delta.diff, ci) if delta else 0
+            paper = paper_sentence(shown, paper_specter[header] - paper_scibert[header], "SPECTER vs SciBERT")
+            lines.append(f"- {sentence} {paper}")
+    lines.extend(_classification_vs_tfidf(rows, tfidf, exclude=(random, tfidf)))
+    if random in rows:
+        shared = [h for h in HEADERS if h in rows[random]]
+        beaten = [
+            n for n, r in rows.items() if n != random and all(r.get(h, -math.inf) > rows[random][h] for h in shared)
+        ]
+        others = [n for n in rows if n not in (random, *beaten)]
+        if beaten:
+            lines.append(f"- Above random vectors on every metric: {', '.join(beaten)}.")
+        if others:
+            lines.append(f"- Not above random vectors on every metric: {', '.join(others)}.")
+    return "\n".join(lines)
+
+
+def _classification_vs_tfidf(rows: Mapping[str, Mapping[str, float]], tfidf: str, exclude: Sequence[str]) -> list[str]:
+    lines = []
+    if tfidf not in rows:
+        return lines
+    for header in CLASSIFICATION_HEADERS:
+        if header not in rows[tfidf]:
+            continue
+        reference = rows[tfidf][header]
+        models = {n: r[header] for n, r in rows.items() if n not in exclude and header in r}
+        if not models:
+            continue
+        below = sorted(n for n, v in models.items() if v < reference)
+        above = sorted(n for n, v in models.items() if v > reference)
+        numbers = ", ".join(f"{n} {v:.2f}" for n, v in models.items())
+        if below and not above:
+            verdict = "every model scores below the TF-IDF baseline"
+        elif above and not below:
+            verdict = "every model scores above the TF-IDF baseline"
+        else:
+            verdict = f"above the TF-IDF baseline: {', '.join(above) or 'none'}; below it: {', '.join(below) or 'none'}"
+        lines.append(f"- {header}: {verdict} ({tfidf} {reference:.2f}; {numbers}), in one run each.")
+    return lines
+
+
+def interpret_classification(details: Mapping[str, Any], task: str = "mag") -> str:
+    """The SVM of one classification result (``suite.evaluate``'s ``details[task]``): the chosen C against the
+    grid's ends and the spread of its CV scores, and how many classes it predicts at all."""
+    cv = {float(c): float(a) for c, a in details.get("cv_accuracy", {}).items()}
+    lines = []
+    if cv:
+        best, grid = float(details["C"]), sorted(cv)
+        edge = (
+            " the smallest value of the grid"
+            if best == grid[0]
+            else " the largest value of the grid"
+            if best == grid[-1]
+            else ""
+        )
+        spread = 100 * (max(cv.values()) - min(cv.values()))
+        lines.append(
+            f"- {task}: the SVM's C is {best:g},{edge or ' inside the grid'} (mean 3-fold CV accuracy on train "
+            f"{100 * cv[best]:.1f}%; from {100 * min(cv.values()):.1f}% to {100 * max(cv.values()):.1f}% over the "
+            f"{len(grid)} values, a range of {spread:.1f} points)."
+        )
+    per_class = details.get("per_class") or {}
+    if per_class:
+        predicted = [c for c, v in per_class.items() if v.get("predicted", 0) > 0]
+        zero = [c for c, v in per_class.items() if v["f1"] == 0]
+        if len(predicted) < len(per_class):
+            lines.append(
+                f"- {task}: the SVM predicts {len(predicted)} of the {len(per_class)} classes on the test split; "
+                f"{len(zero)} classes have F1 0, and each counts fully in the macro-F1 ({details.get('f1', float('nan')):.2f})."
+            )
+        else:
+            lines.append(
+                f"- {task}: the SVM predicts every one of the {len(per_class)} classes at least once on the test split."
+            )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- notebook 06: Figure 2
+def interpret_geometry(
+    analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
+) -> str:
+    """Notebook 06 (and 08's before/after): homogeneity and completeness of ``trained`` against ``base`` per
+    projection; a rise or fall smaller than ``spread`` (when measured over seeds) reads as no change."""
+    lines = []
+    paper = PAPER_FIGURE2
+    for method, scores in analysis.get("scores", {}).items():
+        if base not in scores or trained not in scores:
+            continue
+        for measure in ("homogeneity", "completeness"):
+            before, after = scores[base][measure], scores[trained][measure]
+            diff = after - before
+            if spread is not None and abs(diff) <= spread:
+                change = f"does not change beyond the seed spread ({before:.2f} to {after:.2f}, sd {spread:.2f})"
+                shown = 0
+            elif round(diff, 2) == 0:
+                change = f"is unchanged at 2 decimals ({before:.2f})"
+                shown = 0
+            else:
+                change = f"{'rises' if diff > 0 else 'falls'} from {before:.2f} to {after:.2f}"
+                shown = 1 if diff > 0 else -1
+            paper_diff = paper["SPECTER"][measure] - paper["SciBERT"][measure]
+            if spread is None and shown:
+                tail = (
+                    f"One projection and one seed: a direction, not a measured difference; "
+                    f"the paper's SPECTER vs SciBERT {measure} goes {'up' if paper_diff > 0 else 'down'} "
+                    f"({paper['SciBERT'][measure]:.2f} to {paper['SPECTER'][measure]:.2f}), "
+                    f"{'the same way' if (shown > 0) == (paper_diff > 0) else 'the other way'}."
+                )
+            else:
+                tail = paper_sentence(shown, paper_diff, f"SPECTER vs SciBERT {measure}", decimals=2)
+            lines.append(f"- {method}: {measure} of {trained} against {base} {change}. {tail}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- notebook 07: Tables 2 and 3
+def interpret_ablations(
+    statistics: Mapping[str, Any], reference: str = "specter", paper_rows: Mapping[str, str] | None = None
+) -> str:
+    """Notebook 07: each row against the reference on the ``all`` group (seed spread), each ranking task's paired
+    test, and the paper's direction for that row; then the paper's rows that were not run."""
+    groups, paired = statistics["groups"], statistics.get("paired") or {}
+    paper_rows = dict(paper_rows or {})
+    ref = groups.get(reference, {})
+    lines = []
+    paper_ref = PAPER_TABLE2["SPECTER"]
+    for name, stats in groups.items():
+        if name == reference or "all" not in stats or "all" not in ref:
+            continue
+        diff = stats["all"]["mean"] - ref["all"]["mean"]
+        spread = max(stats["all"]["sd"], ref["all"]["sd"])
+        groups_used = ", ".join(c for c in TABLE2_COLUMNS if c in stats and c != "all")
+        seeds = len(statistics.get("seeds", {}).get(name, [])) or "?"
+        sentence = difference_sentence(
+            name, reference, f"the average ({groups_used}; {seeds} seeds)", diff, spread=spread
+        )
+        shown_all = evidence(diff, spread=spread)
+        tests = []
+        shown_tasks = []
+        for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks") or {}).items():
+            test = task_stats["versus"].get(reference)
+            if not test:
+                continue
+            ci = (test["ci_low"], test["ci_high"])
+            tests.append(difference_sentence(name, reference, f"{task} MAP per query", test["diff"], ci, test["p"]))
+            shown_tasks.append(evidence(test["diff"], ci))
+        # a difference is shown when the average is outside the spread and no paired test points the other way
+        shown = shown_all if shown_all and all(s in (0, shown_all) for s in shown_tasks) else 0
+        paper_name = paper_rows.get(name)
+        paper_values = PAPER_ABLATION_ROWS.get(paper_name or "")
+        if paper_values:
+            paper = paper_sentence(
+                shown, paper_values[4] - paper_ref[4], f"'{paper_name}' vs SPECTER, average of all 12 metrics"
+            )
+        else:
+            paper = "The paper has no row for this variant."
+        lines.append(f"- **{name}**: {sentence} {' '.join(tests)} {paper}".rstrip())
+    run = set(paper_rows.get(n) for n in groups)
+    missing = [row for row in PAPER_TABLE2 if row != "SPECTER" and row not in run]
+    if missing:
+        lines.append(f"- Rows of the paper's Table 2 not run here: {', '.join(missing)}; nothing is said about them.")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- notebook 08: heads
+def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return mean, sd
+
+
+def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1") -> str:
+    """Notebook 08: per encoder, the SVM against the linear head, each deeper head against the linear one, and end
+    to end against the frozen control; differences inside the seed spread read as no difference."""
+    groups: dict[tuple[Any, Any, str, str], list[float]] = {}
+    for row in rows:
+        key = (row.get("encoder"), row.get("max_length"), row.get("training", "frozen"), row["head"])
+        groups.setdefault(key, []).append(float(row[metric]))
+    label = "macro-F1" if metric == "macro_f1" else metric
+    lines = []
+    for encoder, length in dict.fromkeys((k[0], k[1]) for k in groups):
+        where = f"{encoder} encoder at {length} wordpieces" if length else f"{encoder} encoder"
+        frozen = {k[3]: v for k, v in groups.items() if k[:3] == (encoder, length, "frozen")}
+        linear = frozen.get("linear")
+        if SVM_HEAD in frozen and linear:
+            svm = frozen[SVM_HEAD][0]
+            mean, sd = _mean_sd(linear)
+            what = f"{label} (SVM {svm:.2f}, linear head {mean:.2f} ± {sd:.2f} over {len(linear)} seeds)"
+            spread = sd if len(linear) > 1 else None
+            lines.append(
+                f"- {where}: "
+                + difference_sentence("the linear SVM", "the linear head", what, svm - mean, spread=spread)
+            )
+        for head, values in frozen.items():
+            if head in (SVM_HEAD, "linear") or not linear:
+                continue
+            mean, sd = _mean_sd(values)
+            lin_mean, lin_sd = _mean_sd(linear)
+            lines.append(
+                f"- {where}: "
+                + difference_sentence(
+                    f"the frozen {head} head",
+                    "the linear head",
+                    label,
+                    mean - lin_mean,
+                    spread=max(sd, lin_sd) if len(values) > 1 else None,
+                )
+            )
+        for (enc, ln, training, head), values in groups.items():
+            if (enc, ln) != (encoder, length) or training != "end to end" or head not in frozen:
+                continue
+            mean, sd = _mean_sd(values)
+            ctl_mean, ctl_sd = _mean_sd(frozen[head])
+            lines.append(
+                f"- {where}: "
+                + difference_sentence(
+                    f"the {head} head trained end to end",
+                    "the same head on the frozen encoder",
+                    label,
+                    mean - ctl_mean,
+                    spread=max(sd, ctl_sd) if len(values) > 1 else None,
+                )
+            )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- any forest plot
+def interpret_deltas(deltas: Sequence[Delta], spreads: Mapping[tuple[str, str], float] | None = None) -> str:
+    """One bullet per difference of a forest plot (``row``, ``task``): the CI verdict, or no difference inside
+    the seed spread where ``spreads[(row, task)]`` gives one."""
+    spreads = spreads or {}
+    return "\n".join(
+        "- "
+        + difference_sentence(
+            d.row, d.reference, f"{d.task} {d.metric}", d.diff, (d.ci_low, d.ci_high), d.p, spreads.get((d.row, d.task))
+        )
+        for d in deltas
+    )

@@ -1,0 +1,143 @@
+"""The comparison figures and what they draw: paired deltas with CIs, per-class F1, the confusion matrix, the C grid."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import confusion_matrix, f1_score
+
+from specter_utils.evaluation.classification import classify
+from specter_utils.evaluation.deltas import Delta, from_paired, macro_f1, paired_f1_delta
+from specter_utils.presentation import comparison
+
+
+def blobs(n: int = 240, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, 6)) * 2.5
+    y = np.array([f"class{i % 4}" for i in range(n)])
+    X = centres[np.arange(n) % 4] + rng.normal(size=(n, 6))
+    return X.astype(np.float32), y
+
+
+def test_classify_reports_per_class_f1_and_the_confusion_matrix():
+    X, y = blobs()
+    result = classify(X[:160], y[:160], X[160:], y[160:])
+    details = result.as_dict()
+    labels = details["confusion"]["labels"]
+    assert labels == sorted(set(y))
+    expected = confusion_matrix(y[160:], result.predictions, labels=labels)
+    assert np.array_equal(np.array(details["confusion"]["matrix"]), expected)
+    per_class = f1_score(y[160:], result.predictions, labels=labels, average=None)
+    for label, value in zip(labels, per_class, strict=True):
+        assert details["per_class"][label]["f1"] == pytest.approx(100 * value, abs=0.01)
+        assert details["per_class"][label]["support"] == int(np.sum(y[160:] == label))
+    assert set(details["cv_accuracy"]) == {"0.0001", "0.001", "0.01", "0.1", "1", "10", "100"}
+
+
+def test_macro_f1_equals_sklearn_and_the_paired_delta_is_signed():
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 5, size=300)
+    good = np.where(rng.random(300) < 0.8, truth, rng.integers(0, 5, size=300))
+    bad = np.where(rng.random(300) < 0.4, truth, rng.integers(0, 5, size=300))
+    assert macro_f1(truth, good, 5) == pytest.approx(100 * f1_score(truth, good, average="macro"))
+    labels = [f"c{v}" for v in truth]
+    test = paired_f1_delta(labels, [f"c{v}" for v in good], [f"c{v}" for v in bad], n_resamples=400)
+    assert test["ci_low"] > 0 and test["diff"] > test["ci_low"] and test["p"] < 0.01
+    same = paired_f1_delta(labels, labels, labels)
+    assert same["diff"] == 0 and same["p"] == 1.0
+
+
+def test_from_paired_uses_result_keys():
+    comparison_result = {
+        "rows": {
+            "no_hard_negatives": {
+                "tasks": {
+                    "cocite": {
+                        "versus": {"specter": {"diff": 0.5, "ci_low": 0.2, "ci_high": 0.9, "p": 0.005, "queries": 160}}
+                    }
+                }
+            },
+            "specter": {"tasks": {"cocite": {"versus": {}}}},
+        }
+    }
+    (delta,) = from_paired(comparison_result, "specter")
+    assert delta.task == "co-cite" and delta.metric == "MAP" and delta.excludes_zero
+
+
+def test_delta_forest_axis_names_what_is_plotted():
+    deltas = [
+        Delta("trained", "base", "cite", "MAP", 2.4, 1.1, 3.7, 0.001, 160),
+        Delta("trained", "base", "co-cite", "MAP", 1.9, -0.2, 3.5, 0.08, 160),
+        Delta("sgc", "base", "cite", "MAP", -1.3, -2.5, -0.1, 0.03, 160).as_dict(),
+    ]
+    fig = comparison.delta_forest(deltas)
+    ax = fig.axes[0]
+    assert "difference to base" in ax.get_xlabel() and "95% paired-bootstrap CI" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["trained", "sgc"]
+    xmin, xmax = ax.get_xlim()
+    assert xmin < -2.5 and xmax > 3.7  # every interval inside the axis, 0 on it
+    with pytest.raises(ValueError):
+        comparison.delta_forest([])
+
+
+def test_classification_figure_has_its_three_panels():
+    X, y = blobs()
+    details = classify(X[:160], y[:160], X[160:], y[160:]).as_dict()
+    fig = comparison.classification_figure(details)
+    xlabels = [ax.get_xlabel() for ax in fig.axes]
+    assert "F1 of the class on the test split (x 100)" in xlabels
+    assert "predicted class" in xlabels
+    assert "C of the linear SVM (log scale)" in xlabels
+    grid = next(ax for ax in fig.axes if ax.get_xlabel().startswith("C of"))
+    assert grid.get_ylabel() == "mean 3-fold CV accuracy on train (%)"
+    assert any(f"chosen C = {details['C']:g}" in t.get_text() for t in grid.get_legend().get_texts())
+
+
+def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_setting():
+    from specter_utils.evaluation.svm_variants import VARIANTS, svm_variants
+
+    X, y = blobs(n=200, seed=3)
+    rows = svm_variants(X[:140], y[:140], X[140:], y[140:], ["SCIDOCS protocol", "C by CV macro-F1"])
+    ours = classify(X[:140], y[:140], X[140:], y[140:])
+    assert rows["SCIDOCS protocol"]["macro_f1"] == pytest.approx(ours.f1, abs=0.01)
+    assert rows["SCIDOCS protocol"]["C"] == ours.best_c
+    assert rows["C by CV macro-F1"]["cv_scoring"] == "f1_macro"
+    assert rows["C by CV macro-F1"]["cv_score"] != rows["SCIDOCS protocol"]["cv_score"]
+    weighted = svm_variants(X[:140], y[:140], X[140:], y[140:], ["class_weight balanced"])["class_weight balanced"]
+    assert weighted["classes_predicted"] == 4 and len(weighted["cv_score"]) == 7
+    assert len(rows["SCIDOCS protocol"]["cv_score"]) == 7
+    assert VARIANTS["standardised inputs"] == {"standardise": True}
+
+
+def test_deltas_from_two_suite_results(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_eval_suite import tiny_scidocs
+
+    from specter_utils.embedding.io import EmbeddingSet
+    from specter_utils.evaluation.deltas import classification_deltas, ranking_deltas
+    from specter_utils.evaluation.suite import evaluate
+
+    good = tiny_scidocs(tmp_path)
+    noisy = EmbeddingSet(good.ids, np.random.default_rng(5).normal(size=good.vectors.shape).astype(np.float32))
+    tasks = ["mag", "cite"]
+    results = {name: evaluate(tmp_path, emb, tasks=tasks) for name, emb in (("good", good), ("noisy", noisy))}
+    assert len(results["good"]["details"]["mag"]["predictions"]) == results["good"]["details"]["mag"]["n_eval"]
+    (mag,) = classification_deltas(results, "noisy", tmp_path, n_resamples=300)
+    assert mag.task == "mag" and mag.metric == "macro-F1" and mag.row == "good"
+    assert mag.diff == pytest.approx(results["good"]["mag"]["f1"] - results["noisy"]["mag"]["f1"], abs=0.01)
+    from specter_utils.embedding.io import write_embeddings
+
+    files = {}
+    for name, emb in (("good", good), ("noisy", noisy)):
+        files[name] = [tmp_path / f"{name}.jsonl"]
+        write_embeddings(files[name][0], emb)
+    cite = next(d for d in ranking_deltas(tmp_path, files, "noisy", n_resamples=300) if d.task == "cite")
+    assert cite.diff == pytest.approx(results["good"]["cite"]["map"] - results["noisy"]["cite"]["map"], abs=0.01)

@@ -1,0 +1,296 @@
+"""Every branch of the generated interpretation: each sentence follows from the numbers it is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from specter_utils.evaluation.deltas import Delta
+from specter_utils.presentation import interpret as it
+
+
+# ---------------------------------------------------------------- the building blocks
+def test_difference_inside_the_seed_spread_reads_as_no_difference():
+    text = it.difference_sentence("A", "B", "cite MAP", 0.20, ci=(0.05, 0.4), spread=0.28)
+    assert "do not differ" in text and "+0.20" in text and "0.28" in text
+    assert "higher" not in text and "lower" not in text
+
+
+@pytest.mark.parametrize(
+    ("diff", "ci", "word"),
+    [(0.44, (0.10, 0.80), "scores higher"), (-2.12, (-3.0, -1.2), "scores lower")],
+)
+def test_difference_with_a_ci_excluding_zero_has_a_direction(diff, ci, word):
+    text = it.difference_sentence("A", "B", "cite MAP", diff, ci=ci, p=0.004)
+    assert word in text and "excludes 0" in text and "p 0.004" in text
+
+
+def test_difference_with_a_ci_including_zero_shows_none():
+    text = it.difference_sentence("A", "B", "co-cite MAP", -0.45, ci=(-1.1, 0.2), p=0.212)
+    assert "includes 0" in text and "no difference is shown" in text
+    assert "scores" not in text
+
+
+def test_difference_outside_the_spread_without_ci_has_a_direction():
+    text = it.difference_sentence("A", "B", "the average", -1.23, spread=0.32)
+    assert "outside the seed spread" in text and "scores lower" in text
+
+
+def test_one_run_difference_is_not_tested():
+    text = it.difference_sentence("trained", "base", "cite nDCG", 1.47)
+    assert "scores higher" in text and "one run" in text and "not tested" in text
+    assert "equal" in it.difference_sentence("A", "B", "x", 0.001)
+
+
+def test_evidence():
+    assert it.evidence(0.3, spread=0.5) == 0
+    assert it.evidence(0.6, spread=0.5) == 1
+    assert it.evidence(0.6, ci=(-0.1, 1.0), spread=0.5) == 0
+    assert it.evidence(-0.6, ci=(-1.0, -0.1)) == -1
+    assert it.evidence(2.0) == 0  # one run, no interval: nothing shown
+
+
+@pytest.mark.parametrize(
+    ("shown", "paper_diff", "words"),
+    [
+        (1, 2.0, "agrees with"),
+        (-1, 2.0, "goes against"),
+        (1, -1.8, "goes against"),
+        (0, -1.8, "neither confirmed nor contradicted"),
+        (1, 0.0, "no change"),
+    ],
+)
+def test_paper_sentence(shown, paper_diff, words):
+    assert words in it.paper_sentence(shown, paper_diff, "X vs SPECTER")
+
+
+# ---------------------------------------------------------------- the loss (03, 05)
+def test_loss_description_names_the_loss_that_ran():
+    assert "triplet margin loss" in it.loss_description({"config": {"loss": "triplet", "triplet_margin": 1.0}})
+    text = it.loss_description({"config": {"loss": "mnrl-citation", "mnrl_scale": 20.0}})
+    assert "in-batch negatives" in text and "triplet" not in text
+    assert "CitationMaskedMNRL" in it.loss_description({"config": {}, "derived": {"loss": "CitationMaskedMNRL"}})
+
+
+@pytest.mark.parametrize(("after", "word"), [(2.06, "fell"), (3.10, "rose"), (2.934, "did not change")])
+def test_interpret_training(after, word):
+    metrics = {
+        "config": {"loss": "mnrl-citation", "mnrl_scale": 20.0},
+        "results": {
+            "val_loss_before": 2.934,
+            "val_loss_final": after,
+            "val_euclidean_accuracy_before": 0.625,
+            "val_euclidean_accuracy_final": 0.75,
+        },
+    }
+    text = it.interpret_training(metrics)
+    assert f"validation loss {word}" in text
+    assert "not triplet-loss values" in text
+    assert "rose, from 62.5% to 75.0%" in text
+    triplet = it.interpret_training({"config": {"loss": "triplet"}, "results": {}})
+    assert "not triplet-loss values" not in triplet
+
+
+# ---------------------------------------------------------------- 05: Table 1
+def scidocs_result(f1: float, cite_map: float, cite_ndcg: float) -> dict:
+    return {"mag": {"f1": f1}, "cite": {"map": cite_map, "ndcg": cite_ndcg}}
+
+
+HEPTH = {  # the shape of notebook 05's results on the hep-th benchmark
+    "trained": scidocs_result(4.80, 84.23, 93.13),
+    "base": scidocs_result(4.56, 81.83, 91.66),
+    "random": scidocs_result(3.50, 24.64, 50.34),
+    "tfidf-svd": scidocs_result(9.38, 81.57, 91.34),
+}
+
+
+def test_table1_ci_excluding_zero_agrees_with_the_paper():
+    deltas = [Delta("trained", "base", "cite", "MAP", 2.40, 1.1, 3.7, 0.001, 160)]
+    text = it.interpret_table1(HEPTH, deltas)
+    cite = next(line for line in text.splitlines() if "cite MAP" in line and "trained" in line)
+    assert "scores higher" in cite and "excludes 0" in cite and "agrees with the paper's direction" in cite
+    ndcg = next(line for line in text.splitlines() if "cite nDCG" in line)
+    assert "not tested" in ndcg and "neither confirmed nor contradicted" in ndcg
+
+
+def test_table1_ci_going_against_the_paper():
+    deltas = [Delta("trained", "base", "cite", "MAP", -1.5, -2.5, -0.4, 0.01, 160)]
+    cite = next(line for line in it.interpret_table1(HEPTH, deltas).splitlines() if "cite MAP" in line)
+    assert "scores lower" in cite and "goes against the paper's direction" in cite
+
+
+def test_table1_classification_below_tfidf():
+    text = it.interpret_table1(HEPTH)
+    line = next(line for line in text.splitlines() if line.startswith("- MAG F1"))
+    assert "every model scores below the TF-IDF baseline" in line and "tfidf-svd 9.38" in line
+    assert "as in the paper" not in text
+
+
+def test_table1_classification_above_and_mixed():
+    above = {**HEPTH, "trained": scidocs_result(12.0, 84.2, 93.1), "base": scidocs_result(10.0, 81.8, 91.7)}
+    assert "every model scores above the TF-IDF baseline" in it.interpret_table1(above)
+    mixed = {**HEPTH, "trained": scidocs_result(12.0, 84.2, 93.1)}
+    line = next(line for line in it.interpret_table1(mixed).splitlines() if line.startswith("- MAG F1"))
+    assert "above the TF-IDF baseline: trained; below it: base" in line
+
+
+def test_table1_random_and_loss():
+    text = it.interpret_table1(HEPTH, train_metrics={"config": {"loss": "mnrl-citation"}})
+    assert "Above random vectors on every metric: trained, base, tfidf-svd" in text
+    assert "in-batch negatives" in text
+    weak = {**HEPTH, "base": scidocs_result(3.0, 81.8, 91.7)}
+    assert "Not above random vectors on every metric: base" in it.interpret_table1(weak)
+
+
+# ---------------------------------------------------------------- 06: geometry
+def geometry(before: float, after: float) -> dict:
+    scores = {
+        "base": {"homogeneity": before, "completeness": 0.5},
+        "trained": {"homogeneity": after, "completeness": 0.5},
+    }
+    return {"scores": {"tsne": scores}}
+
+
+def test_homogeneity_falling_is_said_to_fall():
+    text = it.interpret_geometry(geometry(0.03, 0.02))
+    line = next(line for line in text.splitlines() if "homogeneity" in line)
+    assert "falls from 0.03 to 0.02" in line and "rises" not in line and "the other way" in line
+
+
+def test_homogeneity_rising_and_unchanged():
+    rising = it.interpret_geometry(geometry(0.19, 0.41))
+    assert "rises from 0.19 to 0.41" in rising and "the same way" in rising
+    assert "completeness of trained against base is unchanged" in rising
+    inside = it.interpret_geometry(geometry(0.30, 0.33), spread=0.05)
+    assert "does not change beyond the seed spread" in inside and "neither confirmed nor contradicted" in inside
+
+
+# ---------------------------------------------------------------- 07: ablations
+def group(mean: float, sd: float) -> dict:
+    return {"CITE": {"mean": mean, "sd": sd}, "all": {"mean": mean, "sd": sd}}
+
+
+def versus(diff: float, low: float, high: float, p: float) -> dict:
+    return {"versus": {"specter": {"diff": diff, "ci_low": low, "ci_high": high, "p": p, "queries": 160}}}
+
+
+STATISTICS = {  # the shape of stages.ablation_statistics, with the hep-th run's numbers
+    "groups": {
+        "specter": group(88.56, 0.28),
+        "no_hard_negatives": group(88.93, 0.28),
+        "cocitation": group(87.33, 0.32),
+        "multitask": group(88.50, 0.06),
+    },
+    "paired": {
+        "rows": {
+            "no_hard_negatives": {
+                "tasks": {"cite": versus(0.44, 0.1, 0.8, 0.015), "cocite": versus(0.53, 0.2, 0.9, 0.005)}
+            },
+            "cocitation": {
+                "tasks": {"cite": versus(-2.12, -2.9, -1.3, 0.0001), "cocite": versus(-1.13, -1.9, -0.3, 0.006)}
+            },
+            "multitask": {"tasks": {"cite": versus(-0.06, -0.6, 0.5, 0.8)}},
+        }
+    },
+    "seeds": {name: [0, 1, 2] for name in ("specter", "no_hard_negatives", "cocitation", "multitask")},
+}
+PAPER_ROWS = {
+    "specter": "SPECTER",
+    "no_hard_negatives": "no hard negatives",
+    "cocitation": "SciBERT fine-tune on co-citation",
+    "multitask": "SciBERT fine-tune on multitask",
+}
+
+
+def ablation_lines() -> dict[str, str]:
+    text = it.interpret_ablations(STATISTICS, "specter", PAPER_ROWS)
+    return {
+        name: next(line for line in text.splitlines() if f"**{name}**" in line)
+        for name in STATISTICS["groups"]
+        if name != "specter"
+    } | {"text": text}
+
+
+def test_ablation_against_the_paper():
+    line = ablation_lines()["no_hard_negatives"]
+    assert "outside the seed spread" in line and "scores higher" in line
+    assert "goes against the paper's direction" in line and "'no hard negatives' vs SPECTER" in line
+
+
+def test_ablation_agreeing_with_the_paper():
+    line = ablation_lines()["cocitation"]
+    assert "scores lower" in line and "agrees with the paper's direction" in line
+
+
+def test_ablation_inside_the_spread_is_no_difference():
+    line = ablation_lines()["multitask"]
+    assert "do not differ" in line and "includes 0" in line and "neither confirmed nor contradicted" in line
+
+
+def test_ablation_lists_the_paper_rows_not_run():
+    text = ablation_lines()["text"]
+    assert "not run here: - abstract, + venue, + author, start with BERT-Large" in text
+
+
+def test_ablation_paired_test_against_the_average_shows_nothing():
+    stats = {**STATISTICS, "paired": {"rows": {"cocitation": {"tasks": {"cite": versus(1.0, 0.2, 1.8, 0.01)}}}}}
+    text = it.interpret_ablations(stats, "specter", PAPER_ROWS)
+    line = next(line for line in text.splitlines() if "**cocitation**" in line)
+    assert "neither confirmed nor contradicted" in line
+
+
+# ---------------------------------------------------------------- 08: heads
+def head_rows(svm: float, linear: list[float], deep: list[float], end_to_end: list[float] | None = None) -> list[dict]:
+    base = {"encoder": "trained", "max_length": 256}
+    rows = [{**base, "head": it.SVM_HEAD, "training": "frozen", "seed": None, "macro_f1": svm}]
+    rows += [{**base, "head": "linear", "training": "frozen", "seed": s, "macro_f1": v} for s, v in enumerate(linear)]
+    rows += [{**base, "head": "3x64", "training": "frozen", "seed": s, "macro_f1": v} for s, v in enumerate(deep)]
+    for s, v in enumerate(end_to_end or []):
+        rows.append({**base, "head": "linear", "training": "end to end", "seed": s, "macro_f1": v})
+    return rows
+
+
+def test_heads_svm_below_the_linear_head_and_deeper_heads_inside_the_spread():
+    text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [12.4, 13.0, 11.9]))
+    svm = next(line for line in text.splitlines() if "linear SVM" in line)
+    assert "scores lower than the linear head" in svm and "SVM 4.60, linear head 12.60 ± 0.50 over 3 seeds" in svm
+    deep = next(line for line in text.splitlines() if "3x64" in line)
+    assert "do not differ" in deep
+
+
+def test_heads_end_to_end_against_its_control():
+    text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [8.0, 8.5, 9.0], end_to_end=[20.0, 21.0, 22.0]))
+    line = next(line for line in text.splitlines() if "end to end" in line)
+    assert "scores higher than the same head on the frozen encoder" in line
+    deep = next(line for line in text.splitlines() if "3x64" in line)
+    assert "scores lower than the linear head" in deep
+
+
+def test_interpret_deltas():
+    text = it.interpret_deltas(
+        [
+            Delta("trained", "base", "cite", "MAP", 2.4, 1.1, 3.7, 0.001, 160),
+            Delta("trained", "base", "mag", "macro-F1", 0.2, -1, 1.4),
+        ]
+    )
+    first, second = text.splitlines()
+    assert "scores higher" in first and "p < 0.001" not in first and "p 0.001" in first
+    assert "no difference is shown" in second
+
+
+# ---------------------------------------------------------------- classification details (05)
+def svm_details(c: float, predicted: dict[str, int]) -> dict:
+    grid = {"0.0001": 0.20, "0.001": 0.20, "0.01": 0.21, "0.1": 0.20, "1": 0.19, "10": 0.18, "100": 0.18}
+    per_class = {k: {"f1": 30.0 if n else 0.0, "support": 10, "predicted": n} for k, n in predicted.items()}
+    return {"C": c, "cv_accuracy": grid, "per_class": per_class, "f1": 4.56}
+
+
+def test_classification_few_classes_predicted_and_c_inside_the_grid():
+    text = it.interpret_classification(svm_details(0.01, {"A": 50, "B": 10, "C": 0, "D": 0}))
+    assert "C is 0.01, inside the grid" in text and "21.0%" in text and "range of 3.0 points" in text
+    assert "predicts 2 of the 4 classes" in text and "2 classes have F1 0" in text
+
+
+def test_classification_c_at_the_grid_edge_and_every_class_predicted():
+    text = it.interpret_classification(svm_details(100.0, {"A": 5, "B": 5}))
+    assert "the largest value of the grid" in text and "every one of the 2 classes" in text
+    assert "the smallest value of the grid" in it.interpret_classification(svm_details(0.0001, {"A": 5}))
