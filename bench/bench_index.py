@@ -282,7 +282,7 @@ def run_grow(args, report: Report) -> None:
     queries = gen.sample(args.queries, stream=9)
     old_fields = np.arange(int(FIELDS * 0.9))
     base_n = args.grow
-    steps = [0.1, 0.5, 1.0, 2.0]
+    steps = [0.1, 1.0]
     total_n = int(base_n * (1 + steps[-1]))
     vectors = np.vstack(
         list(gen.chunks(base_n, stream=2, fields=old_fields)) + list(gen.chunks(total_n - base_n, stream=3))
@@ -338,8 +338,9 @@ def run_grow(args, report: Report) -> None:
 
 
 # ---------------------------------------------------------------- real embeddings
-def embed_real(work: Path) -> None:
-    """hep-th (title + abstract) and arXiv-2023 (titles) with all-MiniLM-L6-v2 at 128 wordpieces, resumable."""
+def embed_real(work: Path, hepth_sample: int | None = None) -> None:
+    """hep-th (title + abstract; a seeded sample of ``hepth_sample``) and arXiv-2023 (titles) with
+    all-MiniLM-L6-v2 at 128 wordpieces, resumable."""
     import pandas as pd
 
     from specter_utils.data.hepth import read_abstracts
@@ -357,6 +358,9 @@ def embed_real(work: Path) -> None:
         else:
             abstracts = read_abstracts(src / "hepth" / "cit-HepTh-abstracts.tar.gz").values()
             papers = [Paper(f"hepth:{p.paper_id}", p.title, p.abstract) for p in abstracts]
+            if hepth_sample:
+                keep = np.sort(np.random.default_rng(0).permutation(len(papers))[:hepth_sample])
+                papers = [papers[i] for i in keep]
         start = time.perf_counter()
         embed_to_file(
             "minilm", papers, out, batch_size=32, max_length=128, device="cpu", dtype="float32", progress=False
@@ -469,6 +473,7 @@ def main() -> None:
     parser.add_argument("--grow", type=int, help="growth experiment from this many vectors (e.g. 200000)")
     parser.add_argument("--real", type=Path, help="folder with hepth.jsonl and arxiv2023.jsonl (from --embed-real)")
     parser.add_argument("--embed-real", type=Path, help="embed hep-th and arXiv-2023 into this folder, then stop")
+    parser.add_argument("--hepth-sample", type=int, help="--embed-real: embed this many hep-th papers (seeded)")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--kinds", default="ivf-pq", help="comma list of flat, hnsw, ivf, ivf-pq, auto")
@@ -484,7 +489,7 @@ def main() -> None:
     args.rerank = [int(x) for x in args.rerank.split(",")]
     args.ef_search = [int(x) for x in args.ef_search.split(",")]
     if args.embed_real is not None:
-        embed_real(args.embed_real)
+        embed_real(args.embed_real, args.hepth_sample)
         return
     set_threads(args.threads)
     report = Report(args.out)
