@@ -467,6 +467,52 @@ def run_real(args, report: Report) -> None:
         del t_rows
 
 
+def tables(paths: list[Path]) -> None:
+    """Markdown tables of the figures in JSON lines files written by ``--out`` (for docs/benchmarks.md)."""
+    for path in paths:
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        print(f"\n{path.name}:")
+        for r in records:
+            if r["what"] == "machine":
+                print(
+                    f"- {r['time'][:10]}, commit {r['commit']}, {r['threads']} threads on {r['cores']} cores, {r['cpu']}"
+                )
+            elif r["what"] == "exact":
+                print(
+                    f"- exact search (baseline): {r['ms_per_query']:.2f} ms a query, batched, over {r['n']:,} vectors"
+                )
+            elif r["what"] == "build":
+                size = f"{r['file_bytes'] / 1e9:.2f} GB file" if r.get("file_bytes") else ""
+                print(
+                    f"- {r['kind']} build {r['build_seconds']:.0f} s (+{r['generate_seconds']:.0f} s generating), "
+                    f"{size}, float32 {r['float32_bytes'] / 1e9:.2f} GB, peak RSS {r['peak_rss_gb']:.2f} GB, lists {r['nlist']}"
+                )
+                print(
+                    "\n| setting | recall@10 | p50 ms | p99 ms | batch q/s | vs exact (p50) | load |\n|---|---|---|---|---|---|---|"
+                )
+            elif r["what"] == "search":
+                width = next((f"{k} {r[k]}" for k in ("nprobe", "efSearch") if k in r), "exact")
+                width += f", re-rank {r['rerank']}x" if r.get("rerank") is not None else ""
+                ratio = f"{r['exact_ms_per_query'] / r['p50_ms']:.0f}x" if r.get("exact_ms_per_query") else ""
+                print(
+                    f"| {r.get('label', '')} {r['kind']} {width} | {r['recall_at_10']:.3f} | {r['p50_ms']:.2f} | "
+                    f"{r['p99_ms']:.2f} | {r['batch_queries_per_s']:,.0f} | {ratio} | {r['load']} |"
+                )
+            elif r["what"] in ("grow", "real_drift"):
+                print(
+                    f"- {r['kind']} +{r['grown_by']:.0%} to {r['n']:,}, nprobe {r['nprobe']}: recall@10 grown "
+                    f"{r['recall_grown']:.3f}, rebuilt {r['recall_rebuilt']:.3f}"
+                    + (f", added in {r['add_seconds']} s" if "add_seconds" in r else "")
+                )
+            elif r["what"] == "nprobe_needed":
+                print(
+                    f"- {r['kind']}: nprobe for recall@10 >= {r['target']}: real {r['real']}, generated {r['generated']} "
+                    f"({r['nlist']} lists, {r['n']:,} papers)"
+                )
+            elif r["what"] == "peak_rss":
+                print(f"- peak RSS of the process {r['gb']} GB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000, help="indexed generated vectors (default 1,000,000)")
@@ -483,7 +529,11 @@ def main() -> None:
     parser.add_argument("--save-dir", type=Path, help="also save each index here (file size, save time), then delete")
     parser.add_argument("--out", type=Path, help="append each figure as a JSON line to this file")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--table", type=Path, nargs="+", help="print markdown tables of these --out files, then stop")
     args = parser.parse_args()
+    if args.table:
+        tables(args.table)
+        return
     args.kinds = args.kinds.split(",")
     args.nprobe = [int(x) for x in args.nprobe.split(",")]
     args.rerank = [int(x) for x in args.rerank.split(",")]
