@@ -338,8 +338,8 @@ def run_grow(args, report: Report) -> None:
 
 
 # ---------------------------------------------------------------- real embeddings
-def embed_real(work: Path, hepth_sample: int | None = None) -> None:
-    """hep-th (title + abstract; a seeded sample of ``hepth_sample``) and arXiv-2023 (titles) with
+def embed_real(work: Path, hepth_sample: int | None = None, arxiv_sample: int | None = None) -> None:
+    """hep-th (title + abstract) and arXiv-2023 (titles), each a seeded sample if asked, with
     all-MiniLM-L6-v2 at 128 wordpieces, resumable."""
     import pandas as pd
 
@@ -355,6 +355,9 @@ def embed_real(work: Path, hepth_sample: int | None = None) -> None:
         if name == "arxiv2023":
             cols = {c: pd.read_csv(src / name / f"{c}.csv.gz", dtype=str)[c].fillna("") for c in ("ids", "titles")}
             papers = [Paper(f"arxiv:{i}", t) for i, t in zip(cols["ids"], cols["titles"], strict=True)]
+            if arxiv_sample:
+                keep = np.sort(np.random.default_rng(0).permutation(len(papers))[:arxiv_sample])
+                papers = [papers[i] for i in keep]
         else:
             abstracts = read_abstracts(src / "hepth" / "cit-HepTh-abstracts.tar.gz").values()
             papers = [Paper(f"hepth:{p.paper_id}", p.title, p.abstract) for p in abstracts]
@@ -520,6 +523,7 @@ def main() -> None:
     parser.add_argument("--real", type=Path, help="folder with hepth.jsonl and arxiv2023.jsonl (from --embed-real)")
     parser.add_argument("--embed-real", type=Path, help="embed hep-th and arXiv-2023 into this folder, then stop")
     parser.add_argument("--hepth-sample", type=int, help="--embed-real: embed this many hep-th papers (seeded)")
+    parser.add_argument("--arxiv-sample", type=int, help="--embed-real: embed this many arXiv-2023 papers (seeded)")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--kinds", default="ivf-pq", help="comma list of flat, hnsw, ivf, ivf-pq, auto")
@@ -539,7 +543,7 @@ def main() -> None:
     args.rerank = [int(x) for x in args.rerank.split(",")]
     args.ef_search = [int(x) for x in args.ef_search.split(",")]
     if args.embed_real is not None:
-        embed_real(args.embed_real, args.hepth_sample)
+        embed_real(args.embed_real, args.hepth_sample, args.arxiv_sample)
         return
     set_threads(args.threads)
     report = Report(args.out)
