@@ -437,7 +437,7 @@ def run_real(args, report: Report) -> None:
         train = data[np.random.default_rng(0).permutation(len(hep))[: train_size(kind, len(hep))]]
         grown = build_index_chunks(ids[: len(hep)], [data[: len(hep)]], train, kind)
         at = len(hep)
-        for share in (0.1, 1.0, 3.0, 6.0):
+        for share in (0.1, 0.5, 1.0, 2.0, 3.0):
             end = min(n, int(len(hep) * (1 + share)))
             grown.add(ids[at:end], data[at:end])
             at = end
