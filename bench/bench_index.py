@@ -439,6 +439,8 @@ def run_real(args, report: Report) -> None:
         at = len(hep)
         for share in (0.1, 0.5, 1.0, 2.0, 3.0):
             end = min(n, int(len(hep) * (1 + share)))
+            if end <= at:
+                break
             grown.add(ids[at:end], data[at:end])
             at = end
             subset = np.arange(end)
