@@ -250,7 +250,7 @@ def _probes(args: argparse.Namespace, devices: list[str] | None) -> bool:
     return not devices and args.backend != "torch" and resolve_device(args.device).startswith("cpu")
 
 
-def _paper_texts(args: argparse.Namespace, encoder, papers: dict) -> list[str]:
+def _paper_texts(encoder, papers: dict) -> list[str]:
     from specter_utils.embedding.embed import as_paper_list, paper_texts
 
     return paper_texts(as_paper_list(papers), encoder.sep)
@@ -263,7 +263,7 @@ def _int8_encoder(args: argparse.Namespace, papers: dict):
 
     encoder = load_encoder(args.model, args.pooling, args.max_length, args.device, "float32")
     try:
-        return to_openvino(encoder, "int8", _paper_texts(args, encoder, papers), args.int8_scheme)
+        return to_openvino(encoder, "int8", _paper_texts(encoder, papers), args.int8_scheme)
     except BackendUnavailable as exc:
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
@@ -285,7 +285,7 @@ def _probed_encoder(args: argparse.Namespace, papers: dict):
     try:
         return choose_precision(
             encoder,
-            _paper_texts(args, encoder, papers),
+            _paper_texts(encoder, papers),
             plan,
             min_cosine=args.min_cosine if args.min_cosine is not None else DEFAULT_MIN_COSINE,
             int8_scheme=args.int8_scheme,
