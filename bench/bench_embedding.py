@@ -17,8 +17,14 @@ block, so that both see the same load on a shared machine, at the cost of sortin
     # the CPU backends (issue 15): OpenVINO fp32 against the recipe and the torch path, the model's own pooling
     python bench/bench_embedding.py --n 600 --max-length 256 --pooling model --variants ref,ours,ov --blocks 3
 
-``ov`` is the OpenVINO backend (``embed --backend openvino``) at f32, ``ov-bf16`` asks OpenVINO for bf16;
-conversion and compilation happen before the clock starts (they are cached after the first run).
+``ov`` is the OpenVINO backend (``embed --backend openvino``) at f32, ``ov-bf16`` asks OpenVINO for bf16,
+``ov-int8`` is ``embed --dtype int8`` (NNCF, calibrated on a seeded sample of 300 of the papers);
+conversion, quantization and compilation happen before the clock starts (they are cached after the
+first run). A variant name ending in ``-tb`` (``ov-tb``, ``ov-int8-tb``, ``ours-tb``) is the same
+encoder batched by ``--token-budget`` padded wordpieces (``embed --token-budget``) instead of ``--batch-size``.
+
+    # the CPU targets: int8 and fp32 against the recipe, 1,000 papers at 256 wordpieces
+    python bench/bench_embedding.py --max-length 256 --pooling model --variants ref,ov,ov-int8 --blocks 4
 With ``--pooling model``/``mean`` the reference recipe pools by the masked mean, as the model card's
 recipe for a sentence-transformers model does.
 """
@@ -39,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from specter_utils.data.records import Paper  # noqa: E402
 from specter_utils.embedding.embed import embed_papers  # noqa: E402
 from specter_utils.embedding.encoder import Encoder, load_encoder  # noqa: E402
+from specter_utils.embedding.precision_probe import cpu_flags  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
 
 
@@ -107,7 +114,13 @@ def main() -> int:
     parser.add_argument(
         "--blocks", type=int, default=1, help="interleave the variants over this many blocks (each sorted on its own)"
     )
-    parser.add_argument("--variants", default="ref,ours", help="comma list of ref, ours, ours-bf16, ov, ov-bf16")
+    parser.add_argument(
+        "--variants", default="ref,ours", help="comma list of ref, ours, ours-bf16, ov, ov-bf16, ov-int8"
+    )
+    parser.add_argument(
+        "--token-budget", type=int, default=4096, help="the -tb variants: padded wordpieces per batch (default 4096)"
+    )
+    parser.add_argument("--int8-scheme", default="default", help="ov-int8: the NNCF scheme (default)")
     parser.add_argument(
         "--pooling", choices=("cls", "mean", "model"), default="cls", help="cls (default), mean, or the model's own"
     )
@@ -120,6 +133,7 @@ def main() -> int:
     started = time.time()
     papers = pick_papers(args.hepth, args.n)
     print(f"{len(papers)} hep-th papers read in {time.time() - started:.0f} s; torch threads {torch.get_num_threads()}")
+    print(f"CPU flags: {' '.join(cpu_flags()) or 'none of avx2/avx512/amx'}")
     with tempfile.TemporaryDirectory() as tmp:
         model = str(random_bert_dir(args.model, Path(tmp) / "bert")) if args.random_bert else args.model
         encoders = {
@@ -131,16 +145,17 @@ def main() -> int:
         if "ours-bf16" in variants:
             encoders["ours-bf16"] = Encoder(**{**encoders["ours"].__dict__, "dtype": "bfloat16"})
         encoder = encoders["ours"]
-        for variant, precision in (("ov", "float32"), ("ov-bf16", "bfloat16")):
-            if variant in variants:
+        for variant, precision in (("ov", "float32"), ("ov-bf16", "bfloat16"), ("ov-int8", "int8")):
+            if variant in variants or f"{variant}-tb" in variants:
                 from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 
                 tick = time.perf_counter()
+                texts = [p.text(encoder.sep) for p in papers]
                 try:
-                    encoders[variant] = to_openvino(encoder, precision)
+                    encoders[variant] = to_openvino(encoder, precision, texts, args.int8_scheme)
                 except BackendUnavailable as exc:
                     print(f"{variant}: skipped: {exc}")
-                    variants.remove(variant)
+                    variants = [v for v in variants if v.removesuffix("-tb") != variant]
                     continue
                 print(
                     f"{variant}: OpenVINO {encoders[variant].openvino_version}, inference precision "
@@ -153,6 +168,11 @@ def main() -> int:
             f"max_length {encoder.max_length}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
             f"batch {args.batch_size}, {args.device}; wordpieces mean {lengths.mean():.0f}, max {lengths.max()}"
         )
+        for variant in variants:  # warm-up, off the clock: first-call allocations and thread start-up
+            if variant == "ref":
+                reference_recipe(encoder, papers[:2], args.batch_size)
+            else:
+                embed_papers(encoders[variant.removesuffix("-tb")], papers[:2], progress=False)
         seconds = dict.fromkeys(variants, 0.0)
         vectors: dict[str, list[np.ndarray]] = {v: [] for v in variants}
         blocks = np.array_split(np.arange(len(papers)), args.blocks)
@@ -167,7 +187,11 @@ def main() -> int:
                     block_vectors = reference_recipe(encoder, block_papers, args.batch_size)
                 else:
                     block_vectors = embed_papers(
-                        encoders[variant], block_papers, batch_size=args.batch_size, progress=False
+                        encoders[variant.removesuffix("-tb")],
+                        block_papers,
+                        batch_size=args.batch_size,
+                        progress=False,
+                        token_budget=args.token_budget if variant.endswith("-tb") else None,
                     ).vectors
                 if args.device.startswith("cuda"):
                     torch.cuda.synchronize()
@@ -181,10 +205,14 @@ def main() -> int:
         line = f"  {variant:10s} {rates[variant]:9.2f} docs/s  ({seconds[variant]:.1f} s)"
         if "ref" in variants and variant != "ref":
             cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ref"]))
-            line += f"  ratio to ref {rates[variant] / rates['ref']:.2f}x  min cosine {cos.min():.6f}"
+            line += f"  ratio to ref {rates[variant] / rates['ref']:.2f}x  cosine to ref min {cos.min():.6f}"
+            line += f" mean {cos.mean():.6f}"
         if "ours" in variants and variant not in {"ref", "ours"}:
             cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ours"]))
             line += f"  ratio to ours {rates[variant] / rates['ours']:.2f}x  min cosine to ours {cos.min():.6f}"
+        if "ov" in variants and variant.startswith("ov-"):
+            cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ov"]))
+            line += f"  ratio to ov {rates[variant] / rates['ov']:.2f}x  cosine to ov min {cos.min():.6f} mean {cos.mean():.6f}"
         print(line)
     return 0
 

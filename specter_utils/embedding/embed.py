@@ -62,6 +62,33 @@ def plan_chunks(order: np.ndarray, batch_size: int, chunk_size: int) -> list[np.
     return [order[start : start + per_chunk] for start in range(0, len(order), per_chunk)]
 
 
+def plan_batches(order: np.ndarray, lengths: np.ndarray, batch_size: int, token_budget: int | None) -> list[np.ndarray]:
+    """Consecutive slices of ``order`` (longest first): ``batch_size`` papers each, or with ``token_budget``
+    as many papers as fit that many padded wordpieces (the batch's longest paper times its size), at least one."""
+    if not token_budget:
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    batches, start = [], 0
+    while start < len(order):
+        size = max(1, token_budget // max(1, int(lengths[order[start]])))
+        batches.append(order[start : start + size])
+        start += size
+    return batches
+
+
+def group_batches(batches: list[np.ndarray], chunk_size: int) -> list[list[np.ndarray]]:
+    """Consecutive batches grouped into chunks of at most ``chunk_size`` papers (at least one batch each);
+    for fixed-size batches the chunks of :func:`plan_chunks`."""
+    chunks: list[list[np.ndarray]] = []
+    filled = chunk_size
+    for batch in batches:
+        if filled + len(batch) > chunk_size:
+            chunks.append([])
+            filled = 0
+        chunks[-1].append(batch)
+        filled += len(batch)
+    return chunks
+
+
 def _fingerprint(ids: list[str], texts: list[str]) -> str:
     digest = hashlib.sha256()
     for paper_id, text in zip(ids, texts, strict=True):
@@ -127,6 +154,7 @@ def embed_papers(
     partial_dir: str | Path | None = None,
     progress: bool = True,
     info: dict[str, Any] | None = None,
+    token_budget: int | None = None,
 ) -> EmbeddingSet:
     """Embed ``papers`` (rows in input order) with a model name/path or an already loaded Encoder.
 
@@ -137,9 +165,13 @@ def embed_papers(
         devices: several devices (e.g. every GPU) spread chunks over a multi-process pool.
         partial_dir: where finished chunks are kept so an interrupted run can resume.
         info: extra entries for the sidecar meta (e.g. ``{"synthetic": True}``).
+        token_budget: batches of as many papers as fit this many padded wordpieces instead of
+            ``batch_size`` papers (one device only).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if token_budget is not None and token_budget < 1:
+        raise ValueError(f"token_budget must be positive, got {token_budget}")
     items = as_paper_list(papers)
     encoder = (
         model_name_or_path
@@ -148,16 +180,24 @@ def embed_papers(
     )
     ids = [paper.paper_id for paper in items]
     texts = paper_texts(items, encoder.sep)
-    order = length_order(encoder.token_lengths(texts))
+    lengths = encoder.token_lengths(texts)
+    order = length_order(lengths)
     use_pool = len(encoder.devices) > 1
+    if use_pool and token_budget:
+        raise ValueError("token_budget batches run on one device, not a multi-process pool")
     chunk_size = chunk_size or (POOL_CHUNK_SIZE if use_pool else DEFAULT_CHUNK_SIZE)
-    chunks = plan_chunks(order, batch_size, chunk_size)
+    batched = group_batches(plan_batches(order, lengths, batch_size, token_budget), chunk_size)
+    chunks = [np.concatenate(batches) for batches in batched]
     meta = {**encoder.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
+    if token_budget:
+        meta["token_budget"] = token_budget
 
     store = None
     if partial_dir is not None:
         manifest = {k: meta[k] for k in _RUN_KEYS}
         manifest.update(inputs=_fingerprint(ids, texts), count=len(ids), batch_size=batch_size, chunk_size=chunk_size)
+        if token_budget:
+            manifest["token_budget"] = token_budget
         store = _ChunkStore(Path(partial_dir), manifest)
 
     vectors = np.zeros((len(items), encoder.dim), dtype=np.float32)
@@ -185,9 +225,11 @@ def embed_papers(
                 bar.update(len(rows))
             else:
                 chunk_vectors = np.zeros((len(rows), encoder.dim), dtype=np.float32)
-                for start in range(0, len(rows), batch_size):
-                    batch = chunk_texts[start : start + batch_size]
-                    chunk_vectors[start : start + len(batch)] = encoder.encode(batch, batch_size)
+                start = 0
+                for batch_rows in batched[index]:
+                    batch = chunk_texts[start : start + len(batch_rows)]
+                    chunk_vectors[start : start + len(batch)] = encoder.encode(batch, len(batch))
+                    start += len(batch)
                     bar.update(len(batch))
             if not np.isfinite(chunk_vectors).all():
                 bad = rows[int(np.argmax(~np.isfinite(chunk_vectors).all(axis=1)))]
@@ -216,6 +258,7 @@ def embed_to_file(
     resume: bool = True,
     progress: bool = True,
     info: dict[str, Any] | None = None,
+    token_budget: int | None = None,
 ) -> EmbeddingSet:
     """Embed and write ``out`` (``.jsonl`` + ``.npy`` + ``.ids.txt`` + ``.meta.json``), resumably.
 
@@ -253,6 +296,7 @@ def embed_to_file(
         partial_dir=partial_dir,
         progress=progress,
         info=extra,
+        token_budget=token_budget,
     )
     write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, _stable_meta(result.info)))
     shutil.rmtree(partial_dir, ignore_errors=True)

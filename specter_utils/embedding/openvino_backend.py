@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ from specter_utils.embedding.encoder import Encoder
 
 # ``auto`` is f32, as the torch path on a CPU: OpenVINO would pick bf16 by itself on AMX /
 # avx512_bf16 CPUs, so a default run could give other vectors on another machine. bf16 is asked for.
-PRECISIONS = {"auto": "f32", "float32": "f32", "bfloat16": "bf16"}
+# int8: the quantized model's MatMuls run in int8, what is left in float at f32.
+PRECISIONS = {"auto": "f32", "float32": "f32", "bfloat16": "bf16", "int8": "f32"}
 
 
 class BackendUnavailable(RuntimeError):
@@ -86,6 +87,7 @@ class OpenVINOEncoder(Encoder):
     input_names: tuple[str, ...] = ()
     cache_dir: str = ""
     openvino_version: str = ""
+    quantization: dict[str, Any] = field(default_factory=dict)  # int8: scheme and calibration sample
 
     def info(self) -> dict[str, Any]:
         out = super().info()
@@ -96,6 +98,9 @@ class OpenVINOEncoder(Encoder):
             openvino_cache=self.cache_dir,
         )
         out["versions"] = {**out["versions"], "openvino": self.openvino_version}
+        if self.quantization:
+            out["int8"] = {k: v for k, v in self.quantization.items() if k != "cache"}
+            out["versions"]["nncf"] = self.quantization["nncf"]
         return out
 
     def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
@@ -113,26 +118,21 @@ class OpenVINOEncoder(Encoder):
         return out
 
 
-def to_openvino(encoder: Encoder, dtype: str | None = "auto") -> OpenVINOEncoder:
-    """Convert (or load from the cache) ``encoder``'s transformer and compile it for the CPU.
-
-    Raises BackendUnavailable, with a one-line reason, where OpenVINO cannot run it.
-    """
+def _import_openvino() -> Any:
     try:
         import openvino as ov
     except ImportError:
         raise BackendUnavailable("openvino is not installed (pip install 'specter-utils[openvino]')") from None
+    return ov
+
+
+def converted_model(encoder: Encoder, core: Any) -> tuple[Any, Path]:
+    """The encoder's transformer as an f32 ``openvino.Model``, converted once and cached; and its folder."""
+    import openvino as ov
     import sentence_transformers
     import torch
     import transformers
 
-    if len(encoder.devices) > 1 or not encoder.device.startswith("cpu"):
-        raise BackendUnavailable(f"the openvino backend runs on the CPU, not {encoder.device}")
-    dtype = dtype or "auto"
-    if dtype not in PRECISIONS:
-        raise BackendUnavailable(f"dtype {dtype!r} is not one of {', '.join(PRECISIONS)}")
-    head = model_head(encoder)
-    transformer = encoder.model[0].auto_model
     versions = {
         "model": str(Path(encoder.model_path).resolve()),
         "openvino": ov.__version__,
@@ -143,28 +143,72 @@ def to_openvino(encoder: Encoder, dtype: str | None = "auto") -> OpenVINOEncoder
     key = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16]
     folder = cache_folder(encoder.model_path, key)
     xml = folder / "model.xml"
+    if xml.exists():
+        return core.read_model(xml), folder
+    example = encoder.tokenizer(["a title", "a somewhat longer abstract"], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        model = ov.convert_model(encoder.model[0].auto_model.float(), example_input=dict(example))
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".model.{os.getpid()}.xml"
+    ov.save_model(model, tmp, compress_to_fp16=False)  # keep fp32 weights: vectors as torch's
+    os.replace(tmp.with_suffix(".bin"), folder / "model.bin")
+    os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
+    (folder / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
+    return model, folder
+
+
+def to_openvino(
+    encoder: Encoder,
+    dtype: str | None = "auto",
+    calibration_texts: list[str] | None = None,
+    scheme: str = "default",
+) -> OpenVINOEncoder:
+    """Convert (or load from the cache) ``encoder``'s transformer and compile it for the CPU.
+
+    ``dtype="int8"`` quantizes the converted model with NNCF, calibrated on a seeded sample of
+    ``calibration_texts`` (the papers to embed), see :mod:`specter_utils.embedding.quantize`.
+    Raises BackendUnavailable, with a one-line reason, where OpenVINO cannot run it.
+    """
+    ov = _import_openvino()
+    if len(encoder.devices) > 1 or not encoder.device.startswith("cpu"):
+        raise BackendUnavailable(f"the openvino backend runs on the CPU, not {encoder.device}")
+    dtype = dtype or "auto"
+    if dtype not in PRECISIONS:
+        raise BackendUnavailable(f"dtype {dtype!r} is not one of {', '.join(PRECISIONS)}")
+    head = model_head(encoder)
     core = ov.Core()
+    quantization: dict[str, Any] = {}
     try:
-        if xml.exists():
-            model = core.read_model(xml)
-        else:
-            example = encoder.tokenizer(["a title", "a somewhat longer abstract"], padding=True, return_tensors="pt")
-            with torch.no_grad():
-                model = ov.convert_model(transformer.float(), example_input=dict(example))
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / f".model.{os.getpid()}.xml"
-            ov.save_model(model, tmp, compress_to_fp16=False)  # keep fp32 weights: vectors as torch's
-            os.replace(tmp.with_suffix(".bin"), folder / "model.bin")
-            os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
-            (folder / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
-        config = {"CACHE_DIR": str(folder / "compiled"), "INFERENCE_PRECISION_HINT": PRECISIONS[dtype]}
+        model, folder = converted_model(encoder, core)
+        compiled_dir = folder / "compiled"
+        if dtype == "int8":
+            from specter_utils.embedding.quantize import QuantizationUnavailable, quantized_model
+
+            names = [port.get_any_name() for port in model.inputs]
+            try:
+                model, quantization = quantized_model(
+                    model,
+                    folder,
+                    list(calibration_texts or []),
+                    lambda text: _tokenize(encoder, [text], names),
+                    encoder.max_length,
+                    scheme,
+                )
+            except QuantizationUnavailable as exc:
+                raise BackendUnavailable(str(exc)) from None
+            compiled_dir = Path(quantization["cache"]) / "compiled"
+        config = {"CACHE_DIR": str(compiled_dir), "INFERENCE_PRECISION_HINT": PRECISIONS[dtype]}
         compiled = core.compile_model(model, "CPU", config)
+    except BackendUnavailable:
+        raise
     except Exception as exc:  # conversion or compilation failed: the caller falls back to torch
         raise BackendUnavailable(
             f"openvino could not convert or compile the model ({type(exc).__name__}: {exc})"
         ) from exc
     hint = compiled.get_property("INFERENCE_PRECISION_HINT")
     precision = hint.to_string() if hasattr(hint, "to_string") else str(hint)  # "f32", "bf16", ...
+    if dtype == "int8":
+        precision = "int8"  # int8 MatMuls; what was left in float runs at the hint (f32)
     names = tuple(port.get_any_name() for port in compiled.inputs)
     fields = {name: getattr(encoder, name) for name in encoder.__dataclass_fields__}
     fields.update(dtype=f"openvino-{precision}", device="cpu")
@@ -176,4 +220,11 @@ def to_openvino(encoder: Encoder, dtype: str | None = "auto") -> OpenVINOEncoder
         input_names=names,
         cache_dir=str(folder),
         openvino_version=ov.__version__,
+        quantization=quantization,
     )
+
+
+def _tokenize(encoder: Encoder, texts: list[str], names: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The model's int64 inputs for ``texts``, padded to the longest and truncated as the run truncates."""
+    inputs = encoder.tokenizer(texts, padding=True, truncation=True, max_length=encoder.max_length, return_tensors="np")
+    return {name: inputs[name].astype(np.int64) for name in names if name in inputs}

@@ -1,0 +1,144 @@
+"""``embed --dtype auto`` on a CPU: the fastest of f32, bf16 and int8, measured here, within a parity limit.
+
+A short timed probe embeds a seeded sample of the user's papers (sorted by length and batched as the
+run batches them) with each precision on the OpenVINO backend, twice in alternating order, and keeps
+the faster pass of each, so that a load change on a shared machine favours no one. int8's vectors must
+have a minimum cosine to f32 over the probe sample of at least the user's limit; bf16 is left out, with
+the reason, on a CPU without bf16 instructions (OpenVINO would run it at f32). The choice and every
+figure go into the embeddings' meta (``precision_choice``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from specter_utils.embedding.encoder import Encoder
+
+PROBE_PAPERS = 128
+PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
+PROBE_ROUNDS = 2
+DEFAULT_MIN_COSINE = 0.99
+CANDIDATES = ("float32", "bfloat16", "int8")
+
+
+def cpu_flags() -> list[str]:
+    """The CPU's vector-instruction flags that decide these speeds (AVX2, AVX-512 kinds, AMX kinds)."""
+    path = Path("/proc/cpuinfo")
+    text = path.read_text() if path.exists() else ""
+    return sorted(set(re.findall(r"\b(avx2|avx512[a-z_0-9]*|amx[a-z_0-9]*|avx_vnni)\b", text)))
+
+
+def _bf16_reason() -> str | None:
+    """Why bf16 would not run as bf16 on this CPU (None when OpenVINO reports bf16 support)."""
+    import openvino as ov
+
+    capabilities = ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    if "BF16" in capabilities:
+        return None
+    return f"this CPU has no bf16 instructions (OpenVINO reports {', '.join(capabilities)}): it would run at f32"
+
+
+def _timed_pass(encoder: Encoder, texts: list[str], batches: list[np.ndarray]) -> tuple[float, np.ndarray]:
+    vectors = np.zeros((len(texts), encoder.dim), dtype=np.float32)
+    started = time.perf_counter()
+    for rows in batches:
+        vectors[rows] = encoder.encode([texts[i] for i in rows], len(rows))
+    return time.perf_counter() - started, vectors
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity."""
+    norms = np.clip(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12, None)
+    return (a * b).sum(1) / norms
+
+
+def probe(
+    encoders: dict[str, Encoder],
+    texts: list[str],
+    plan: Callable[[np.ndarray], list[np.ndarray]],
+    rounds: int = PROBE_ROUNDS,
+) -> dict[str, dict[str, float]]:
+    """docs/s (best of ``rounds`` alternating passes) and cosine to ``float32`` for each encoder on ``texts``.
+
+    ``plan`` turns the texts' wordpiece lengths into batches (row indices), as the run plans them.
+    """
+    reference = encoders["float32"]
+    batches = plan(reference.token_lengths(texts))
+    for encoder in encoders.values():  # warm-up: first-inference allocations stay out of the clock
+        encoder.encode([texts[i] for i in batches[0]], len(batches[0]))
+    seconds = {name: float("inf") for name in encoders}
+    vectors: dict[str, np.ndarray] = {}
+    names = list(encoders)
+    for number in range(rounds):
+        for name in names if number % 2 == 0 else names[::-1]:
+            elapsed, vectors[name] = _timed_pass(encoders[name], texts, batches)
+            seconds[name] = min(seconds[name], elapsed)
+    figures = {}
+    for name in names:
+        cosine = cosine_rows(vectors[name], vectors["float32"])
+        figures[name] = {
+            "docs_per_s": round(len(texts) / seconds[name], 2),
+            "cos_min": round(float(cosine.min()), 6),
+            "cos_mean": round(float(cosine.mean()), 6),
+        }
+    return figures
+
+
+def choose(figures: dict[str, dict[str, float]], min_cosine: float) -> str:
+    """The fastest candidate whose minimum cosine to f32 reaches ``min_cosine`` (f32 always does)."""
+    allowed = [name for name, row in figures.items() if name == "float32" or row["cos_min"] >= min_cosine]
+    return max(allowed, key=lambda name: figures[name]["docs_per_s"])
+
+
+def choose_precision(
+    encoder: Encoder,
+    texts: list[str],
+    plan: Callable[[np.ndarray], list[np.ndarray]],
+    min_cosine: float = DEFAULT_MIN_COSINE,
+    probe_papers: int = PROBE_PAPERS,
+    int8_scheme: str = "default",
+    log: Callable[[str], None] = print,
+) -> tuple[Encoder, dict[str, Any]]:
+    """The OpenVINO encoder of the fastest precision within ``min_cosine``, and the record for the meta.
+
+    ``encoder`` is the loaded float32 model; ``texts`` are every paper to embed (int8 calibrates on a
+    sample of them, the probe times another). Raises BackendUnavailable when OpenVINO cannot run the model.
+    """
+    from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+    from specter_utils.embedding.quantize import calibration_sample
+
+    sample = calibration_sample(texts, probe_papers, PROBE_SEED)
+    encoders: dict[str, Encoder] = {"float32": to_openvino(encoder, "float32")}
+    skipped: dict[str, str] = {}
+    reason = _bf16_reason()
+    if reason:
+        skipped["bfloat16"] = reason
+    else:
+        encoders["bfloat16"] = to_openvino(encoder, "bfloat16")
+    try:
+        encoders["int8"] = to_openvino(encoder, "int8", calibration_texts=texts, scheme=int8_scheme)
+    except BackendUnavailable as exc:  # nncf missing: int8 is not a candidate, f32 and bf16 still are
+        skipped["int8"] = str(exc)
+    log(f"embed: --dtype auto: timing {', '.join(encoders)} on {len(sample)} of the papers")
+    figures = probe(encoders, sample, plan)
+    chosen = choose(figures, min_cosine)
+    record = {
+        "chosen": chosen,
+        "min_cosine": min_cosine,
+        "probe_papers": len(sample),
+        "probe_seed": PROBE_SEED,
+        "probe_rounds": PROBE_ROUNDS,
+        "candidates": {**figures, **{name: {"skipped": why} for name, why in skipped.items()}},
+        "cpu_flags": cpu_flags(),
+    }
+    summary = "; ".join(
+        f"{name} {row['docs_per_s']:.1f} docs/s, min cos {row['cos_min']:.4f}" for name, row in figures.items()
+    )
+    log(f"embed: --dtype auto chose {chosen} ({summary}; limit {min_cosine})")
+    return encoders[chosen], record

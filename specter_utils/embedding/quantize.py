@@ -1,0 +1,148 @@
+"""int8 post-training static quantization of an OpenVINO model with NNCF, calibrated on the user's papers.
+
+``nncf.quantize`` with ``ModelType.TRANSFORMER`` inserts int8 quantizers on the MatMuls' inputs and
+weights, with ranges measured on a calibration sample: a seeded sample of a few hundred of the papers
+being embedded, one paper per inference (so that padding never enters the ranges), truncated as the
+run truncates them. The quantized model is cached beside the f32 one, keyed by the NNCF version, the
+scheme, the maximum length and the calibration sample's SHA-256, so the same papers give the same
+model and a later run starts in seconds.
+
+Schemes (``SCHEMES``):
+- ``default``: NNCF's transformer preset (SmoothQuant at alpha 0.95 on the MatMuls, then min/max
+  ranges and fast bias correction).
+- ``smoothquant-0.5``: SmoothQuant at alpha 0.5 (more of the activations' outliers left in the weights).
+- ``no-smoothquant``: the preset without SmoothQuant.
+- ``mixed``: the preset, with the sensitive layers kept in f32: every feed-forward output projection
+  (``output.dense``, whose inputs carry the GELU outliers) and the last layer whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CALIBRATION_SIZE = 300
+CALIBRATION_SEED = 0
+SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")
+
+
+class QuantizationUnavailable(RuntimeError):
+    """int8 cannot be made here (NNCF missing, a bad scheme, no papers); the message says why in one line."""
+
+
+def calibration_sample(texts: list[str], size: int = CALIBRATION_SIZE, seed: int = CALIBRATION_SEED) -> list[str]:
+    """A seeded sample of ``size`` texts (all of them when there are fewer), in input order."""
+    if not texts:
+        raise QuantizationUnavailable("int8 needs papers to calibrate on, and there are none")
+    if size < 1:
+        raise QuantizationUnavailable(f"the calibration sample must hold at least 1 paper, got {size}")
+    if len(texts) <= size:
+        return list(texts)
+    chosen = sorted(random.Random(seed).sample(range(len(texts)), size))
+    return [texts[i] for i in chosen]
+
+
+def sample_digest(texts: list[str]) -> str:
+    """SHA-256 of the calibration texts, in order: the sample's identity in the cache key and the meta."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _ignored_scope(model: Any, scheme: str) -> Any:
+    """``mixed``: every feed-forward output MatMul and all of the last layer's MatMuls stay in f32."""
+    import nncf
+
+    if scheme != "mixed":
+        return None
+    matmuls = [op.get_friendly_name() for op in model.get_ordered_ops() if op.get_type_name() == "MatMul"]
+    layers = sorted({int(part) for name in matmuls for part in _layer_numbers(name)})
+    last = f".{layers[-1]}." if layers else None
+    keep = [n for n in matmuls if "output.dense" in n and "attention" not in n or (last and last in n)]
+    if not keep:
+        raise QuantizationUnavailable("scheme 'mixed' found no feed-forward output layer to keep in f32")
+    return nncf.IgnoredScope(names=keep)
+
+
+def _layer_numbers(name: str) -> list[str]:
+    """The layer index of a name such as ``__module.encoder.layer.5.output.dense/aten::linear/MatMul``."""
+    parts = name.replace("/", ".").split(".")
+    return [parts[i + 1] for i, part in enumerate(parts[:-1]) if part == "layer" and parts[i + 1].isdigit()]
+
+
+def _advanced_parameters(scheme: str) -> Any:
+    from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, AdvancedSmoothQuantParameters
+
+    alpha = {"smoothquant-0.5": 0.5, "no-smoothquant": -1.0}.get(scheme, 0.95)
+    return AdvancedQuantizationParameters(smooth_quant_alphas=AdvancedSmoothQuantParameters(matmul=alpha))
+
+
+def quantize(model: Any, calibration: list[dict[str, np.ndarray]], scheme: str = "default") -> Any:
+    """``nncf.quantize`` of an ``openvino.Model`` on ``calibration`` (one input dict per paper)."""
+    import nncf
+
+    return nncf.quantize(
+        model,
+        nncf.Dataset(calibration),
+        model_type=nncf.ModelType.TRANSFORMER,
+        subset_size=len(calibration),
+        ignored_scope=_ignored_scope(model, scheme),
+        advanced_parameters=_advanced_parameters(scheme),
+    )
+
+
+def quantized_model(
+    model: Any,
+    folder: Path,
+    texts: list[str],
+    tokenize: Callable[[str], dict[str, np.ndarray]],
+    max_length: int,
+    scheme: str = "default",
+    size: int = CALIBRATION_SIZE,
+    seed: int = CALIBRATION_SEED,
+) -> tuple[Any, dict[str, Any]]:
+    """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now.
+
+    Returns ``(openvino.Model, record)``; the record (scheme, sample size, seed and digest, NNCF version,
+    cache folder) goes into the embeddings' meta. Raises QuantizationUnavailable with a one-line reason.
+    """
+    try:
+        import nncf
+    except ImportError:
+        raise QuantizationUnavailable("--dtype int8 needs nncf (pip install 'specter-utils[openvino]')") from None
+    import openvino as ov
+
+    if scheme not in SCHEMES:
+        raise QuantizationUnavailable(f"int8 scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
+    sample = calibration_sample(texts, size, seed)
+    record = {
+        "scheme": scheme,
+        "calibration_papers": len(sample),
+        "calibration_seed": seed,
+        "calibration_sha256": sample_digest(sample),
+        "max_length": max_length,
+        "nncf": nncf.__version__,
+    }
+    key = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
+    target = folder / "int8" / key
+    xml = target / "model.xml"
+    record["cache"] = str(target)
+    if xml.exists():
+        return ov.Core().read_model(xml), record
+    quantized = quantize(model, [tokenize(text) for text in sample], scheme)
+    target.mkdir(parents=True, exist_ok=True)
+    tmp = target / f".model.{os.getpid()}.xml"
+    ov.save_model(quantized, tmp, compress_to_fp16=False)
+    os.replace(tmp.with_suffix(".bin"), target / "model.bin")
+    os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
+    (target / "calibration.json").write_text(json.dumps(record, indent=2) + "\n")
+    return quantized, record
