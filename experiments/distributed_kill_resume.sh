@@ -125,7 +125,10 @@ def compare(run: str) -> dict:
 results = {
     "killed": {**json.loads(sys.argv[2]), "checkpoints_left": sys.argv[3].split()},
     "resumed": {"exit_code": int(sys.argv[4]), **compare("killed")},
-    "elastic": {**json.loads(sys.argv[5]), **compare("elastic")},
+    "elastic": {
+        **json.loads(sys.argv[5]),
+        **(compare("elastic") if (work / "elastic/model").is_dir() else {"model_written": False}),
+    },
     "no_agent": json.loads(sys.argv[6]),
 }
 (work / "results.json").write_text(json.dumps(results, indent=2) + "\n")
