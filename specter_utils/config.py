@@ -52,6 +52,7 @@ LR_SCHEDULES = ("linear", "slanted_triangular")  # warm-up then linear decay to 
 POSITIVE_SIGNALS = ("citation", "cocitation", "mix")  # Table 3: what makes a positive
 STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (triplets.sampler, triplets.scincl)
 EMBED_SPLITS = ("all", "test", "val")
+INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")  # what a paper's input text may hold, title first
 MULTI_LABEL_RULES = ("first", "exactly-one")
 
@@ -376,6 +377,7 @@ class EmbedConfig:
 
     max_length: int = 512  # THE evaluation length, shared by every row of Tables 1 and 2: SPECTER's 512 wordpieces
     batch_size: int = 32  # papers per forward pass
+    min_cosine: float = 0.99  # embed --dtype auto: the least cosine to float32 a faster precision may keep
     split: str = "test"  # embed only the papers the test evaluation reads (all: every paper, so val can be scored)
     baselines: list[str] = field(default_factory=lambda: ["random", "tfidf-svd", "sif", "sgc"])  # Table 1's
 

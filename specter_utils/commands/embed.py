@@ -17,9 +17,7 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import EmbedConfig
-from specter_utils.embedding.precision_probe import DEFAULT_MIN_COSINE
-from specter_utils.embedding.quantize import SCHEMES
+from specter_utils.config import INT8_SCHEMES, EmbedConfig
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
@@ -94,11 +92,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--min-cosine",
         type=float,
-        help=f"--dtype auto: least cosine to float32 over the probe's papers (default {DEFAULT_MIN_COSINE})",
+        help=f"--dtype auto: least cosine to float32 over the probe's papers (default {EmbedConfig.min_cosine})",
     )
     parser.add_argument(
         "--int8-scheme",
-        choices=SCHEMES,
+        choices=INT8_SCHEMES,
         default="default",
         help="--dtype int8/auto: NNCF's transformer preset (default, with SmoothQuant 0.95), SmoothQuant at 0.5, "
         "none, or mixed (feed-forward outputs and the last layer kept in float32)",
@@ -288,7 +286,7 @@ def _probed_encoder(args: argparse.Namespace, papers: dict):
             encoder,
             _paper_texts(encoder, papers),
             plan,
-            min_cosine=args.min_cosine if args.min_cosine is not None else DEFAULT_MIN_COSINE,
+            min_cosine=args.min_cosine if args.min_cosine is not None else EmbedConfig.min_cosine,
             int8_scheme=args.int8_scheme,
             log=partial(print, file=sys.stderr),
         )

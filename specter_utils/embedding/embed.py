@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.encoder import Encoder, load_encoder
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
@@ -145,7 +146,7 @@ def embed_papers(
     model_name_or_path: str | Encoder,
     papers: dict[str, Paper] | Iterable[Paper],
     batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = 512,
+    max_length: int = EmbedConfig.max_length,
     pooling: str | None = None,
     device: str | None = None,
     dtype: str | None = "auto",
@@ -248,7 +249,7 @@ def embed_to_file(
     papers: dict[str, Paper] | Iterable[Paper],
     out: str | Path,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = 512,
+    max_length: int = EmbedConfig.max_length,
     pooling: str | None = None,
     device: str | None = None,
     dtype: str | None = "auto",

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.encoder import Encoder
 
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
 PROBE_ROUNDS = 2
-DEFAULT_MIN_COSINE = 0.99
+DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
 CANDIDATES = ("float32", "bfloat16", "int8")
 
 

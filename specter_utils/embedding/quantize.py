@@ -28,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import INT8_SCHEMES
+
 CALIBRATION_SIZE = 300
 CALIBRATION_SEED = 0
-SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")
+SCHEMES = INT8_SCHEMES
 
 
 class QuantizationUnavailable(RuntimeError):

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import (
     _RUN_KEYS,
@@ -246,7 +247,7 @@ def embed_with_ray(
     papers: dict[str, Paper] | list[Paper],
     out: str | Path,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = 512,
+    max_length: int = EmbedConfig.max_length,
     pooling: str | None = None,
     dtype: str | None = "auto",
     workers: int | None = None,

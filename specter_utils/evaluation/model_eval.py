@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import embed_papers
 from specter_utils.embedding.encoder import Encoder, load_encoder
@@ -42,7 +43,7 @@ from specter_utils.models import resolve_model
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_LENGTH = 512  # when neither given nor recorded: SPECTER's
+DEFAULT_MAX_LENGTH = EmbedConfig.max_length  # when neither given nor recorded: SPECTER's
 DEFAULT_BATCH_SIZE = 32
 ST_CONFIG = "config_sentence_transformers.json"
 ST_LENGTH_CONFIG = "sentence_bert_config.json"
