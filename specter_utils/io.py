@@ -132,7 +132,6 @@ def iter_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
     Every line is yielded, blank ones included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError.
     """
-    import gzip
 
     path = Path(path)
     if not path.exists():

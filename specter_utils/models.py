@@ -20,6 +20,7 @@ import os
 import shutil
 import socket
 import zipfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,6 @@ def mpnet_parts() -> list[tuple[Path, tuple[str, int] | None]]:
     Raises:
         OfflineError: a part package is not installed (the message names the extra to install).
     """
-    from importlib import metadata
 
     parts, missing = [], []
     for number, name in enumerate(MPNET_PARTS, start=1):

@@ -31,7 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from specter_utils.data.records import Paper
+from specter_utils.embedding.encoder import load_encoder
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write
@@ -564,8 +567,6 @@ def embed_query(
 
     An explicit ``model``/``pooling``/``max_length`` that differs from the index is a DataError.
     """
-    from specter_utils.data.records import Paper
-    from specter_utils.embedding.encoder import load_encoder
 
     settings = index.settings
     for title, abstract in texts:
@@ -594,7 +595,6 @@ def neighbours_table(index: PaperIndex | str | Path, paper_ids: list[str], k: in
 
     The notebook section on similar papers calls this with a few well-known papers.
     """
-    import pandas as pd
 
     index = index if isinstance(index, PaperIndex) else load_index(index)
     queries = np.vstack([index.vector(pid) for pid in paper_ids])

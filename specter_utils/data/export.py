@@ -21,8 +21,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.generic import PARQUET_BATCH, paper_to_record
+from specter_utils.data.load import load_corpus
 from specter_utils.data.openalex import paper_to_openalex
 from specter_utils.io import atomic_write
 
@@ -77,9 +81,6 @@ def write_records(path: str | Path, records: Any) -> int:
     path = Path(path)
     name = path.name.lower()
     if name.endswith(".parquet"):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         rows = list(records)
         with atomic_write(path, "wb", encoding=None) as handle:
             pq.write_table(pa.Table.from_pylist(rows), handle, row_group_size=PARQUET_BATCH)  # streams by group
@@ -113,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=EXPORT_FORMATS, required=True)
     parser.add_argument("--out", type=Path, required=True, help=".jsonl, .jsonl.gz or .parquet")
     args = parser.parse_args(argv)
-    from specter_utils.data.load import load_corpus
 
     if args.corpus == "hepth":
         corpus = load_corpus("hepth", args.src)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper, ReadReport, read_paper_file
 from specter_utils.errors import DataError
@@ -55,7 +57,6 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
-    import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)  # read column chunks in 1 MB pieces

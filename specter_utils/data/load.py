@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specter_utils.data.citeseer import CITES_FILE, TEXTS_FILE, bundled_dir, is_citeseer_dir, read_citeseer
 from specter_utils.data.corpus import Corpus
+from specter_utils.data.generic import is_record_file, peek_record, read_generic
+from specter_utils.data.hepth import ABSTRACTS_FILE, EDGES_FILE, read_hepth
+from specter_utils.data.openalex import read_openalex
+from specter_utils.data.s2orc import read_s2orc
+from specter_utils.data.synthetic import generate_synthetic_corpus
+from specter_utils.data.tables import MANIFEST, is_tables_source, read_tables
 from specter_utils.errors import DataError
 from specter_utils.paths import hepth_dir, shared_data_dir
 
@@ -42,10 +49,6 @@ def detect_corpus_kind(src: str | Path) -> str:
 
     A DataError says why when the kind cannot be told (then pass it, e.g. ``--corpus jsonl``).
     """
-    from specter_utils.data.citeseer import CITES_FILE, TEXTS_FILE, is_citeseer_dir
-    from specter_utils.data.generic import is_record_file, peek_record
-    from specter_utils.data.hepth import ABSTRACTS_FILE, EDGES_FILE
-    from specter_utils.data.tables import MANIFEST, is_tables_source
 
     path = Path(src)
     if not path.exists():
@@ -111,8 +114,6 @@ def check_corpus_options(kind: str, src: Any = None, label_field: str | None = N
 
 def _default_src(kind: str) -> Path:
     if kind == "citeseer":
-        from specter_utils.data.citeseer import bundled_dir
-
         return bundled_dir()  # the copy shipped inside the package
     if kind == "hepth":
         src = hepth_dir()
@@ -160,38 +161,24 @@ def load_corpus(kind: str | None, src: str | Path | None = None, label_field: st
         kind = detect_corpus_kind(src)
     check_corpus_options(kind, src, label_field)
     if kind == "synthetic":
-        from specter_utils.data.synthetic import generate_synthetic_corpus
-
         return generate_synthetic_corpus(**kw)
     path = Path(src) if src is not None else _default_src(kind)
     if not path.exists():
         raise DataError(f"{kind} source not found", path)
     label_field = label_field or DEFAULT_LABEL_FIELD[kind]
     if kind == "hepth":
-        from specter_utils.data.hepth import read_hepth
-
         if kw:
             raise TypeError(f"read_hepth takes no options, got {sorted(kw)}")
         corpus = read_hepth(path)
     elif kind == "citeseer":
-        from specter_utils.data.citeseer import read_citeseer
-
         corpus = read_citeseer(path, **_reader_options(kw, "citeseer", ("unknown",)))
     elif kind == "tables":
-        from specter_utils.data.tables import read_tables
-
         corpus = read_tables(path, label_field, **_reader_options(kw, "tables", ("unknown", "edges_by", "edge_order")))
     elif kind == "s2orc":
-        from specter_utils.data.s2orc import read_s2orc
-
         corpus = read_s2orc(path, label_field=label_field, **kw)
     elif kind == "openalex":
-        from specter_utils.data.openalex import read_openalex
-
         corpus = read_openalex(path, label_field=label_field, **kw)
     else:
-        from specter_utils.data.generic import read_generic
-
         corpus = read_generic(path, label_field=label_field, **kw)
     corpus.info.setdefault("source", str(path.resolve()))
     return corpus

@@ -11,12 +11,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from specter_utils.data import scirepeval
 from specter_utils.data.citeseer import is_citeseer_dir
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.generic import is_record_file
+from specter_utils.data.hepth import read_hepth
+from specter_utils.data.load import detect_corpus_kind, load_corpus
 from specter_utils.data.records import ReadReport
-from specter_utils.data.scidocs import METADATA_FILES, available_tasks
-from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION
+from specter_utils.data.scidocs import METADATA_FILES, available_tasks, read_scidocs_dir
+from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION, read_specter_dir
 from specter_utils.data.tables import is_tables_source
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
@@ -56,8 +59,6 @@ def detect_format(path: str | Path) -> str:
         if any((path / name).exists() for name in _SCIREPEVAL_FILES):
             return "scirepeval"
         if is_citeseer_dir(path) or is_tables_source(path):
-            from specter_utils.data.load import detect_corpus_kind
-
             return detect_corpus_kind(path)
         raise DataError(
             "unrecognised folder: expected a SPECTER dir (data.json, metadata.json), a SCIDOCS dir "
@@ -67,8 +68,6 @@ def detect_format(path: str | Path) -> str:
             path,
         )
     if is_record_file(path):
-        from specter_utils.data.load import detect_corpus_kind
-
         return detect_corpus_kind(path)
     if path.name in _SCIREPEVAL_FILES:
         return _SCIREPEVAL_FILES[path.name]
@@ -132,7 +131,6 @@ def corpus_counts(corpus: Corpus) -> dict[str, Any]:
 
 
 def _specter_stats(path: Path) -> dict[str, Any]:
-    from specter_utils.data.specter_format import read_specter_dir
 
     data = read_specter_dir(path)
     counts_by_value = Counter(c for cands in data.graph.values() for c in cands.values())
@@ -163,7 +161,6 @@ def _specter_stats(path: Path) -> dict[str, Any]:
 
 
 def _scidocs_stats(path: Path) -> dict[str, Any]:
-    from specter_utils.data.scidocs import read_scidocs_dir
 
     data = read_scidocs_dir(path)
     counts: dict[str, Any] = {"tasks": available_tasks(path)}
@@ -197,7 +194,6 @@ def _scidocs_stats(path: Path) -> dict[str, Any]:
 
 
 def _scirepeval_stats(path: Path, fmt: str) -> dict[str, Any]:
-    from specter_utils.data import scirepeval
 
     if fmt == "specter_triplets":
         report = ReadReport(source=str(path))
@@ -249,12 +245,8 @@ def corpus_stats(path: str | Path) -> dict[str, Any]:
     if fmt in ("specter_triplets", "fos", "mesh"):
         return _scirepeval_stats(path, fmt)
     if fmt == "hepth":
-        from specter_utils.data.hepth import read_hepth
-
         corpus = read_hepth(path)
     else:
-        from specter_utils.data.load import load_corpus
-
         corpus = load_corpus(fmt, path, dangling="keep")  # keep dangling citations so that they are counted
     return _result(fmt, path, corpus_counts(corpus), corpus.report)
 

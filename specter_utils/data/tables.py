@@ -37,6 +37,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
@@ -216,7 +218,6 @@ def iter_table_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
 
 
 def _iter_parquet_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
-    import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)

@@ -25,10 +25,13 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.decomposition import TruncatedSVD
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
+from sklearn.preprocessing import normalize
 
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
-from specter_utils.embedding.embed import as_paper_list
+from specter_utils.embedding.embed import as_paper_list, embed_papers
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.embedding.wordvectors import TOKEN_PATTERN, WordVectors, train_word_vectors
 from specter_utils.errors import DataError
@@ -85,9 +88,6 @@ def tfidf_embeddings(
             most frequent terms) or ``hash`` (``n_features`` hashed buckets; no vocabulary to hold).
         fit_papers: papers the vocabulary, idf and SVD are fitted on (default: ``papers``).
     """
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer, TfidfVectorizer
-    from sklearn.preprocessing import normalize
 
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
@@ -149,7 +149,6 @@ def sif_embeddings(
     Word vectors and ``p(w)`` come from ``fit_papers`` (default: ``papers``), as does the principal
     component, so papers embedded later get the same transform. A paper with no known word gets zeros.
     """
-    from sklearn.feature_extraction.text import CountVectorizer
 
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
@@ -236,7 +235,6 @@ def model_embeddings(
     papers: dict[str, Paper] | Iterable[Paper], model: str = "minilm", pooling: str = "cls", **kwargs: Any
 ) -> EmbeddingSet:
     """The off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
-    from specter_utils.embedding.embed import embed_papers
 
     result = embed_papers(model, papers, pooling=pooling, **kwargs)
     result.info["baseline"] = f"model-{pooling}"

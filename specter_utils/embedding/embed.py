@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
@@ -212,8 +213,6 @@ def embed_papers(
     resumed = len(items) - sum(len(chunks[i]) for i in pending)
     if resumed:
         meta["resumed_papers"] = resumed  # shown by the CLI, left out of the file's meta
-
-    from tqdm.auto import tqdm
 
     bar = tqdm(total=len(items), initial=resumed, unit="paper", desc="embed", disable=not progress, file=sys.stderr)
     pool = encoder.model.start_multi_process_pool(encoder.devices) if use_pool and pending else None

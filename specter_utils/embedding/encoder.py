@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import sentence_transformers
+import torch
+import transformers
 
 from specter_utils.config import EmbedConfig
 from specter_utils.models import (
@@ -28,7 +31,6 @@ DTYPES = ("auto", "float32", "bfloat16")
 
 def resolve_device(device: str | None) -> str:
     """``None`` -> ``cuda`` when a GPU is visible, else ``cpu``."""
-    import torch
 
     if device:
         return device
@@ -37,7 +39,6 @@ def resolve_device(device: str | None) -> str:
 
 def resolve_dtype(dtype: str | None, device: str) -> str:
     """``auto`` -> bfloat16 on a GPU that supports it, float32 elsewhere (exact on CPU)."""
-    import torch
 
     dtype = (dtype or "auto").lower()
     if dtype not in DTYPES:
@@ -78,9 +79,6 @@ class Encoder:
 
     def info(self) -> dict[str, Any]:
         """What the sidecar ``meta.json`` states about how the vectors were made."""
-        import sentence_transformers
-        import torch
-        import transformers
 
         return {
             "model": self.model_name,
@@ -111,7 +109,6 @@ class Encoder:
     @contextlib.contextmanager
     def _precision(self) -> Iterator[None]:
         """bf16 autocast (matmuls in bf16, LayerNorm/softmax kept in fp32) or nothing."""
-        import torch
 
         if self.dtype == "bfloat16":
             with torch.autocast(device_type=self.device.split(":")[0], dtype=torch.bfloat16):
@@ -121,7 +118,6 @@ class Encoder:
 
     def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
         """Embed ``texts`` in their given order as one batch per ``batch_size`` slice; float32 rows."""
-        import torch
 
         if pool is not None:
             vectors = self.model.encode(
@@ -169,7 +165,6 @@ def load_encoder(
     devices = list(devices or [])
     if len(devices) > 1 and dtype == "bfloat16":
         # Pool workers run outside our autocast context: give them bf16 weights instead.
-        import torch
 
         model.to(torch.bfloat16)
         dtype = "bfloat16-weights"

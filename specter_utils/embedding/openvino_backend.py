@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sentence_transformers
+import torch
+import transformers
+from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
 from specter_utils.embedding.encoder import Encoder
 
@@ -37,7 +41,6 @@ class BackendUnavailable(RuntimeError):
 
 def model_head(encoder: Encoder) -> tuple[str, bool]:
     """``(pooling, normalize)`` of the encoder's sentence-transformers head; unsupported heads raise."""
-    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
     pooling, normalize = None, False
     for module in list(encoder.model)[1:]:
@@ -129,9 +132,6 @@ def _import_openvino() -> Any:
 def converted_model(encoder: Encoder, core: Any) -> tuple[Any, Path]:
     """The encoder's transformer as an f32 ``openvino.Model``, converted once and cached; and its folder."""
     import openvino as ov
-    import sentence_transformers
-    import torch
-    import transformers
 
     versions = {
         "model": str(Path(encoder.model_path).resolve()),

@@ -20,6 +20,8 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.embedding.encoder import Encoder
+from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+from specter_utils.embedding.quantize import calibration_sample
 
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
@@ -111,8 +113,6 @@ def choose_precision(
     ``encoder`` is the loaded float32 model; ``texts`` are every paper to embed (int8 calibrates on a
     sample of them, the probe times another). Raises BackendUnavailable when OpenVINO cannot run the model.
     """
-    from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
-    from specter_utils.embedding.quantize import calibration_sample
 
     sample = calibration_sample(texts, probe_papers, PROBE_SEED)
     encoders: dict[str, Encoder] = {"float32": to_openvino(encoder, "float32")}

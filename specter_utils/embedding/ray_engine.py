@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
 
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
@@ -43,9 +46,11 @@ from specter_utils.embedding.embed import (
     paper_texts,
     plan_chunks,
 )
+from specter_utils.embedding.encoder import load_encoder
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, write_json
+from specter_utils.models import prepare_offline_env
 
 ACTORS = "actors.json"  # the actor plan of the run, so a resumed run states the same device
 READ_CPUS = (
@@ -165,10 +170,6 @@ class EmbedActor:
     def __init__(
         self, model: str, pooling: str | None, max_length: int, dtype: str, device: str, threads: int, out_dir: str
     ) -> None:
-        import torch
-
-        from specter_utils.embedding.encoder import load_encoder
-        from specter_utils.models import prepare_offline_env
 
         if device == "cpu":
             torch.set_num_threads(threads)
@@ -188,8 +189,6 @@ class EmbedActor:
 
 def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
     """Rows and their vectors as one parquet file, written atomically (``io.atomic_write``)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
@@ -207,8 +206,6 @@ def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
 
 def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts: list[str]) -> None:
     """One input shard, written atomically (``io.atomic_write``), so a shard on disk is always whole."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     table = pa.table(
         {
@@ -224,7 +221,6 @@ def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts
 
 def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
     """Row -> vector from every readable shard under ``vectors_dir``; an unreadable (truncated) shard is removed."""
-    import pyarrow.parquet as pq
 
     done: dict[int, np.ndarray] = {}
     for path in sorted(vectors_dir.rglob("rows-*.parquet")) if vectors_dir.exists() else []:
@@ -266,7 +262,6 @@ def embed_with_ray(
         num_cpus: CPUs of a Ray started here (default: all of this machine's).
         chunk_size: papers per input shard, the unit of resumption (default 1024).
     """
-    from specter_utils.embedding.encoder import load_encoder
 
     out = Path(out)
     if out.suffix != ".jsonl":

@@ -7,11 +7,14 @@ and SGC baselines use these vectors where the paper used fastText trained on sci
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.utils.extmath import randomized_svd
 
 from specter_utils.errors import DataError
 
@@ -20,7 +23,6 @@ TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # scikit-learn's default: words of two or more
 
 def make_analyzer() -> Callable[[str], list[str]]:
     """Lower-cased word tokens in text order (the same tokenisation as the TF-IDF baselines)."""
-    from sklearn.feature_extraction.text import CountVectorizer
 
     return CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN).build_analyzer()
 
@@ -45,7 +47,6 @@ class WordVectors:
 
 def _vocabulary(docs: list[list[str]], min_count: int, max_vocab: int) -> tuple[dict[str, int], np.ndarray]:
     """Words seen at least ``min_count`` times, most frequent first (ties alphabetical: deterministic)."""
-    from collections import Counter
 
     counter = Counter(token for doc in docs for token in doc)
     kept = sorted((w for w, c in counter.items() if c >= min_count), key=lambda w: (-counter[w], w))[:max_vocab]
@@ -92,7 +93,6 @@ def train_word_vectors(
     seed: int = 0,
 ) -> WordVectors:
     """PPMI + SVD word vectors (``U * sqrt(S)``) from ``texts``; deterministic for a seed."""
-    from sklearn.utils.extmath import randomized_svd
 
     analyzer = make_analyzer()
     docs = [analyzer(text) for text in texts]

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pytrec_eval
+from scipy.spatial.distance import cdist
 
 from specter_utils.errors import DataError
 from specter_utils.io import iter_jsonl
@@ -138,8 +140,6 @@ def similarity_scores(queries: np.ndarray, documents: np.ndarray, similarity: st
     if similarity == "dot":
         return queries @ documents.T
     if similarity in ("euclidean", "manhattan"):
-        from scipy.spatial.distance import cdist
-
         return -cdist(queries, documents, "euclidean" if similarity == "euclidean" else "cityblock").astype(np.float32)
     raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
 
@@ -177,7 +177,6 @@ def retrieval_metrics(qrels: dict[str, dict[str, int]], run: dict[str, dict[str,
 
     As MTEB: the mean is over the queries pytrec_eval scores (those in both the qrels and the run).
     """
-    import pytrec_eval
 
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.100", "recall.100"})
     per_query = evaluator.evaluate(run)

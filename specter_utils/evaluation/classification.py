@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+from sklearn.model_selection import StratifiedKFold
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +88,6 @@ class ClassificationResult:
 def class_report(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | list[str]) -> tuple[dict, dict]:
     """Per-class F1 (x 100, 2 decimals) with support and predicted count, and the confusion matrix
     (rows: true class, columns: predicted class, both in ``labels`` order)."""
-    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
     labels = [str(label) for label in labels]
     y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
@@ -345,7 +346,6 @@ def _pcg(hess: Any, precondition: Any, B: np.ndarray, rel_tol: float, max_steps:
 # ---------------------------------------------------------------- protocol
 def stratified_folds(y: np.ndarray, n_splits: int = CV_FOLDS) -> list[np.ndarray]:
     """Test-fold masks of sklearn's ``StratifiedKFold(n_splits)`` (no shuffling), as GridSearchCV uses."""
-    from sklearn.model_selection import StratifiedKFold
 
     masks = []
     for _, test_index in StratifiedKFold(n_splits=n_splits).split(np.zeros(len(y)), y):
@@ -405,7 +405,6 @@ def select_c(
 ) -> tuple[float, dict[float, float], dict[str, int]]:
     """GridSearchCV's choice: mean ``scoring`` (accuracy, the protocol's) over stratified 3 folds, first best C;
     all folds solved together. ``scoring="f1_macro"`` scores each fold by macro-F1 instead."""
-    from sklearn.metrics import f1_score
 
     if scoring not in CV_SCORINGS:
         raise ValueError(f"scoring must be one of {CV_SCORINGS}, got {scoring!r}")
@@ -451,7 +450,6 @@ def classify(
             ``SVM_VARIANTS`` and the module docstring.
         scoring: the CV score that chooses C: ``accuracy`` (the protocol) or ``f1_macro`` (a diagnostic).
     """
-    from sklearn.metrics import f1_score
 
     if variant not in SVM_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(SVM_VARIANTS)}, got {variant!r}")

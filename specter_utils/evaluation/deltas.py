@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
+
+from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_classification_splits, read_scidocs_dir
+from specter_utils.evaluation.paired import compare_rows, score_row
+from specter_utils.evaluation.suite import RESULT_KEYS
 
 
 @dataclass
@@ -38,14 +43,13 @@ class Delta:
 
 
 def from_paired(comparison: Mapping[str, Any], reference: str, metric: str = "MAP") -> list[Delta]:
-    """Deltas from ``paired.compare_rows``'s result (or ``stages.ablation_statistics``' ``paired``); tasks under
+    """Deltas from ``paired.compare_rows``'s result (or ``workflow.ablations.ablation_statistics``' ``paired``); tasks under
     their result keys (``co-cite``)."""
-    from specter_utils.evaluation.suite import RESULT_KEYS
 
     out = []
     for name, entry in comparison.get("rows", {}).items():
-        for task, stats in entry["tasks"].items():
-            test = stats["versus"].get(reference)
+        for task, task_stats in entry["tasks"].items():
+            test = task_stats["versus"].get(reference)
             if test:
                 out.append(
                     Delta(
@@ -72,8 +76,6 @@ def ranking_deltas(
     n_resamples: int = 10_000,
 ) -> list[Delta]:
     """Per-query AP of each row's embedding files (one per seed) against ``reference``'s, on every ranking task."""
-    from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
-    from specter_utils.evaluation.paired import compare_rows, score_row
 
     present = [t for t in available_tasks(scidocs_dir) if t in RANKING_TASKS and (not tasks or t in tasks)]
     data = read_scidocs_dir(scidocs_dir, present or None)
@@ -103,7 +105,6 @@ def paired_f1_delta(
 ) -> dict[str, float]:
     """Macro-F1 (x 100) of ``predicted`` minus ``predicted_reference`` on the same papers, with a 95% percentile
     bootstrap CI (papers resampled, both rows on the same resample) and a two-sided paired permutation p."""
-    from scipy import stats
 
     labels = sorted({*map(str, y_true), *map(str, predicted), *map(str, predicted_reference)})
     code = {label: i for i, label in enumerate(labels)}
@@ -151,8 +152,6 @@ def classification_deltas(
 ) -> list[Delta]:
     """Macro-F1 deltas of every row of ``{row: suite.evaluate result}`` against ``reference`` on mag / mesh,
     from the predictions each result records (``details[task]["predictions"]``, the split's csv order)."""
-    from specter_utils.data.scidocs import read_classification_splits
-    from specter_utils.evaluation.suite import RESULT_KEYS
 
     out = []
     ref = results[reference]

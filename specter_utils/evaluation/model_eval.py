@@ -39,6 +39,7 @@ from specter_utils.embedding.encoder import Encoder, load_encoder
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast, sidecar_paths, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import TOP_K, read_beir_dir, retrieval_metrics, retrieve
+from specter_utils.evaluation.suite import evaluate
 from specter_utils.models import resolve_model
 
 logger = logging.getLogger(__name__)
@@ -203,7 +204,6 @@ def evaluate_model_scidocs(
     ``suite_options`` go to :func:`suite.evaluate` (tasks, split, n_jobs, recomm_seeds, svm_variant).
     The result is the suite's, with ``config["model"]`` saying how the vectors were made.
     """
-    from specter_utils.evaluation.suite import evaluate
 
     model_path = resolve_model(model)
     settings = model_settings(model_path)

@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
+
+from specter_utils.embedding.io import read_embeddings_fast
+from specter_utils.evaluation.ranking import evaluate_ranking
 
 MEASURE = "map"  # trec_eval's average precision; MAP is its mean over queries
 
@@ -42,7 +46,6 @@ class RowScores:
 
 def per_query_ap(qrels: Mapping[str, Mapping[str, int]], embeddings: Any, name: str = "") -> dict[str, float]:
     """AP x 100 of each evaluated query (``evaluation.ranking``: -L2 scores, trec_eval through pytrec_eval)."""
-    from specter_utils.evaluation.ranking import evaluate_ranking
 
     result = evaluate_ranking(dict(qrels), embeddings, name)
     return {query: 100.0 * scores[MEASURE] for query, scores in result.per_query.items()}
@@ -52,7 +55,6 @@ def score_row(
     name: str, files: Sequence[str | Path], qrels_by_task: Mapping[str, Mapping[str, Mapping[str, int]]]
 ) -> RowScores:
     """Per-query AP of each embeddings file (one per seed) on each task."""
-    from specter_utils.embedding.io import read_embeddings_fast
 
     row = RowScores(name=name, files=[str(f) for f in files])
     for file in files:
@@ -67,7 +69,6 @@ def paired_test(
     row: Mapping[str, float], reference: Mapping[str, float], n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Mean per-query difference ``row - reference`` with a 95% bootstrap CI and a two-sided permutation p."""
-    from scipy import stats
 
     queries = sorted(set(row) & set(reference))
     if len(queries) < 2:

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytrec_eval
 
 from specter_utils.embedding.io import EmbeddingSet
+from specter_utils.errors import DataError
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +96,6 @@ def trec_metrics(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], measures: tuple[str, ...] = MEASURES
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Mean of each trec_eval measure over the evaluated queries, x 100 and rounded to 2 decimals."""
-    import pytrec_eval
 
     evaluator = pytrec_eval.RelevanceEvaluator({q: dict(d) for q, d in qrels.items()}, set(measures))
     per_query = evaluator.evaluate(run)
@@ -109,8 +110,6 @@ def evaluate_ranking(qrels: dict[str, dict[str, int]], embeddings: EmbeddingSet,
     """One ranking task: run, trec_eval metrics, coverage (with a warning when anything was skipped)."""
     run, coverage = make_run(qrels, embeddings)
     if not run:
-        from specter_utils.errors import DataError
-
         raise DataError(
             f"the embeddings cover none of the {len(qrels)} queries of {name or 'the qrels'} "
             "(or none of their candidates): wrong embeddings file?",

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
 from specter_utils.data.scidocs import RecommClick
 from specter_utils.embedding.io import EmbeddingSet
@@ -230,8 +232,6 @@ def _train_one(
     config: RecommConfig,
     seed: int,
 ) -> Any:
-    import torch
-    from torch import nn
 
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
@@ -274,7 +274,6 @@ def _train_one(
 
 
 def _score(model: Any, rows: np.ndarray) -> np.ndarray:
-    import torch
 
     with torch.no_grad():
         return model(torch.from_numpy(np.asarray(rows, dtype=np.float32))).squeeze(1).numpy()
@@ -310,7 +309,6 @@ def evaluate_recomm(
     config: RecommConfig | None = None,
 ) -> RecommResult:
     """Train the ranker on ``train`` (model selection on ``val`` when evaluating test) for each seed; score ``split``."""
-    import torch
 
     config = config or RecommConfig()
     if config.weighting not in ("clicked", "original"):

@@ -34,7 +34,10 @@ from specter_utils.data.scidocs import (
 )
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.errors import DataError
-from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig
+from specter_utils.evaluation.classification import SVM_VARIANTS, classify
+from specter_utils.evaluation.ranking import evaluate_ranking
+from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig, evaluate_recomm
+from specter_utils.io import write_json
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +118,6 @@ def _describe(source: EmbeddingSource) -> str:
 def _classification(
     data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet, svm_variant: str = "sklearn"
 ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-    from specter_utils.evaluation.classification import classify
 
     rows = data.classification[task]
     if split not in rows:
@@ -162,7 +164,6 @@ def _classification(
 def _ranking(
     data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
 ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-    from specter_utils.evaluation.ranking import evaluate_ranking
 
     qrels = data.ranking[task].get(split)
     if qrels is None:
@@ -176,7 +177,6 @@ def _ranking(
 def _recomm(
     data: ScidocsData, split: str, embeddings: EmbeddingSet, seeds: tuple[int, ...], config: RecommConfig | None
 ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-    from specter_utils.evaluation.recomm import evaluate_recomm
 
     started = time.perf_counter()
     metadata = data.metadata.get("recomm")
@@ -214,7 +214,6 @@ def evaluate(
     started = time.perf_counter()
     if split not in ("test", "val"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
-    from specter_utils.evaluation.classification import SVM_VARIANTS
 
     if svm_variant not in SVM_VARIANTS:
         raise DataError(f"svm_variant must be one of {', '.join(SVM_VARIANTS)}, got {svm_variant!r}")
@@ -325,6 +324,5 @@ def get_scidocs_metrics(
 
 def write_results(path: str | Path, result: Mapping[str, Any]) -> None:
     """Write a result (metrics, coverage, details, config) as JSON, atomically."""
-    from specter_utils.io import write_json
 
     write_json(path, dict(result))

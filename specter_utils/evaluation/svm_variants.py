@@ -17,6 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.svm import LinearSVC
 
 from specter_utils.evaluation.classification import PAPER_CS, classify
 
@@ -47,7 +51,6 @@ def fit_variant(
     Without class weights it runs ``classification.classify`` (liblinear's optimum, fast along the C path);
     with them, sklearn's ``GridSearchCV(LinearSVC)``, which supports them (slower at large C).
     """
-    from sklearn.metrics import accuracy_score, f1_score
 
     started = time.perf_counter()
     X_train, X_test = np.asarray(X_train, dtype=np.float32), np.asarray(X_test, dtype=np.float32)
@@ -75,9 +78,6 @@ def fit_variant(
 def _sklearn_grid(
     X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, class_weight: str, scoring: str, Cs: Sequence[float]
 ) -> tuple[np.ndarray, float, dict[float, float]]:
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.svm import LinearSVC
 
     svm = LinearSVC(loss="squared_hinge", random_state=42, class_weight=class_weight)
     grid = GridSearchCV(svm, {"C": list(Cs)}, cv=3, scoring=scoring)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from specter_utils.evaluation.deltas import Delta
@@ -30,7 +31,6 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
 
     ``deltas``: ``evaluation.deltas.Delta`` objects or their ``as_dict()`` (rows, tasks and metrics as given).
     """
-    import matplotlib.pyplot as plt
 
     items = [_as_delta(d) for d in deltas]
     if not items:
@@ -89,7 +89,6 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
 # ---------------------------------------------------------------- classification
 def per_class_f1_chart(per_class: Mapping[str, Mapping[str, Any]], title: str = "", ax: Any = None):
     """Horizontal bars: each class's test F1 (x 100), the class labelled with its test support and prediction count."""
-    import matplotlib.pyplot as plt
 
     order = sorted(per_class, key=lambda c: (-per_class[c].get("support", 0), c))
     if ax is None:
@@ -112,7 +111,6 @@ def per_class_f1_chart(per_class: Mapping[str, Mapping[str, Any]], title: str = 
 
 def confusion_chart(confusion: Mapping[str, Any], title: str = "", ax: Any = None, max_label: int = 18):
     """The confusion matrix, each row divided by its true class's test papers (rows: true class, columns: predicted)."""
-    import matplotlib.pyplot as plt
 
     labels = list(confusion["labels"])
     matrix = np.asarray(confusion["matrix"], dtype=float)
@@ -140,7 +138,6 @@ def confusion_chart(confusion: Mapping[str, Any], title: str = "", ax: Any = Non
 
 def c_grid_chart(cv_accuracy: Mapping[str | float, float], best_c: float, title: str = "", ax: Any = None):
     """Mean 3-fold CV accuracy on train for every C of the grid, the chosen C marked."""
-    import matplotlib.pyplot as plt
 
     points = sorted((float(c), float(a)) for c, a in cv_accuracy.items())
     if ax is None:
@@ -163,7 +160,6 @@ def c_grid_chart(cv_accuracy: Mapping[str | float, float], best_c: float, title:
 def classification_figure(details: Mapping[str, Any], title: str = ""):
     """One figure of a classification result (``suite.evaluate``'s ``details["mag"]``): per-class F1, the
     confusion matrix and the C grid with the chosen C."""
-    import matplotlib.pyplot as plt
 
     n = len(details["per_class"])
     height = max(4.0, 0.6 + 0.28 * n)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasets import Dataset
+
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.errors import DataError
@@ -48,7 +50,6 @@ class TripletTexts:
         With ``row_offset``, also a ``label`` column holding ``row_offset + row`` (the row's index into the
         paper ids a loss such as ``mnrl-citation`` looks up; the collator hands it to the loss as labels).
         """
-        from datasets import Dataset
 
         columns = {"anchor": self.anchor, "positive": self.positive, "negative": self.negative}
         if row_offset is not None:

@@ -26,12 +26,14 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from sentence_transformers.sentence_transformer import losses
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from sentence_transformers.util import all_gather, cos_sim, get_rank
 from torch import Tensor
 
 from specter_utils.data.specter_format import DIRECT_CITATION, read_graph
 from specter_utils.errors import DataError
+from specter_utils.training.released import DropoutTripletLoss
 
 
 def citation_links(graph: Mapping[str, Mapping[str, int]]) -> dict[str, frozenset[str]]:
@@ -164,11 +166,8 @@ def build_loss(
             when training runs in several processes; the library warns when there is nothing to gather).
     """
     gather = {"gather_across_devices": gather_across_devices}
-    from sentence_transformers.sentence_transformer import losses
 
     if config.loss == "triplet" and getattr(config, "embedding_dropout", 0.0) > 0:
-        from specter_utils.training.released import DropoutTripletLoss
-
         return DropoutTripletLoss(
             model,
             p=config.embedding_dropout,

@@ -29,8 +29,19 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
-from transformers import PrinterCallback, ProgressCallback, TrainerCallback
+import sentence_transformers
+import torch
+import torch.distributed as dist
+import transformers
+from sentence_transformers import (
+    SentenceTransformer,
+    SentenceTransformerModelCardData,
+    SentenceTransformerTrainer,
+    SentenceTransformerTrainingArguments,
+)
+from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
+from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
+from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set_seed
 
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
@@ -43,8 +54,10 @@ from specter_utils.models import (
 )
 from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
+from specter_utils.training.losses import build_loss
 from specter_utils.training.model_card import write_model_card
-from specter_utils.training.sampler import training_batch_sampler
+from specter_utils.training.released import BERT_ADAM_EPS, BertAdam, GradientValueClipping, slanted_triangular_scheduler
+from specter_utils.training.sampler import EpochSeededBatchSampler, training_batch_sampler
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +144,6 @@ def quiet_other_ranks() -> None:
 
 def resolve_precision(precision: str) -> str:
     """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs, fp32 on CPU."""
-    import torch
 
     has_gpu = torch.cuda.is_available()
     if precision == "auto":
@@ -168,7 +180,6 @@ def merge_with_base(model, base, alpha: float) -> int:
 
     Both models must have the same architecture (the same state-dict keys and shapes).
     """
-    import torch
 
     trained, original = model.state_dict(), base.state_dict()
     if trained.keys() != original.keys():
@@ -207,10 +218,6 @@ class WeightDecayCheck(TrainerCallback):
 
 def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
     """The trainer's arguments: the paper's optimisation, seeded data order, checkpoints, logging."""
-    from sentence_transformers import SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
-
-    from specter_utils.training.sampler import EpochSeededBatchSampler
 
     if config.loss in IN_BATCH_LOSSES:
         # In-batch negatives: a text twice in one batch would be its own false negative.
@@ -272,7 +279,6 @@ def optimizer_cls_and_kwargs(config: TrainConfig):
     """``(BertAdam, kwargs)`` for ``optimizer="bert_adam"`` (the trainer builds the weight-decay groups); None for AdamW."""
     if config.optimizer != "bert_adam":
         return None
-    from specter_utils.training.released import BERT_ADAM_EPS, BertAdam
 
     return BertAdam, {"lr": config.learning_rate, "eps": BERT_ADAM_EPS, "max_grad_norm": config.max_grad_norm}
 
@@ -280,7 +286,6 @@ def optimizer_cls_and_kwargs(config: TrainConfig):
 def trainer_class(config: TrainConfig):
     """SentenceTransformerTrainer whose training batches come from training.sampler (per process slices of
     global batches); a subclass of it whose scheduler is AllenNLP's slanted triangular one where asked."""
-    from sentence_transformers import SentenceTransformerTrainer
 
     class SpecterTrainer(SentenceTransformerTrainer):
         def get_batch_sampler(self, dataset, batch_size, drop_last, valid_label_columns=None, generator=None, seed=0):
@@ -302,7 +307,6 @@ def trainer_class(config: TrainConfig):
 
     class SlantedTriangularTrainer(SpecterTrainer):
         def create_scheduler(self, num_training_steps: int, optimizer=None):
-            from specter_utils.training.released import slanted_triangular_scheduler
 
             if self.lr_scheduler is None:
                 self.lr_scheduler = slanted_triangular_scheduler(
@@ -318,13 +322,11 @@ def recipe_callbacks(config: TrainConfig) -> list:
     """Callbacks a recipe's fields ask for (gradient value clipping)."""
     if not config.grad_value_clip:
         return []
-    from specter_utils.training.released import GradientValueClipping
 
     return [GradientValueClipping(config.grad_value_clip)]
 
 
 def _cuda_available() -> bool:
-    import torch
 
     return torch.cuda.is_available()
 
@@ -354,7 +356,6 @@ class CheckpointDone(TrainerCallback):
         self.record = {"world_size": world, "global_batch_size": global_batch}
 
     def on_save(self, args, state, control, **kwargs) -> None:
-        import torch.distributed as dist
 
         if dist.is_available() and dist.is_initialized():
             dist.barrier()
@@ -420,7 +421,6 @@ def _record_config(config: TrainConfig, run_dir: Path, world: int = 1) -> None:
 
 
 def _device_name() -> str:
-    import torch
 
     if torch.cuda.is_available():
         return f"{world_size()} x {torch.cuda.get_device_name(0)}"
@@ -475,10 +475,6 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     world = world_size()
     check_world_size(config, world)
     quiet_other_ranks()
-    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
-    from transformers import set_seed
-
-    from specter_utils.training.losses import build_loss
 
     started = time.time()
     run_dir = Path(config.out)
@@ -633,11 +629,8 @@ def _mask_counts(loss) -> dict[str, Any]:
     if not hasattr(loss, "scored"):
         return {}
     counts = [loss.masked, loss.scored]
-    import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
-        import torch
-
         on_gpu = dist.get_backend() == "nccl"  # NCCL reduces GPU tensors only, gloo CPU ones
         total = torch.tensor(counts, dtype=torch.long, device="cuda" if on_gpu else "cpu")
         dist.all_reduce(total)
@@ -648,9 +641,6 @@ def _mask_counts(loss) -> dict[str, Any]:
 
 
 def _versions() -> dict[str, str]:
-    import sentence_transformers
-    import torch
-    import transformers
 
     return {
         "sentence_transformers": sentence_transformers.__version__,
