@@ -63,8 +63,8 @@ def pq_lists(n: int) -> int:
     """Inverted lists of an ``ivf-pq`` index: sqrt(n), 3,162 at 10M.
 
     Fast scan makes long lists cheap to scan, and every vector added is compared with every list centre
-    (exactly: an HNSW graph over the centres, FAISS's ``IVF..._HNSW32``, lost 0.1 of recall@10 at 220,000
-    generated papers by sending vectors to the wrong lists), so fewer lists build faster.
+    (exactly: an HNSW graph over the centres, FAISS's ``IVF..._HNSW32``, sent vectors to the wrong lists
+    and lost recall), so fewer lists build faster.
     """
     return int(min(65_536, max(8, round(n**0.5))))
 
