@@ -49,8 +49,7 @@ IVF_TRAIN_PER_LIST = 50  # k-means sample per list (FAISS warns below 39)
 PQ_NPROBE = 64  # ivf-pq lists scanned per query (bench_index.py: generated and real embeddings)
 PQ_RERANK = 16  # ivf-pq: candidates re-ranked with the 8-bit codes, per neighbour asked
 PQ_TRAIN_PER_LIST = 40
-PQ_BYTES = 0.125  # 4-bit codes: one sub-quantiser per 2 dimensions (48 bytes for 384 dims)
-RETRAIN_GROWTH = 0.1  # re-train an IVF index once it has grown by this share since training (docs/benchmarks.md: recall drift)
+RETRAIN_GROWTH = 0.1  # re-train an IVF index grown by this share since training (benchmarks.md: drift)
 CHUNK = 100_000  # vectors normalised and added at a time, so a build holds one chunk of float32 beside the index
 
 
