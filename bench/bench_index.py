@@ -282,7 +282,7 @@ def run_grow(args, report: Report) -> None:
     queries = gen.sample(args.queries, stream=9)
     old_fields = np.arange(int(round(FIELDS * (1 - args.new_fields))))
     base_n = args.grow
-    steps = [0.1, 1.0]
+    steps = args.steps
     total_n = int(base_n * (1 + steps[-1]))
     vectors = np.vstack(
         list(gen.chunks(base_n, stream=2, fields=old_fields)) + list(gen.chunks(total_n - base_n, stream=3))
@@ -527,6 +527,7 @@ def main() -> None:
     parser.add_argument(
         "--new-fields", type=float, default=0.1, help="--grow: share of the fields that appear only in the added papers"
     )
+    parser.add_argument("--steps", default="0.1,1.0", help="--grow: growth steps, as shares of the first build")
     parser.add_argument("--real", type=Path, help="folder with hepth.jsonl and arxiv2023.jsonl (from --embed-real)")
     parser.add_argument("--embed-real", type=Path, help="embed hep-th and arXiv-2023 into this folder, then stop")
     parser.add_argument("--hepth-sample", type=int, help="--embed-real: embed this many hep-th papers (seeded)")
@@ -546,6 +547,7 @@ def main() -> None:
         tables(args.table)
         return
     args.kinds = args.kinds.split(",")
+    args.steps = [float(x) for x in args.steps.split(",")]
     args.nprobe = [int(x) for x in args.nprobe.split(",")]
     args.rerank = [int(x) for x in args.rerank.split(",")]
     args.ef_search = [int(x) for x in args.ef_search.split(",")]

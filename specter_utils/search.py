@@ -12,8 +12,8 @@ Kinds (figures in ``docs/benchmarks.md``, measured on this project's 2-core mach
 
 - ``flat``: exact; ``auto`` picks it up to ``EXACT_MAX`` vectors.
 - ``ivf``: inverted lists (4 sqrt(n)) of float32 vectors, 1,536 bytes a 384-dim paper.
-- ``ivf-pq``: inverted lists (2 sqrt(n), an HNSW graph over their centres) of 4-bit product-quantised
-  codes scanned with SIMD ("fast scan"), whose best ``PQ_RERANK`` x k candidates are re-ranked with
+- ``ivf-pq``: inverted lists (sqrt(n)) of 4-bit product-quantised codes scanned with SIMD ("fast
+  scan"), whose best ``PQ_RERANK`` x k candidates are re-ranked with
   8-bit scalar codes: 416 bytes a 384-dim paper, so 10M papers fit in about 4.2 GB; ``auto`` picks it
   above ``COMPRESSED_MIN`` vectors.
 - ``hnsw``: a graph; fastest queries, slowest build (FAISS built 50,000 vectors in 33 s against
@@ -52,8 +52,7 @@ IVF_TRAIN_PER_LIST = 50  # k-means sample per list (FAISS warns below 39)
 PQ_NPROBE = 64  # ivf-pq lists scanned per query (bench_index.py: generated and real embeddings)
 PQ_RERANK = 16  # ivf-pq: candidates re-ranked with the 8-bit codes, per neighbour asked
 PQ_TRAIN_PER_LIST = 40
-PQ_BYTES = 0.125  # 4-bit codes: one sub-quantiser per 2 dimensions (48 bytes for 384 dims)
-RETRAIN_GROWTH = 1.0  # an IVF index grown by this share of its training size is due for a re-train
+RETRAIN_GROWTH = 0.1  # re-train an IVF index grown by this share since training (benchmarks.md: drift)
 CHUNK = 100_000  # vectors normalised and added at a time, so a build holds one chunk of float32 beside the index
 
 
@@ -63,8 +62,13 @@ def ivf_lists(n: int) -> int:
 
 
 def pq_lists(n: int) -> int:
-    """Inverted lists of an ``ivf-pq`` index: 2 sqrt(n), 6,325 at 10M (k-means on 2 cores in minutes)."""
-    return int(min(65_536, max(8, round(2 * n**0.5))))
+    """Inverted lists of an ``ivf-pq`` index: sqrt(n), 3,162 at 10M.
+
+    Fast scan makes long lists cheap to scan, and every vector added is compared with every list centre
+    (exactly: an HNSW graph over the centres, FAISS's ``IVF..._HNSW32``, sent vectors to the wrong lists
+    and lost recall), so fewer lists build faster.
+    """
+    return int(min(65_536, max(8, round(n**0.5))))
 
 
 def choose_kind(kind: str, n: int) -> str:
@@ -365,7 +369,7 @@ def _new_index(kind: str, dim: int, n: int) -> Any:
         return index
     nlist = pq_lists(n)
     index = faiss.index_factory(
-        dim, f"IVF{nlist}_HNSW32,PQ{_pq_subquantisers(dim)}x4fs,Refine(SQ8)", faiss.METRIC_INNER_PRODUCT
+        dim, f"IVF{nlist},PQ{_pq_subquantisers(dim)}x4fs,Refine(SQ8)", faiss.METRIC_INNER_PRODUCT
     )
     index.k_factor = PQ_RERANK  # index_factory returns the concrete class (downcasting would drop ownership)
     ivf = faiss.extract_index_ivf(index)
