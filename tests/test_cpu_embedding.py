@@ -195,4 +195,5 @@ def test_int8_without_nncf_is_one_line(tmp_path: Path, capsys, monkeypatch) -> N
     meta = write_metadata(tmp_path / "paper_metadata.json", make_papers(3))
     assert main(["embed", "--metadata", str(meta), "--out", str(tmp_path / "e.jsonl"), "--dtype", "int8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "int8 needs nncf" in err[0] and "pip install" in err[0]
+    # without openvino too (a machine without the extra), the line names both
+    assert len(err) == 1 and "int8 needs" in err[0] and "nncf" in err[0] and "pip install" in err[0]
