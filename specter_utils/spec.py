@@ -36,17 +36,9 @@ from specter_utils.config import (
     PROFILES,
     RECIPES,
     SECTION_CLASSES,
-    AblationConfig,
-    AnalysisConfig,
-    CorpusConfig,
-    EmbedConfig,
     EndToEndConfig,
-    EvalConfig,
-    HeadsConfig,
     SamplerConfig,
-    TrainConfig,
     defaults_tree,
-    field_comments,
 )
 from specter_utils.paths import PARAMS_DIR, presets
 
@@ -326,29 +318,3 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ValueError(f"expected KEY=VALUE (e.g. training.epochs=1.0), got {text!r}")
     return key.strip(), yaml.safe_load(value) if value.strip() else ""
-
-
-def describe_setting(key: str) -> str:
-    """The comment beside a setting's field in :mod:`specter_utils.config` (its reason), or ""."""
-    section, _, name = key.partition(".")
-    cls = SECTION_CLASSES.get(section)
-    if cls is None:
-        return ""
-    if name.startswith("end_to_end."):
-        cls, name = EndToEndConfig, name.split(".", 1)[1]
-    return field_comments(cls).get(name, "")
-
-
-__all__ = [
-    "AblationConfig",
-    "AnalysisConfig",
-    "CorpusConfig",
-    "EmbedConfig",
-    "EvalConfig",
-    "HeadsConfig",
-    "RunSpec",
-    "SamplerConfig",
-    "TrainConfig",
-    "load_spec",
-    "parse_override",
-]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli_errors import call  # one way to run a command and read its exit code and output
 
-from specter_utils.cli import main
 from specter_utils.evaluation.beir import read_beir_dir, retrieval_metrics, retrieve, similarity_scores
 
 WORDS = "quark gluon lattice string brane boson fermion neutrino cosmology inflation axion entropy".split()
@@ -33,15 +33,6 @@ def write_beir(root: Path, n_docs: int = 14, n_queries: int = 4, seed: int = 0) 
             lines.append(f"q{q}\td{d}\t1")
     (root / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
     return root
-
-
-def call(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def fails(argv: list[str], capsys, *words: str) -> str:

@@ -103,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from specter_utils.errors import DataError
-    from specter_utils.evaluation.recomm import DEFAULT_SEEDS
     from specter_utils.evaluation.suite import evaluate
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
@@ -135,13 +134,22 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(
         args.data_dir,
         embeddings,
-        tasks=args.tasks,
-        split=args.split,
-        n_jobs=args.n_jobs,
-        recomm_seeds=tuple(args.recomm_seeds or DEFAULT_SEEDS),
-        svm_variant=args.svm,
+        **_suite_options(args),
     )
     return _report_scidocs(args, result, paper_rows)
+
+
+def _suite_options(args: argparse.Namespace) -> dict:
+    """What the SCIDOCS suite takes from the flags, the same for an embeddings file and for ``--model``."""
+    from specter_utils.evaluation.recomm import DEFAULT_SEEDS
+
+    return {
+        "tasks": args.tasks,
+        "split": args.split,
+        "n_jobs": args.n_jobs,
+        "recomm_seeds": tuple(args.recomm_seeds or DEFAULT_SEEDS),
+        "svm_variant": args.svm,
+    }
 
 
 def _paper_rows(compare: list[str] | None) -> tuple[str, ...]:
@@ -196,7 +204,6 @@ def _run_model(args: argparse.Namespace) -> int:
     from specter_utils.errors import DataError
     from specter_utils.evaluation.beir import is_beir_dir
     from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
-    from specter_utils.evaluation.recomm import DEFAULT_SEEDS
     from specter_utils.io import write_json
 
     input_dir(args.data_dir, "--data-dir")
@@ -249,10 +256,6 @@ def _run_model(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         batch_size=args.batch_size,
         progress=progress,
-        tasks=args.tasks,
-        split=args.split,
-        n_jobs=args.n_jobs,
-        recomm_seeds=tuple(args.recomm_seeds or DEFAULT_SEEDS),
-        svm_variant=args.svm,
+        **_suite_options(args),
     )
     return _report_scidocs(args, result, paper_rows)

@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Mine, write the three files atomically and print the counts."""
-    from specter_utils.triplets.sampler import mine_dir
+    from specter_utils.workflow.mine import mine_triplets
 
     values = given_config_values(args, SamplerConfig)
     if args.spectroid:  # the former spelling of --strategy spectroid
@@ -96,30 +96,18 @@ def run(args: argparse.Namespace) -> int:
                 "--strategy",
             )
     check_out_dir(args.out, args.overwrite, OWNED)
-    if config.strategy == "scincl":
-        return _run_scincl(args, config)
     with staged_dir(args.out) as stage:  # the three files appear together, or the old --out stays whole
-        metrics = mine_dir(args.data_dir, stage, config)
+        metrics = mine_triplets(config, args.data_dir, stage)  # the workflow's one dispatch over the strategies
     _print_counts(metrics)
-    print(f"papers: {json.dumps(metrics['papers'])}")
-    print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
-    return 0
-
-
-def _run_scincl(args: argparse.Namespace, config: SamplerConfig) -> int:
-    """SciNCL neighbourhood sampling (the SPECTER-only options were refused before)."""
-    from specter_utils.triplets.scincl import ScinclConfig, mine_scincl_dir
-
-    scincl = ScinclConfig(max_triplets=config.max_triplets or None, seed=config.seed)
-    with staged_dir(args.out) as stage:
-        metrics = mine_scincl_dir(args.data_dir, stage, scincl)
-    _print_counts(metrics)
-    train = metrics["train"]
-    print(
-        f"graph: {train['graph_nodes']:,} nodes; positives = kNN ranks {train['positive_ranks'][0]}-"
-        f"{train['positive_ranks'][1]}, hard negatives = ranks {train['hard_negative_ranks'][0]}-"
-        f"{train['hard_negative_ranks'][1]} (SciNCL's 20-24 and 3998-3999 of 52.6M, log-rescaled)"
-    )
+    if config.strategy == "scincl":
+        train = metrics["train"]
+        print(
+            f"graph: {train['graph_nodes']:,} nodes; positives = kNN ranks {train['positive_ranks'][0]}-"
+            f"{train['positive_ranks'][1]}, hard negatives = ranks {train['hard_negative_ranks'][0]}-"
+            f"{train['hard_negative_ranks'][1]} (SciNCL's 20-24 and 3998-3999 of 52.6M, log-rescaled)"
+        )
+    else:
+        print(f"papers: {json.dumps(metrics['papers'])}")
     print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
     return 0
 

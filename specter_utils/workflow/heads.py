@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specter_utils.analysis.geometry import analyse_embeddings
 from specter_utils.embedding.embed import embed_papers
 from specter_utils.embedding.io import read_embeddings
 from specter_utils.errors import DataError
@@ -22,6 +21,7 @@ from specter_utils.heads import (
 )
 from specter_utils.runs import RunPaths, corpus_label, resolve
 from specter_utils.spec import RunSpec
+from specter_utils.workflow.analyse import geometry
 from specter_utils.workflow.embed import papers_to_embed
 
 HEADS_NOTEBOOK = "08_classification_heads"
@@ -72,7 +72,7 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
 
     Returns ``rows`` (the table's long format), ``runs`` (each run's metrics), ``geometry`` and ``figure``.
     """
-    config, analysis = spec.heads, spec.analysis
+    config = spec.heads
     settings = config.end_to_end
     architectures, seeds = settings.architectures, head_seeds(config, spec.seed)
     if not architectures:
@@ -115,26 +115,19 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
 
     # Geometry of the held-out test papers before and after (the same sample, projection and DBSCAN rule as 06).
     figure_stem = resolve(figures_dir) / f"heads_geometry_{paths.run_dir.name}"
-    geometry = analyse_embeddings(
-        {"before": before, **after},
-        dict(splits["test"]),
-        methods=analysis.methods,
-        max_papers=analysis.max_papers,
-        max_classes=analysis.max_classes or None,
-        seed=spec.seed,
-        perplexity=analysis.perplexity,
-        figure_stem=figure_stem,
-        title=f"{corpus_label(paths.run_dir)}: {config.task} test papers, {settings.model} encoder "
-        f"before and after end-to-end head training ({length} wordpieces)",
-        figure_models=["before", *(f"{a} seed {seeds[0]}" for a in architectures)],
+    title = (
+        f"{corpus_label(paths.run_dir)}: {config.task} test papers, {settings.model} encoder "
+        f"before and after end-to-end head training ({length} wordpieces)"
     )
+    figure_models = ["before", *(f"{a} seed {seeds[0]}" for a in architectures)]
+    space = geometry(spec, {"before": before, **after}, dict(splits["test"]), figure_stem, title, figure_models)
     return {
         "rows": rows,
         "runs": runs,
         "control": {k: v for k, v in control.items() if k != "rows"},
         "splits": {split: len(rows_) for split, rows_ in splits.items()},
         "encoder": encoder,
-        "geometry": geometry,
+        "geometry": space,
         "figure": str(figure_stem.with_suffix(".png")),
         "seconds": round(time.time() - started, 1),
     }
