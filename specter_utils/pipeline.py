@@ -6,15 +6,15 @@ Every notebook gets the same three parameters, ``run_dir``, ``preset`` and ``ove
 itself (``spec.load_spec``), so no two notebooks of a run can read different values of one setting.
 The resolved specification is written to ``results/<run>/spec.yaml``; every executed copy goes to
 ``results/<run>/<notebook>/<notebook>.ipynb`` beside that notebook's ``metrics.json``. It stops at the
-first failing cell and says which cell failed and why. ``write_report`` copies a run's executed
-notebooks, with their outputs, to ``reports/<preset>/``. Where each notebook's artefacts go is
+first failing cell and says which cell failed and why. Each executed copy keeps what a reader wants (tables,
+figures, Markdown); its logs and progress bars go to ``<notebook>.log`` beside it (``executed``).
+``report.write_report`` copies a finished run to ``reports/<preset>/``. Where each notebook's artefacts go is
 ``runs.RunPaths``; the stages the notebooks call are in ``workflow``.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -25,8 +25,9 @@ from typing import Any
 
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind
 from specter_utils.errors import DataError
+from specter_utils.executed import clean_executed_notebook, machine_info
 from specter_utils.io import atomic_write, read_json, write_json
-from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, REPORTS_DIR, RESULTS_DIR
+from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
 from specter_utils.spec import load_spec
 
@@ -263,6 +264,7 @@ def run_pipeline(
         except Exception as exc:  # papermill raises its own error for a failing cell, others for setup problems
             raise PipelineError(notebook, output, describe_failure(notebook, output, exc)) from exc
         seconds = time.time() - started
+        clean_executed_notebook(output)  # streams (logs, progress bars) to <notebook>.log; paths relative
         metrics_path = run_dir / notebook / METRICS_FILE
         result.notebooks[notebook] = {
             "output": str(output),
@@ -318,53 +320,5 @@ def record_notebook(
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
     ordered = {nb: entries[nb] for nb in NOTEBOOKS if nb in entries}
-    write_json(path, {"preset": preset, "overrides": overrides, "data_dir": data_dir, "notebooks": ordered})
-
-
-# ---------------------------------------------------------------- reports
-REPORT_FILES = ("05_scidocs_eval/results.md", "07_ablations/ablations.md")  # tables worth a direct link
-
-
-def write_report(run_dir: str | Path, out_dir: str | Path | None = None, preset: str | None = None) -> Path:
-    """Copy a run's executed notebooks, with their outputs, to ``out_dir`` (default ``reports/<preset>/``).
-
-    Also copies the resolved ``spec.yaml``, the results tables, and writes a ``README.md`` index, so the
-    repository page shows every table and figure of the run without running anything.
-    """
-
-    run_dir = resolve(run_dir)
-    info = read_json(run_dir / PIPELINE_FILE) if (run_dir / PIPELINE_FILE).exists() else {}
-    preset = preset or info.get("preset") or run_dir.name
-    out = resolve(out_dir) if out_dir else REPORTS_DIR / preset
-    executed = [(nb, run_dir / nb / f"{nb}.ipynb") for nb in NOTEBOOKS if (run_dir / nb / f"{nb}.ipynb").exists()]
-    if not executed:
-        raise FileNotFoundError(f"no executed notebooks under {run_dir}; run 'specter-utils run' first")
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob("*.ipynb"):
-        stale.unlink()
-    lines = [
-        f"# Report of the `{preset}` run",
-        "",
-        f"The executed notebooks of `specter-utils run --preset {preset}`, with their outputs (every table and",
-        "figure), copied by `specter-utils report`. The run specification is [`spec.yaml`](spec.yaml).",
-        "",
-        "| notebook | wall time | ran | overrides |",
-        "|---|---|---|---|",
-    ]
-    entries = info.get("notebooks", {})
-    for notebook, source in executed:
-        shutil.copyfile(source, out / source.name)
-        entry = entries.get(notebook, {})
-        took = f"{entry['seconds']:.0f} s" if entry.get("seconds") is not None else ""
-        ran = ", ".join(f"`{v}`" if k == "commit" else str(v) for k in ("finished", "commit") if (v := entry.get(k)))
-        changed = ", ".join(f"`{key}={value}`" for key, value in (entry.get("overrides") or {}).items())
-        lines.append(f"| [{notebook}]({source.name}) | {took} | {ran} | {changed} |")
-    for relative in (SPEC_FILE, *REPORT_FILES):
-        if (run_dir / relative).exists():
-            shutil.copyfile(run_dir / relative, out / Path(relative).name)
-    tables = [Path(r).name for r in REPORT_FILES if (out / Path(r).name).exists()]
-    if tables:
-        lines += ["", "Tables: " + ", ".join(f"[{name}]({name})" for name in tables) + "."]
-    with atomic_write(out / "README.md") as handle:
-        handle.write("\n".join(lines) + "\n")
-    return out
+    record = {"preset": preset, "overrides": overrides, "data_dir": data_dir, "machine": machine_info()}
+    write_json(path, {**record, "notebooks": ordered})

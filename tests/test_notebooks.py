@@ -250,16 +250,30 @@ def test_smoke_every_notebook_shows_a_table_or_a_figure(smoke_run) -> None:
 
 @pytest.mark.notebooks
 def test_smoke_report_copies_the_executed_notebooks(smoke_run, tmp_path) -> None:
-    from specter_utils.pipeline import write_report
+    from specter_utils.report import write_report
 
     run_dir, _ = smoke_run
-    out = write_report(run_dir, tmp_path / "reports" / "smoke")
+    out = write_report(run_dir, tmp_path / "reports" / "smoke", allow_mixed=True)  # the checkout may be dirty here
     assert sorted(p.stem for p in out.glob("*.ipynb")) == sorted(NOTEBOOKS)
     copied = nbformat.read(out / "05_scidocs_eval.ipynb", as_version=4)
     assert any(cell.outputs for cell in code_cells(copied))  # with its outputs
     index = (out / "README.md").read_text()
     assert "[05_scidocs_eval](05_scidocs_eval.ipynb)" in index and (out / "spec.yaml").exists()
     assert (out / "results.md").exists() and (out / "ablations.md").exists()
+    assert sorted(p.stem for p in (out / "metrics").glob("*.json")) == sorted(NOTEBOOKS)
+    record = json.loads((out / "pipeline.json").read_text())
+    assert set(record["notebooks"]) == set(NOTEBOOKS) and record["machine"]["cores"] >= 1
+
+
+@pytest.mark.notebooks
+def test_smoke_notebooks_keep_their_logs_out(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    for name in NOTEBOOKS:
+        executed = nbformat.read(run_dir / name / f"{name}.ipynb", as_version=4)
+        streams = [o for cell in code_cells(executed) for o in cell.outputs if o.output_type == "stream"]
+        assert not streams, f"{name} keeps {len(streams)} stream outputs"
+    train_log = (run_dir / "03_train_specter" / "03_train_specter.log").read_text()
+    assert "loss" in train_log  # the training log went to the file
 
 
 @pytest.mark.notebooks

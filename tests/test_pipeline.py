@@ -68,7 +68,7 @@ def test_metrics_round_trip(tmp_path: Path) -> None:
 def test_every_preset_has_a_specification() -> None:
     for preset in PRESETS:
         assert load_spec(preset)["seed"] == load_spec(preset).seed
-    with pytest.raises(FileNotFoundError, match="presets: demo"):
+    with pytest.raises(FileNotFoundError, match="presets: arxiv, citeseer, demo"):
         load_spec("nope")
 
 
@@ -243,12 +243,15 @@ def test_report_command_copies_a_finished_runs_notebooks(tmp_path: Path, capsys)
     (run_dir / "spec.yaml").write_text("seed: 0\n")
     out = tmp_path / "reports" / "hepth"
     argv = ["report", "--run", "r", "--results-dir", str(tmp_path / "results"), "--out", str(out)]
-    assert main(argv) == 0
+    assert main(argv) == 2  # two notebooks without a commit are not one report at one commit
+    assert "not one report at one commit" in capsys.readouterr().err and not out.exists()
+    assert main([*argv, "--allow-mixed"]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["README.md", "spec.yaml", *(f"{nb}.ipynb" for nb in NOTEBOOKS[:2])]
+        ["README.md", "spec.yaml", "pipeline.json", "metrics", *(f"{nb}.ipynb" for nb in NOTEBOOKS[:2])]
     )
     index = (out / "README.md").read_text()
     assert "`hepth` run" in index and f"| [{NOTEBOOKS[0]}]({NOTEBOOKS[0]}.ipynb) | 12 s |" in index
+    assert "**Not one commit**" in index
     assert main(["report", "--run", "missing", "--results-dir", str(tmp_path / "results")]) == 2
     assert "no executed notebooks" in capsys.readouterr().err
 

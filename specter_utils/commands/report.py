@@ -13,7 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="copy a run's executed notebooks (with outputs) to reports/<preset>/",
         description="Copy results/<run>/<notebook>/<notebook>.ipynb of a finished run, with every table and figure, "
-        "plus its spec.yaml and results tables, to reports/<preset>/ with a README index, so the repository page "
+        "plus each notebook's metrics, the run's record (commit, machine, wall times), its spec.yaml and results tables, to reports/<preset>/ with a README index; the notebooks' logs stay in the run folder. A run whose notebooks ran at several commits is refused unless --allow-mixed, so the repository page "
         "shows the run without running anything. The source notebooks stay stripped. "
         "'specter-utils run --preset P --report' does the same at the end of a run.",
     )
@@ -21,17 +21,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
     parser.add_argument("--preset", default=None, help="report name (default: the run's preset)")
     parser.add_argument("--out", default=None, help="output folder (default: reports/<preset>/)")
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="write the report even when its notebooks ran at several commits or with uncommitted changes "
+        "(its README then lists each notebook's commit)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from specter_utils.paths import RESULTS_DIR
-    from specter_utils.pipeline import write_report
+    from specter_utils.report import write_report
     from specter_utils.runs import resolve
 
     run_dir = resolve(args.results_dir or RESULTS_DIR) / args.run
     try:
-        out = write_report(run_dir, args.out, args.preset)
+        out = write_report(run_dir, args.out, args.preset, allow_mixed=args.allow_mixed)
     except FileNotFoundError as exc:
         raise DataError(str(exc), run_dir) from None
     print(f"wrote {out} ({len(list(out.glob('*.ipynb')))} executed notebooks)")

@@ -34,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report",
         action="store_true",
-        help="afterwards, copy the executed notebooks with their outputs to reports/<preset>/ (specter-utils report)",
+        help="afterwards, write reports/<preset>/ (specter-utils report): the executed notebooks without their logs, "
+        "each notebook's metrics, the commit, the machine and each notebook's wall time; needs a checkout without "
+        "uncommitted changes, so that the whole report comes from one commit",
     )
     add_flag(
         parser,
@@ -75,7 +77,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
-    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, write_report
+    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, source_commit
+    from specter_utils.report import write_report
     from specter_utils.spec import parse_override
 
     if args.spec is not None:  # checked: the file resolves, with its overrides, before any notebook
@@ -88,6 +91,13 @@ def run(args: argparse.Namespace) -> int:
     for wanted in args.notebooks or ():
         if not any(nb == wanted or nb.startswith(f"{wanted}_") for nb in NOTEBOOKS):
             raise DataError(f"no notebook {wanted!r}; known: {', '.join(NOTEBOOKS)}", "--notebooks")
+    commit = source_commit() if args.report else None
+    if args.report and (commit is None or commit.endswith("+dirty")):
+        raise DataError(
+            "--report: the checkout has uncommitted changes (or is not a git checkout); a report comes from one "
+            "commit, so commit first",
+            "--report",
+        )
     src = None
     if args.src is not None:  # checked here, not inside notebook 01; absolute, since notebooks run elsewhere
         path = Path(args.src).expanduser().absolute()

@@ -1,0 +1,90 @@
+"""Executed notebooks without logs or machine paths, and the machine they ran on.
+
+:func:`clean_executed_notebook` moves every stream output (progress bars, training logs, warnings, prints) of an
+executed notebook to a log file beside it and makes the paths in what remains relative to the repository. The
+notebooks show what a reader wants through ``display`` (tables, figures, Markdown), never through streams.
+:func:`machine_info` names the cores, the CPU and the CPU flags that decide the fast paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from specter_utils.io import atomic_write
+from specter_utils.paths import REPO_ROOT
+
+LOG_SUFFIX = ".log"  # <run_dir>/<notebook>/<notebook>.log: the streams of the executed notebook
+CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")  # what decides CPU speed paths
+
+
+# ---------------------------------------------------------------- paths
+def relative_paths(text: str, root: Path) -> str:
+    """``text`` with ``root`` (a checkout) written relative to it and the home folder as ``~``."""
+    root_text = str(root).rstrip("/")
+    text = text.replace(root_text + "/", "").replace(root_text, ".")
+    home = str(Path.home()).rstrip("/")
+    return text.replace(home + "/", "~/") if len(home) > 1 else text
+
+
+def checkout_root(run_dir: Path) -> Path:
+    """The checkout a run folder belongs to: the parent of its ``results/`` folder, else this repository."""
+    run_dir = run_dir.resolve()
+    for parent in run_dir.parents:
+        if (parent / "pyproject.toml").exists() and (parent / "specter_utils").is_dir():
+            return parent
+    return REPO_ROOT
+
+
+# ---------------------------------------------------------------- executed notebooks
+def clean_executed_notebook(path: str | Path, root: Path = REPO_ROOT, log_path: str | Path | None = None) -> Path:
+    """Move every stream output of an executed notebook to ``log_path`` and make its paths relative to ``root``.
+
+    The log (default: the notebook's name with ``.log``) gets each stream under a ``## cell N`` header, progress-bar
+    redraws collapsed to their last state. Errors, figures, tables and Markdown stay. Idempotent: a notebook without
+    streams keeps its log. Both files are written atomically. Returns the log's path.
+    """
+    path = Path(path)
+    log_path = Path(log_path) if log_path else path.with_suffix(LOG_SUFFIX)
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    log_lines: list[str] = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        outputs = cell.get("outputs")
+        if not outputs:
+            continue
+        streams = [o for o in outputs if o.get("output_type") == "stream"]
+        if not streams:
+            continue
+        text = "".join("".join(o.get("text", "")) for o in streams)
+        lines = [line.rsplit("\r", 1)[-1] for line in text.replace("\r\n", "\n").split("\n")]
+        log_lines += [f"## cell {index}", *(line for line in lines if line.strip())]
+        cell["outputs"] = [o for o in outputs if o.get("output_type") != "stream"]
+    cleaned = relative_paths(json.dumps(notebook, ensure_ascii=False, indent=1), root)
+    if log_lines:
+        with atomic_write(log_path) as handle:
+            handle.write("\n".join(log_lines) + "\n")
+    with atomic_write(path) as handle:
+        handle.write(cleaned + "\n")
+    return log_path
+
+
+# ---------------------------------------------------------------- the machine
+def machine_info() -> dict[str, Any]:
+    """Cores, CPU model and the CPU flags that decide the fast paths (a speed figure names them)."""
+    info: dict[str, Any] = {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(), "flags": []}
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return info
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and value.strip():
+            info["cpu"] = value.strip()
+        if key.strip() == "flags":
+            present = set(value.split())
+            info["flags"] = [flag for flag in CPU_FLAGS_SHOWN if flag in present]
+            break
+    return info
