@@ -455,6 +455,9 @@ class HeadsConfig:
     standardize: bool = True  # z-score inputs with training-split statistics (the SVM sees raw vectors)
     val_fraction: float = 0.1  # carved from train (stratified) when the task has no val split
     svm: bool = True  # the linear SVM beside the heads
+    # The SVM protocol changed one setting at a time (C by macro-F1, standardised inputs, class weights, a wider C
+    # grid) on the same split: measures why the SVM and the linear head disagree rather than guessing
+    svm_variants: bool = True
     end_to_end: EndToEndConfig = field(default_factory=EndToEndConfig)
 
 

@@ -294,3 +294,48 @@ def test_classification_c_at_the_grid_edge_and_every_class_predicted():
     text = it.interpret_classification(svm_details(100.0, {"A": 5, "B": 5}))
     assert "the largest value of the grid" in text and "every one of the 2 classes" in text
     assert "the smallest value of the grid" in it.interpret_classification(svm_details(0.0001, {"A": 5}))
+
+
+# ---------------------------------------------------------------- why the SVM and the linear head differ
+def svm_row(f1: float, predicted: int = 6, classes: int = 6, c: float = 1.0) -> dict:
+    return {"macro_f1": f1, "accuracy": f1, "C": c, "classes_predicted": predicted, "classes": classes}
+
+
+def gap(protocol: float, singles: dict[str, float], combined: float, head: list[float], predicted: int = 6) -> dict:
+    variants = {"SCIDOCS protocol": svm_row(protocol, predicted=predicted, c=0.01)}
+    variants.update({name: svm_row(f1) for name, f1 in singles.items()})
+    variants["standardised + balanced + C by macro-F1"] = svm_row(combined)
+    return {"trained": {"variants": variants, "linear_head_macro_f1": head}}
+
+
+def test_svm_gap_inside_the_head_spread_is_no_difference():
+    text = it.interpret_svm_gap(gap(80.0, {"C by CV macro-F1": 80.2}, 80.1, [80.3, 79.9, 80.8]))
+    assert "agree" in text and "more" not in text
+
+
+def test_svm_gap_attributed_to_the_single_change_that_moves_it_most():
+    singles = {"C by CV macro-F1": 13.16, "standardised inputs": 9.72, "class_weight balanced": 6.0}
+    text = it.interpret_svm_gap(gap(4.56, singles, 12.5, [12.3, 12.6, 13.0], predicted=3))
+    assert "the linear head scores 8.07 macro-F1 more" in text
+    assert "predicts only 3 of the 6 classes" in text and "C = 0.01" in text
+    assert "'C by CV macro-F1' moves the SVM most, to 13.16 (107% of the gap)" in text
+    assert "account for the gap" in text
+
+
+def test_svm_gap_part_left_unexplained_and_no_single_change_helping():
+    text = it.interpret_svm_gap(gap(50.0, {"C by CV macro-F1": 49.0, "standardised inputs": 48.0}, 52.0, [60.0, 60.5]))
+    assert "No single change of the SVM's protocol moves it toward the head" in text
+    assert "8.25 short of the head, a part these settings do not explain" in text
+    assert "predicts only" not in text
+
+
+def test_svm_gap_without_variants():
+    assert "No SVM protocol variants" in it.interpret_svm_gap({})
+
+
+def test_svm_gap_table_lists_every_variant_and_the_head():
+    from specter_utils.presentation.tables import svm_gap_table
+
+    table = svm_gap_table(gap(4.56, {"C by CV macro-F1": 13.16}, 12.5, [12.3, 12.6, 13.0], predicted=3))
+    assert "| trained | SCIDOCS protocol | 4.56 | 4.56 | 0.01 | 3 of 6 |" in table
+    assert "| trained | linear head (3 seeds) | 12.63 ± 0.35 | | | |" in table

@@ -33,6 +33,7 @@ from specter_utils.heads.frozen import (
     read_task_splits,
     split_rows,
     standardization,
+    svm_protocol_variants,
     svm_scores,
     train_mlp_head,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "split_rows",
     "standardization",
     "stratified_cap",
+    "svm_protocol_variants",
     "svm_scores",
     "train_end_to_end",
     "train_mlp_head",

@@ -40,6 +40,7 @@ from specter_utils.data.scidocs import read_classification_csv
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.evaluation.classification import classify
+from specter_utils.evaluation.svm_variants import svm_variants
 
 SVM_HEAD = "linear SVM (SCIDOCS)"  # the name of the SVM rows in the tables
 
@@ -332,6 +333,19 @@ def svm_scores(prepared: _Prepared) -> dict[str, Any]:
     x_test, y_test = prepared.data["test"]
     result = classify(*prepared.data["train"], x_test, y_test)
     return {**classification_scores(y_test, result.predictions), "C": float(result.best_c)}
+
+
+def svm_protocol_variants(
+    embeddings: EmbeddingSet,
+    splits: dict[str, list[tuple[str, str]]],
+    config: HeadsConfig,
+    seed: int,
+    variants: Sequence[str] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The SVM protocol changed one setting at a time (``evaluation.svm_variants``) on the heads' own split:
+    fitted on the whole train split, scored on the test split, as :func:`svm_scores` does."""
+    prepared = _prepare(embeddings, splits, config, seed)
+    return svm_variants(*prepared.data["train"], *prepared.data["test"], variants)
 
 
 def compare_heads(

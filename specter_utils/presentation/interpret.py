@@ -432,3 +432,76 @@ def interpret_deltas(deltas: Sequence[Delta], spreads: Mapping[tuple[str, str], 
         )
         for d in deltas
     )
+
+
+def _plain(value: float) -> str:
+    return f"{float(value):.2f}"
+
+
+SVM_PROTOCOL = "SCIDOCS protocol"  # evaluation.svm_variants: the unchanged protocol
+SVM_COMBINED_PREFIX = "standardised + "  # the variant that combines the single changes
+
+
+def interpret_svm_gap(gap: Mapping[str, Mapping[str, Any]], min_gap: float = 0.5) -> str:
+    """Why the SVM and the linear head disagree, from the measured variants (``workflow.heads.svm_gap``).
+
+    Per encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
+    the head's seed spread (or under ``min_gap`` points) it is no difference. Otherwise the single change of the
+    SVM protocol that moves it most and the share of the gap it closes, the classes the protocol's SVM never
+    predicts, and whether all changes together reach the head.
+    """
+    lines = []
+    for encoder, result in gap.items():
+        variants = result["variants"]
+        protocol = variants.get(SVM_PROTOCOL)
+        linear = [float(v) for v in result.get("linear_head_macro_f1") or []]
+        if protocol is None or not linear:
+            continue
+        head, spread = _mean_sd(linear)
+        svm = float(protocol["macro_f1"])
+        diff = head - svm
+        if abs(diff) <= max(spread, min_gap):
+            lines.append(
+                f"- {encoder}: the linear head ({_plain(head)}) and the SVM ({_plain(svm)}) agree: the gap of "
+                f"{_plain(abs(diff))} macro-F1 is inside the head's seed spread ({_plain(spread)}) or under {min_gap}."
+            )
+            continue
+        better = "the linear head" if diff > 0 else "the SVM"
+        sentence = (
+            f"- {encoder}: {better} scores {_plain(abs(diff))} macro-F1 more ({_plain(head)} for the head, {_plain(svm)} "
+            f"for the SVM under SCIDOCS's protocol)."
+        )
+        if protocol["classes_predicted"] < protocol["classes"]:
+            sentence += (
+                f" The protocol's SVM predicts only {protocol['classes_predicted']} of the {protocol['classes']} "
+                f"classes (C = {protocol['C']:g}, chosen by cross-validated {protocol.get('cv_scoring', 'accuracy')})."
+            )
+        singles = {
+            name: row
+            for name, row in variants.items()
+            if name != SVM_PROTOCOL and not name.startswith(SVM_COMBINED_PREFIX)
+        }
+        if singles:
+            name, row = max(singles.items(), key=lambda item: item[1]["macro_f1"])
+            moved = float(row["macro_f1"]) - svm
+            share = moved / diff if diff else 0.0
+            if moved * diff > 0:
+                sentence += (
+                    f" Of the single changes, '{name}' moves the SVM most, to {_plain(row['macro_f1'])} "
+                    f"({share:.0%} of the gap)."
+                )
+            else:
+                sentence += " No single change of the SVM's protocol moves it toward the head."
+        combined = [(n, r) for n, r in variants.items() if n.startswith(SVM_COMBINED_PREFIX)]
+        if combined:
+            name, row = combined[0]
+            reaches = abs(head - float(row["macro_f1"])) <= max(spread, min_gap) or (
+                (float(row["macro_f1"]) - head) * diff > 0
+            )
+            sentence += f" With '{name}' it scores {_plain(row['macro_f1'])}: " + (
+                "as the head does, so these settings account for the gap."
+                if reaches
+                else f"{_plain(abs(head - float(row['macro_f1'])))} short of the head, a part these settings do not explain."
+            )
+        lines.append(sentence)
+    return "\n".join(lines) if lines else "- No SVM protocol variants were measured (heads.svm_variants is off)."

@@ -306,3 +306,23 @@ def frame_markdown(frame: pd.DataFrame) -> str:
         cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row.tolist()]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def svm_gap_table(gap: Mapping[str, Mapping[str, Any]]) -> str:
+    """The SVM protocol changed one setting at a time, per embedding file: macro-F1, accuracy, chosen C and the
+    classes the SVM predicts; the linear head's mean macro-F1 over seeds last (``workflow.heads.svm_gap``)."""
+    lines = [
+        "| encoder | SVM protocol | macro-F1 | accuracy | chosen C | classes predicted |",
+        "|---|---|---|---|---|---|",
+    ]
+    for encoder, result in gap.items():
+        for name, row in result["variants"].items():
+            predicted = f"{row['classes_predicted']} of {row['classes']}"
+            lines.append(
+                f"| {encoder} | {name} | {row['macro_f1']:.2f} | {row['accuracy']:.2f} | {row['C']:g} | {predicted} |"
+            )
+        linear = list(result.get("linear_head_macro_f1") or [])
+        if linear:
+            spread = f" ± {np.std(linear, ddof=1):.2f}" if len(linear) > 1 else ""
+            lines.append(f"| {encoder} | linear head ({len(linear)} seeds) | {np.mean(linear):.2f}{spread} | | | |")
+    return "\n".join(lines)

@@ -17,6 +17,7 @@ from specter_utils.heads import (
     head_seeds,
     parse_architecture,
     read_task_splits,
+    svm_protocol_variants,
     train_end_to_end,
 )
 from specter_utils.runs import RunPaths, corpus_label, resolve
@@ -48,6 +49,25 @@ def frozen(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
         }
         results[name] = frozen_heads(embeddings, splits, config, spec.seed, labels=labels)
     return results
+
+
+def svm_gap(spec: RunSpec, paths: RunPaths, frozen_results: dict[str, Any]) -> dict[str, Any]:
+    """Why the SVM and the linear head disagree, measured: for each ``heads.models`` file, the SVM protocol changed
+    one setting at a time (``heads.svm_protocol_variants``) beside the linear head's macro-F1 over seeds.
+    ``{}`` when ``heads.svm`` or ``heads.svm_variants`` is off."""
+    config = spec.heads
+    if not (config.svm and config.svm_variants):
+        return {}
+    splits = task_splits(spec, paths)
+    gap = {}
+    for name in config.models:
+        embeddings = read_embeddings(paths.embedding_file(name))
+        linear = [r["macro_f1"] for r in frozen_results[name]["rows"] if r["head"] == "linear"]
+        gap[name] = {
+            "variants": svm_protocol_variants(embeddings, splits, config, spec.seed),
+            "linear_head_macro_f1": linear,
+        }
+    return gap
 
 
 def end_to_end_encoder(spec: RunSpec, paths: RunPaths) -> str:
