@@ -402,10 +402,12 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         notes += [
             f"`{report.preset}` {nb[:2]} ran with `{run['overrides']}`" for nb, run in runs.items() if run["overrides"]
         ]
+        if len(commits) > 1:
+            notes.append(f"`{report.preset}`'s notebooks ran at different commits; its total is their sum")
     if notebooks:
         lines += ["", "Notebooks: " + ", ".join(f"{nb[:2]} `{nb[3:]}`" for nb in notebooks) + "."]
     if notes:
-        lines.append("Overrides: " + "; ".join(notes) + ".")
+        lines.append("Notes: " + "; ".join(notes) + ".")
     return "\n".join(lines)
 
 
