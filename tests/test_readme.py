@@ -7,13 +7,17 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
+from nbformat.v4 import new_code_cell, new_notebook
 
 from specter_utils.cli import main
 from specter_utils.io import write_json
 from specter_utils.paths import REPO_ROOT
+from specter_utils.pipeline import NOTEBOOKS
 from specter_utils.presentation import readme
+from specter_utils.report import write_report
 
 README_FILES = ("README.md", "docs/results.md")
 # What a user-facing file must not say: issue numbers, the machinery that wrote the project, the protocol's file
@@ -157,6 +161,30 @@ def test_a_minimal_report_renders_the_expected_rows(tmp_path):
         "(../reports/toy/metrics/05_scidocs_eval.json)"
         in readme.render_blocks(reports, tmp_path / "docs" / "x.md")["results"]
     )
+
+
+def test_a_report_from_the_report_writer_renders(tmp_path):
+    """What write_report leaves (pipeline.json with a list of flags, metrics/ with relative paths) is what is read."""
+    run_dir = tmp_path / "results" / "toyrun"
+    source = _minimal_report(tmp_path / "source")
+    entries = {}
+    for notebook in NOTEBOOKS:
+        (run_dir / notebook).mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), run_dir / notebook / f"{notebook}.ipynb")
+        metrics = source / "metrics" / f"{notebook}.json"
+        if metrics.exists():
+            shutil.copyfile(metrics, run_dir / notebook / "metrics.json")
+        entries[notebook] = {"seconds": 60.0, "commit": "abc1234", "finished": "2026-11-24 15:00 UTC", "overrides": {}}
+    shutil.copyfile(source / "spec.yaml", run_dir / "spec.yaml")
+    machine = {"cores": 2, "cpu": "Toy CPU", "flags": ["avx2", "avx512f"]}
+    write_json(run_dir / "pipeline.json", {"preset": "toy", "overrides": {}, "machine": machine, "notebooks": entries})
+    write_report(run_dir, tmp_path / "reports" / "toy")
+    blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
+    assert (
+        "| trained | 41.50 | 55.25 | 56.00 |" in blocks["results"] and "**toycorpus**, test split" in blocks["results"]
+    )
+    assert "| 8 min 0 s | `abc1234` | 2 cores, Toy CPU, avx2, avx512f |" in blocks["times"]
+    assert "| base | tsne | 0.12 | 0.46 |" in blocks["figure2"]
 
 
 def test_an_older_report_falls_back_to_its_tables(tmp_path):

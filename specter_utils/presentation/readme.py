@@ -329,7 +329,7 @@ def notebook_runs(report: Report) -> dict[str, dict[str, Any]]:
         return {
             nb: {
                 "seconds": float(e["seconds"]),
-                "commit": e.get("commit") or report.pipeline.get("commit"),
+                "commit": e.get("commit") or _one_commit(report.pipeline.get("commit")),
                 "ran": e.get("finished", ""),
                 "overrides": ", ".join(f"{k}={v}" for k, v in (e.get("overrides") or {}).items()),
             }
@@ -352,6 +352,11 @@ def notebook_runs(report: Report) -> dict[str, dict[str, Any]]:
     return dict(sorted(runs.items()))
 
 
+def _one_commit(commit: Any) -> str | None:
+    """pipeline.json's ``commit``: one hash, or a list when the report is mixed (then no single one applies)."""
+    return commit if isinstance(commit, str) and commit != "?" else None
+
+
 def _machine(report: Report, runs: Mapping[str, Mapping[str, Any]]) -> str:
     machine = report.pipeline.get("machine")
     if isinstance(machine, Mapping):
@@ -359,8 +364,9 @@ def _machine(report: Report, runs: Mapping[str, Mapping[str, Any]]) -> str:
         if machine.get("cores") is not None:
             parts.append(f"{machine['cores']} cores")
         parts += [str(machine[k]) for k in machine if k not in ("cores", "flags") and machine[k] not in (None, "")]
-        if machine.get("flags"):
-            parts.append(str(machine["flags"]))
+        flags = machine.get("flags")
+        if flags:
+            parts.append(", ".join(map(str, flags)) if isinstance(flags, (list, tuple)) else str(flags))
         return ", ".join(parts)
     if isinstance(machine, str) and machine:
         return machine
