@@ -1,4 +1,5 @@
-"""``specter-utils report``: copy a run's executed notebooks, with their outputs, to ``reports/<preset>/``."""
+"""``specter-utils report``: copy a run's executed notebooks, with their outputs, to ``reports/<preset>/``;
+``--readme`` rewrites the generated blocks of README.md and docs/results.md from the reports (``--check``: compare)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,60 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the report even when its notebooks ran at several commits or with uncommitted changes "
         "(its README then lists each notebook's commit)",
     )
+    parser.add_argument(
+        "--readme",
+        action="store_true",
+        help="instead of copying a run: rewrite the generated blocks of README.md and docs/results.md "
+        "(<!-- generated:NAME --> ... <!-- /generated:NAME -->) from the reports/<preset>/ folders",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="with --readme: change nothing; exit 2 naming the first file and block that differ from the reports",
+    )
+    parser.add_argument(
+        "--root",
+        default=None,
+        help="with --readme: the repository whose README.md, docs/results.md and reports/ are read "
+        "(default: this repository)",
+    )
     parser.set_defaults(func=run)
 
 
+README_FILES = ("README.md", "docs/results.md")  # the files whose generated blocks --readme rewrites
+
+
+def run_readme(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from specter_utils.paths import REPO_ROOT
+    from specter_utils.presentation.readme import check_file, update_file
+
+    root = Path(args.root) if args.root else REPO_ROOT
+    if not root.is_dir():
+        raise DataError("--root: no such folder", root)
+    for name in README_FILES:
+        path = root / name
+        if args.check:
+            stale = check_file(path, root / "reports")
+            if stale:
+                raise DataError(
+                    f"generated block {stale[0]!r} differs from what reports/ give; "
+                    "run 'specter-utils report --readme' to rewrite it",
+                    path,
+                )
+            print(f"{name}: up to date")
+        else:
+            changed = update_file(path, root / "reports")
+            print(f"{name}: " + (f"rewrote {', '.join(changed)}" if changed else "up to date"))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.readme:
+        return run_readme(args)
+    if args.check or args.root:
+        raise DataError("--check and --root go with --readme", "--check" if args.check else "--root")
     from specter_utils.paths import RESULTS_DIR
     from specter_utils.report import write_report
     from specter_utils.runs import resolve

@@ -1,0 +1,492 @@
+"""The generated blocks of README.md and docs/results.md: every number in them is read from ``reports/<preset>/``.
+
+A block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->``; ``specter-utils report --readme``
+rewrites each block in place from the reports, and ``--check`` fails when a file differs from what the reports give
+(``tests/test_readme.py`` runs the check on the committed files). Blocks:
+
+- ``results``: Table 1 of every report (trained, base and baseline rows; CLS macro-F1 of the ``mag`` slot, cite and
+  co-cite MAP, and the other SCIDOCS columns a run has), captioned with its benchmark: corpus, split, queries per
+  task and the evaluation length;
+- ``figure2``: notebook 06's DBSCAN homogeneity and completeness of base and trained, beside the paper's;
+- ``times``: each preset's measured wall time per notebook, the total, the commit and the machine;
+- ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark.
+
+A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
+own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
+and ``README.md`` tables.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from specter_utils.analysis.geometry import PAPER_FIGURE2
+from specter_utils.errors import DataError
+from specter_utils.io import atomic_write, read_json
+from specter_utils.presentation.tables import HEADERS, metric_row
+
+BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
+METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
+PIPELINE_FILE = "pipeline.json"  # reports/<preset>/pipeline.json: commit, command, machine, per-notebook times
+FIRST_ROWS = ("trained", "base")  # Table 1 opens with the run's model and the model it started from
+# Table 1's columns: the CLS task of the mag slot, cite and co-cite MAP, then the other SCIDOCS columns when a run
+# has them (the benchmarks built from a citation corpus have no MeSH, usage or recommendation data)
+TABLE1_SHOWN = (
+    ("MAG F1", "CLS macro-F1 (`mag`)"),
+    ("MeSH F1", "MeSH macro-F1"),
+    ("co-view MAP", "co-view MAP"),
+    ("co-read MAP", "co-read MAP"),
+    ("cite MAP", "cite MAP"),
+    ("co-cite MAP", "co-cite MAP"),
+    ("recomm nDCG", "recomm nDCG"),
+    ("recomm P@1", "recomm P@1"),
+)
+ALWAYS_SHOWN = ("MAG F1", "cite MAP", "co-cite MAP")
+# each ranking task of the results and its key in benchmark.json (and notebook 01's tables)
+TASK_SLOTS = {"cite": "cite", "co-cite": "cocite", "co-view": "coview", "co-read": "coread"}
+
+
+# ---------------------------------------------------------------- one report folder
+@dataclass(frozen=True)
+class Report:
+    """What one ``reports/<preset>/`` folder holds."""
+
+    preset: str
+    folder: Path
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # notebook -> its metrics.json
+    pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline.json, {} for an older report
+    spec: dict[str, Any] = field(default_factory=dict)  # spec.yaml
+
+    def has(self, name: str) -> bool:
+        return (self.folder / name).exists()
+
+    def text(self, name: str) -> str:
+        return (self.folder / name).read_text(encoding="utf-8")
+
+
+def load_report(folder: str | Path) -> Report:
+    """Read one report folder (its metrics, pipeline.json and spec.yaml, where present)."""
+    folder = Path(folder)
+    metrics = {p.stem: read_json(p) for p in sorted((folder / METRICS_DIR).glob("*.json"))}
+    pipeline = read_json(folder / PIPELINE_FILE) if (folder / PIPELINE_FILE).exists() else {}
+    spec: dict[str, Any] = {}
+    if (folder / "spec.yaml").exists():
+        try:
+            spec = yaml.safe_load((folder / "spec.yaml").read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise DataError(f"not valid YAML: {exc}".splitlines()[0], folder / "spec.yaml") from None
+    return Report(str(pipeline.get("preset") or folder.name), folder, metrics, pipeline, spec)
+
+
+def load_reports(root: str | Path) -> list[Report]:
+    """Every report under ``root`` (``reports/``), by preset name."""
+    return [load_report(p) for p in sorted(Path(root).iterdir()) if p.is_dir() and not p.name.startswith(".")]
+
+
+def _spec(report: Report, section: str, *keys: str) -> Any:
+    """The first of ``keys`` present in the report's specification section (old spellings after new ones)."""
+    recorded = [(m.get("spec") or {}) for m in report.metrics.values()]  # each notebook records the spec it read
+    for spec in (report.spec, *recorded):
+        values = spec.get(section) or {}
+        for key in keys:
+            if values.get(key) not in (None, ""):
+                return values[key]
+    return None
+
+
+# ---------------------------------------------------------------- the benchmark a report was scored on
+@dataclass(frozen=True)
+class Benchmark:
+    """What a caption names: corpus, split, queries per ranking task, classification papers, evaluation length."""
+
+    corpus: str
+    split: str
+    queries: dict[str, int]  # ranking task -> queries scored on the split
+    class_papers: int | None  # papers of the split in the mag slot
+    length: int | None  # wordpieces every row was embedded at
+
+    def caption(self) -> str:
+        """One sentence naming the benchmark."""
+        parts = [f"**{self.corpus}**, {self.split} split"]
+        counts = sorted(set(self.queries.values()))
+        if len(counts) == 1:
+            tasks = " and ".join(self.queries)
+            parts.append(f"{counts[0]:,} queries per ranking task ({tasks})")
+        elif counts:
+            parts.append(", ".join(f"{n:,} {task} queries" for task, n in self.queries.items()))
+        else:
+            parts.append("query count not recorded")
+        if self.class_papers:
+            parts.append(f"{self.class_papers:,} {self.split} papers in the `mag` slot")
+        parts.append(f"every row embedded at {self.length} wordpieces" if self.length else "length not recorded")
+        return ", ".join(parts)
+
+
+def benchmark_of(report: Report) -> Benchmark:
+    """The benchmark of a report: from its metrics (05, then 01) and spec, else its results.md and notebook 01."""
+    evaluation = report.metrics.get("05_scidocs_eval") or {}
+    prepared = report.metrics.get("01_prepare_data") or {}
+    split = str(evaluation.get("split") or _spec(report, "evaluation", "split") or "test")
+    scidocs_dir = _spec(report, "evaluation", "scidocs_dir")
+    corpus_info = prepared.get("corpus") or {}
+    if scidocs_dir:
+        corpus = "SCIDOCS"
+    elif corpus_info.get("name"):
+        corpus = str(corpus_info["name"]) + (" (SYNTHETIC data)" if corpus_info.get("synthetic") else "")
+    else:
+        corpus = _results_md_corpus(report) or str(_spec(report, "data", "corpus") or report.preset)
+    queries: dict[str, int] = {}
+    class_papers = None
+    results = evaluation.get("results") or {}
+    first = next(iter(results.values()), {}) if results else {}
+    coverage = first.get("coverage") or {}
+    for task in TASK_SLOTS:
+        count = (coverage.get(task) or {}).get("queries")
+        if count is None:
+            count = ((prepared.get("benchmark") or {}).get(TASK_SLOTS[task]) or {}).get(f"{split}_queries")
+        if count is not None:
+            queries[task] = int(count)
+    mag = coverage.get("mag") or {}
+    if (mag.get(split) or {}).get("papers") is not None:
+        class_papers = int(mag[split]["papers"])
+    elif ((prepared.get("benchmark") or {}).get("mag") or {}).get(split) is not None:
+        class_papers = int(prepared["benchmark"]["mag"][split])
+    if not queries and not prepared and report.has("01_prepare_data.ipynb"):
+        queries, class_papers = _notebook01_counts(report, split)
+    length = _spec(report, "embedding", "max_length", "max_seq_length")
+    return Benchmark(corpus, split, queries, class_papers, int(length) if length else None)
+
+
+def _results_md_corpus(report: Report) -> str | None:
+    if not report.has("results.md"):
+        return None
+    match = re.search(r"^Benchmark: (.+)$", report.text("results.md"), re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def _notebook01_counts(report: Report, split: str) -> tuple[dict[str, int], int | None]:
+    """An older report's query and paper counts: the benchmark tables notebook 01 printed (pandas text output)."""
+    try:
+        notebook = json.loads(report.text("01_prepare_data.ipynb"))
+    except ValueError:
+        return {}, None
+    frames: dict[str, dict[str, str]] = {}
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            text = "".join((output.get("data") or {}).get("text/plain", ""))
+            frames.update(parse_frame_text(text))
+    queries = {
+        task: int(frames[slot][f"{split}_queries"])
+        for task, slot in TASK_SLOTS.items()
+        if f"{split}_queries" in frames.get(slot, {})
+    }
+    papers = frames.get("mag", {}).get(split)
+    return queries, int(papers) if papers is not None else None
+
+
+def parse_frame_text(text: str) -> dict[str, dict[str, str]]:
+    """``{row: {column: cell}}`` from a pandas frame printed as text, wrapped column blocks (``\\``) included.
+
+    Only frames whose cells are single tokens are read (the benchmark count tables); anything else gives ``{}``.
+    """
+    rows: dict[str, dict[str, str]] = {}
+    for block in re.split(r"\n\s*\n", text.strip()):
+        lines = [line.rstrip().rstrip("\\").rstrip() for line in block.splitlines() if line.strip()]
+        if len(lines) < 2:
+            continue
+        header = lines[0].split()
+        for line in lines[1:]:
+            cells = line.split()
+            if len(cells) != len(header) + 1:
+                return {}
+            rows.setdefault(cells[0], {}).update(zip(header, cells[1:], strict=True))
+    return rows
+
+
+# ---------------------------------------------------------------- Table 1
+def table1_rows(report: Report) -> dict[str, dict[str, float]]:
+    """``{model: {Table 1 header: value}}``: metrics/05_scidocs_eval.json, else the rows of results.md."""
+    results = (report.metrics.get("05_scidocs_eval") or {}).get("results")
+    if results:
+        rows = {model: metric_row(result) for model, result in results.items()}
+    elif report.has("results.md"):
+        rows = parse_results_md(report.text("results.md"))
+    else:
+        return {}
+    order = [m for m in FIRST_ROWS if m in rows] + [m for m in rows if m not in FIRST_ROWS]
+    return {model: rows[model] for model in order}
+
+
+def parse_results_md(text: str) -> dict[str, dict[str, float]]:
+    """The run's own rows (not the paper's) of a results.md written by notebook 05."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("| model |")), None)
+    if start is None:
+        return {}
+    header = [cell.strip() for cell in lines[start].strip().strip("|").split("|")]
+    rows: dict[str, dict[str, float]] = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        model = cells[0]
+        if model.endswith("(paper)"):
+            continue
+        rows[model] = {h: float(c) for h, c in zip(header[1:], cells[1:], strict=False) if h in HEADERS and c}
+    return rows
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def table1_block(report: Report, link: str) -> str:
+    """One report's Table 1 with its caption (``link``: the report folder relative to the file being written)."""
+    rows = table1_rows(report)
+    if not rows:
+        return ""
+    present = {h for row in rows.values() for h in row}
+    shown = [(h, label) for h, label in TABLE1_SHOWN if h in ALWAYS_SHOWN or h in present]
+    source = "metrics/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else "results.md"
+    lines = [
+        f"Table 1 on {benchmark_of(report).caption()} "
+        f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`):",
+        "",
+        "| model | " + " | ".join(label for _, label in shown) + " |",
+        "|" + "---|" * (len(shown) + 1),
+    ]
+    for model, row in rows.items():
+        lines.append(f"| {model} | " + " | ".join(_cell(row.get(h)) for h, _ in shown) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- Figure 2 (DBSCAN on the projection)
+def figure2_rows(report: Report) -> list[dict[str, Any]]:
+    """Notebook 06's homogeneity and completeness per projection for base and trained (none without its metrics)."""
+    analysis = report.metrics.get("06_embedding_analysis") or {}
+    rows = []
+    for method, per_model in (analysis.get("scores") or {}).items():
+        for model in reversed(FIRST_ROWS):  # base, then trained: before and after
+            scores = per_model.get(model)
+            if scores:
+                rows.append(
+                    {
+                        "model": model,
+                        "method": method,
+                        "homogeneity": scores["homogeneity"],
+                        "completeness": scores["completeness"],
+                        "papers": analysis.get("n_papers"),
+                        "classes": analysis.get("n_classes"),
+                    }
+                )
+    return rows
+
+
+def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+    """Base and trained DBSCAN scores of every report with notebook 06's metrics, then the paper's values."""
+    lines = [
+        "| benchmark | model | projection | homogeneity | completeness |",
+        "|---|---|---|---|---|",
+    ]
+    measured = []
+    for report in reports:
+        rows = figure2_rows(report)
+        if not rows:
+            continue
+        measured.append(report.preset)
+        corpus = benchmark_of(report).corpus
+        source = f"{link_of[report.preset]}/{METRICS_DIR}/06_embedding_analysis.json"
+        for row in rows:
+            where = f"[{corpus}]({source}), {row['papers']:,} `mag` papers of {row['classes']} classes"
+            lines.append(
+                f"| {where} | {row['model']} | {row['method']} | {row['homogeneity']:.2f} | {row['completeness']:.2f} |"
+            )
+    # the paper's values: SPECTER paper, Section 6 and Figure 2 (t-SNE of SCIDOCS MAG papers, DBSCAN)
+    for model, scores in PAPER_FIGURE2.items():
+        lines.append(
+            f"| SCIDOCS MAG (paper, Section 6 / Figure 2) | {model} | tsne | {scores['homogeneity']:.2f} "
+            f"| {scores['completeness']:.2f} |"
+        )
+    if not measured:
+        lines += ["", "No report holds notebook 06's metrics yet; the rows above are the paper's."]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- wall times per preset
+def notebook_runs(report: Report) -> dict[str, dict[str, Any]]:
+    """``{notebook: {seconds, commit, ran, overrides}}``: pipeline.json, else the table of an older report's README."""
+    entries = report.pipeline.get("notebooks") or {}
+    if entries:
+        return {
+            nb: {
+                "seconds": float(e["seconds"]),
+                "commit": e.get("commit") or _one_commit(report.pipeline.get("commit")),
+                "ran": e.get("finished", ""),
+                "overrides": ", ".join(f"{k}={v}" for k, v in (e.get("overrides") or {}).items()),
+            }
+            for nb, e in sorted(entries.items())
+            if e.get("seconds") is not None
+        }
+    if not report.has("README.md"):
+        return {}
+    runs = {}
+    row = re.compile(r"^\| \[(\d\d_\w+)\]\([^)]*\) \| ([\d.,]+) s \| ([^|]*) \| ([^|]*) \|", re.MULTILINE)
+    for match in row.finditer(report.text("README.md")):
+        notebook, seconds, ran, overrides = match.groups()
+        commit = re.search(r"`([0-9a-f]{7,40}(?:\+dirty)?)`", ran)
+        runs[notebook] = {
+            "seconds": float(seconds.replace(",", "")),
+            "commit": commit.group(1) if commit else None,
+            "ran": ran.strip(),
+            "overrides": overrides.strip().replace("`", ""),
+        }
+    return dict(sorted(runs.items()))
+
+
+def _one_commit(commit: Any) -> str | None:
+    """pipeline.json's ``commit``: one hash, or a list when the report is mixed (then no single one applies)."""
+    return commit if isinstance(commit, str) and commit != "?" else None
+
+
+def _machine(report: Report, runs: Mapping[str, Mapping[str, Any]]) -> str:
+    machine = report.pipeline.get("machine")
+    if isinstance(machine, Mapping):
+        parts = []
+        if machine.get("cores") is not None:
+            parts.append(f"{machine['cores']} cores")
+        parts += [str(machine[k]) for k in machine if k not in ("cores", "flags") and machine[k] not in (None, "")]
+        flags = machine.get("flags")
+        if flags:
+            parts.append(", ".join(map(str, flags)) if isinstance(flags, (list, tuple)) else str(flags))
+        return ", ".join(parts)
+    if isinstance(machine, str) and machine:
+        return machine
+    # an older report: the "(2 shared cores)" note of its "ran" column
+    notes = [n for run in runs.values() for n in re.findall(r"\(([^()]*\bcores?\b[^()]*)\)", run["ran"])]
+    return "; ".join(dict.fromkeys(notes)) if notes else "not recorded"
+
+
+def duration(seconds: float) -> str:
+    """``17 s``, ``19 min 19 s``, ``1 h 17 min``."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+    """One row per preset: each notebook's measured wall time, the total, the commit(s) and the machine."""
+    timed = [(r, runs) for r in reports if (runs := notebook_runs(r))]
+    notebooks = sorted({nb for _, runs in timed for nb in runs})
+    lines = [
+        "| preset | " + " | ".join(nb[:2] for nb in notebooks) + " | total | commit | machine |",
+        "|" + "---|" * (len(notebooks) + 4),
+    ]
+    notes = []
+    for report, runs in timed:
+        source = PIPELINE_FILE if report.pipeline else "README.md"
+        cells = [duration(runs[nb]["seconds"]) if nb in runs else "" for nb in notebooks]
+        commits = list(dict.fromkeys(run["commit"] for run in runs.values() if run["commit"]))
+        unrecorded = [nb[:2] for nb, run in runs.items() if not run["commit"]]
+        commit = ", ".join(f"`{c}`" for c in commits) or "not recorded"
+        if commits and unrecorded:
+            commit += f" ({', '.join(unrecorded)}: not recorded)"
+        total = duration(sum(run["seconds"] for run in runs.values()))
+        name = f"[`{report.preset}`]({link_of[report.preset]}/{source})"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {total} | {commit} | {_machine(report, runs)} |")
+        notes += [
+            f"`{report.preset}` {nb[:2]} ran with `{run['overrides']}`" for nb, run in runs.items() if run["overrides"]
+        ]
+        if len(commits) > 1:
+            notes.append(f"`{report.preset}`'s notebooks ran at different commits; its total is their sum")
+    if notebooks:
+        lines += ["", "Notebooks: " + ", ".join(f"{nb[:2]} `{nb[3:]}`" for nb in notebooks) + "."]
+    if notes:
+        lines.append("Notes: " + "; ".join(notes) + ".")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- ablations (notebook 07)
+def ablations_block(report: Report, link: str) -> str:
+    """A report's ablations.md (notebook 07's table and its notes), captioned with its benchmark."""
+    if not report.has("ablations.md"):
+        return ""
+    return (
+        f"Ablations on {benchmark_of(report).caption()} ([`{link}/ablations.md`]({link}/ablations.md), "
+        f"preset `{report.preset}`):\n\n{report.text('ablations.md').strip()}"
+    )
+
+
+# ---------------------------------------------------------------- blocks in a file
+BLOCK_NAMES = ("results", "figure2", "times", "ablations")
+
+
+def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str]:
+    """Every block's text for the file ``target`` (links relative to it), from the reports under ``reports_root``."""
+    reports_root = Path(reports_root)
+    reports = load_reports(reports_root) if reports_root.is_dir() else []
+    base = os.path.relpath(reports_root, Path(target).parent)
+    link_of = {r.preset: f"{base}/{r.folder.name}".replace(os.sep, "/") for r in reports}
+    sections = [table1_block(r, link_of[r.preset]) for r in reports]
+    ablations = [ablations_block(r, link_of[r.preset]) for r in reports]
+    return {
+        "results": "\n\n".join(s for s in sections if s) or "No report holds a results table yet.",
+        "figure2": figure2_block(reports, link_of),
+        "times": times_block(reports, link_of),
+        "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
+    }
+
+
+def replace_blocks(text: str, blocks: Mapping[str, str], path: str | Path = "<text>") -> str:
+    """``text`` with the body of every generated block replaced; an unknown block name is a DataError."""
+
+    def body(match: re.Match) -> str:
+        name = match.group("name")
+        if name not in blocks:
+            line = text.count("\n", 0, match.start()) + 1
+            raise DataError(f"unknown generated block {name!r} (known: {', '.join(blocks)})", path, line)
+        return f"<!-- generated:{name} -->\n{blocks[name].strip()}\n<!-- /generated:{name} -->"
+
+    return BLOCK.sub(body, text)
+
+
+def stale_blocks(path: str | Path, blocks: Mapping[str, str]) -> list[str]:
+    """The names of the blocks of ``path`` whose text differs from ``blocks``."""
+    text = Path(path).read_text(encoding="utf-8")
+    fresh = {m.group("name"): m.group(0) for m in BLOCK.finditer(replace_blocks(text, blocks, path))}
+    return [m.group("name") for m in BLOCK.finditer(text) if m.group(0) != fresh[m.group("name")]]
+
+
+def update_file(path: str | Path, reports_root: str | Path) -> list[str]:
+    """Rewrite the generated blocks of ``path`` from the reports (atomically); returns the names of those changed."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("no such file", path)
+    blocks = render_blocks(reports_root, path)
+    text = path.read_text(encoding="utf-8")
+    if not BLOCK.search(text):
+        raise DataError("no generated block (<!-- generated:NAME --> ... <!-- /generated:NAME -->)", path)
+    changed = stale_blocks(path, blocks)
+    if changed:
+        with atomic_write(path) as handle:
+            handle.write(replace_blocks(text, blocks, path))
+    return changed
+
+
+def check_file(path: str | Path, reports_root: str | Path) -> list[str]:
+    """The names of the blocks of ``path`` that differ from what the reports give (empty: up to date)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError("no such file", path)
+    return stale_blocks(path, render_blocks(reports_root, path))

@@ -1,0 +1,235 @@
+"""The generated blocks of README.md and docs/results.md: they equal what the committed reports give, a number
+edited by hand fails the check, and a minimal report renders the expected rows."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbformat.v4 import new_code_cell, new_notebook
+
+from specter_utils.cli import main
+from specter_utils.io import write_json
+from specter_utils.paths import REPO_ROOT
+from specter_utils.pipeline import NOTEBOOKS
+from specter_utils.presentation import readme
+from specter_utils.report import write_report
+
+README_FILES = ("README.md", "docs/results.md")
+# What a user-facing file must not say: issue numbers, the machinery that wrote the project, the protocol's file
+FORBIDDEN = re.compile(
+    r"issue [0-9]|#1[0-9]\b|#2[0-9]\b|helper (session|agent)|sessions?\b.{0,12}(so far|lent)|lent to (the|this)"
+    r"|SPEC\.md",
+    re.IGNORECASE,
+)
+
+
+def test_committed_blocks_equal_the_reports():
+    """The README-vs-metrics test: every generated block is what the committed reports give."""
+    for name in README_FILES:
+        assert readme.check_file(REPO_ROOT / name, REPO_ROOT / "reports") == [], name
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert {"results", "figure2", "times"} <= {m.group("name") for m in readme.BLOCK.finditer(text)}
+    docs = (REPO_ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert {"results", "ablations"} <= {m.group("name") for m in readme.BLOCK.finditer(docs)}
+
+
+def test_check_command_passes_on_the_repository(capsys):
+    assert main(["report", "--readme", "--check"]) == 0
+    assert "README.md: up to date" in capsys.readouterr().out
+
+
+def _copy_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    for name in README_FILES:
+        shutil.copyfile(REPO_ROOT / name, root / name)
+    shutil.copytree(REPO_ROOT / "reports", root / "reports")
+    return root
+
+
+def test_a_number_edited_by_hand_fails_the_check(tmp_path, capsys):
+    root = _copy_repo(tmp_path)
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 0
+    text = (root / "README.md").read_text(encoding="utf-8")
+    block = next(m for m in readme.BLOCK.finditer(text) if m.group("name") == "results")
+    number = re.search(r"\| (\d+\.\d\d) \|", block.group("body"))
+    edited = f"| {float(number.group(1)) + 0.01:.2f} |"
+    at = block.start("body") + number.start()
+    (root / "README.md").write_text(text[:at] + edited + text[at + len(number.group(0)) :], encoding="utf-8")
+    capsys.readouterr()
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "README.md" in err and "'results'" in err and "Traceback" not in err
+    # rewriting restores the committed text, and the check passes again
+    assert main(["report", "--readme", "--root", str(root)]) == 0
+    assert (root / "README.md").read_text(encoding="utf-8") == text
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 0
+
+
+def test_an_unknown_block_is_a_one_line_error(tmp_path, capsys):
+    root = _copy_repo(tmp_path)
+    with (root / "README.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n<!-- generated:nonsense -->\nx\n<!-- /generated:nonsense -->\n")
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown generated block 'nonsense'" in err and "README.md" in err
+
+
+def _minimal_report(root: Path) -> Path:
+    """A report as the report writer leaves it: pipeline.json, metrics/<notebook>.json, spec.yaml."""
+    folder = root / "toy"
+    coverage = {
+        "mag": {"train": {"papers": 30}, "test": {"papers": 12}},
+        "cite": {"queries": 7, "queries_evaluated": 7},
+        "co-cite": {"queries": 7, "queries_evaluated": 7},
+    }
+
+    def result(f1: float, cite: float, cocite: float) -> dict:
+        return {"mag": {"f1": f1}, "cite": {"map": cite, "ndcg": 1.0}, "co-cite": {"map": cocite}, "coverage": coverage}
+
+    spec = {"embedding": {"max_length": 96}, "evaluation": {"split": "test", "scidocs_dir": ""}}
+    write_json(
+        folder / "metrics" / "05_scidocs_eval.json",
+        {
+            "split": "test",
+            "results": {
+                "base": result(40.0, 50.0, 51.0),
+                "trained": result(41.5, 55.25, 56.0),
+                "sif": result(30, 20, 21),
+            },
+            "spec": spec,
+        },
+    )
+    write_json(
+        folder / "metrics" / "01_prepare_data.json",
+        {"corpus": {"name": "toycorpus", "synthetic": False}, "benchmark": {"cite": {"test_queries": 7}}},
+    )
+    scores = {"homogeneity": 0.123, "completeness": 0.456}
+    write_json(
+        folder / "metrics" / "06_embedding_analysis.json",
+        {"scores": {"tsne": {"base": scores, "trained": scores}}, "n_papers": 40, "n_classes": 4},
+    )
+    write_json(
+        folder / "pipeline.json",
+        {
+            "preset": "toy",
+            "commit": "abc1234",
+            "command": "specter-utils run --preset toy --report",
+            "machine": {"cores": 2, "cpu": "Toy CPU", "flags": "avx2"},
+            "notebooks": {
+                "01_prepare_data": {"seconds": 11.2, "commit": "abc1234", "finished": "2026-11-24 15:00 UTC"},
+                "05_scidocs_eval": {"seconds": 3700, "commit": "abc1234", "finished": "2026-11-24 16:00 UTC"},
+            },
+        },
+    )
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (folder / "ablations.md").write_text("| row | CITE |\n|---|---|\n| specter | 1.00 ± 0.10 |\n", encoding="utf-8")
+    return folder
+
+
+def test_a_minimal_report_renders_the_expected_rows(tmp_path):
+    reports = tmp_path / "reports"
+    _minimal_report(reports)
+    blocks = readme.render_blocks(reports, tmp_path / "README.md")
+    results = blocks["results"]
+    assert "**toycorpus**, test split, 7 queries per ranking task (cite and co-cite)" in results
+    assert "12 test papers in the `mag` slot, every row embedded at 96 wordpieces" in results
+    assert "(reports/toy/metrics/05_scidocs_eval.json)" in results
+    rows = [line for line in results.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| model | CLS macro-F1 (`mag`) | cite MAP | co-cite MAP |"
+    assert rows[1:] == [
+        "| trained | 41.50 | 55.25 | 56.00 |",
+        "| base | 40.00 | 50.00 | 51.00 |",
+        "| sif | 30.00 | 20.00 | 21.00 |",
+    ]
+    figure2 = blocks["figure2"]
+    assert "| trained | tsne | 0.12 | 0.46 |" in figure2 and "40 `mag` papers of 4 classes" in figure2
+    assert "| SPECTER | tsne | 0.41 | 0.72 |" in figure2 and "| SciBERT | tsne | 0.19 | 0.63 |" in figure2
+    times = blocks["times"]
+    assert (
+        "| [`toy`](reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min | `abc1234` | 2 cores, Toy CPU, avx2 |"
+        in times
+    )
+    assert "| specter | 1.00 ± 0.10 |" in blocks["ablations"] and "Ablations on **toycorpus**" in blocks["ablations"]
+    # from docs/, links climb one folder
+    assert (
+        "(../reports/toy/metrics/05_scidocs_eval.json)"
+        in readme.render_blocks(reports, tmp_path / "docs" / "x.md")["results"]
+    )
+
+
+def test_a_report_from_the_report_writer_renders(tmp_path):
+    """What write_report leaves (pipeline.json with a list of flags, metrics/ with relative paths) is what is read."""
+    run_dir = tmp_path / "results" / "toyrun"
+    source = _minimal_report(tmp_path / "source")
+    entries = {}
+    for notebook in NOTEBOOKS:
+        (run_dir / notebook).mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), run_dir / notebook / f"{notebook}.ipynb")
+        metrics = source / "metrics" / f"{notebook}.json"
+        if metrics.exists():
+            shutil.copyfile(metrics, run_dir / notebook / "metrics.json")
+        entries[notebook] = {"seconds": 60.0, "commit": "abc1234", "finished": "2026-11-24 15:00 UTC", "overrides": {}}
+    shutil.copyfile(source / "spec.yaml", run_dir / "spec.yaml")
+    machine = {"cores": 2, "cpu": "Toy CPU", "flags": ["avx2", "avx512f"]}
+    write_json(run_dir / "pipeline.json", {"preset": "toy", "overrides": {}, "machine": machine, "notebooks": entries})
+    write_report(run_dir, tmp_path / "reports" / "toy")
+    blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
+    assert (
+        "| trained | 41.50 | 55.25 | 56.00 |" in blocks["results"] and "**toycorpus**, test split" in blocks["results"]
+    )
+    assert "| 8 min 0 s | `abc1234` | 2 cores, Toy CPU, avx2, avx512f |" in blocks["times"]
+    assert "| base | tsne | 0.12 | 0.46 |" in blocks["figure2"]
+
+
+def test_an_older_report_falls_back_to_its_tables(tmp_path):
+    """No metrics/ and no pipeline.json: results.md's own rows and the README's wall-time column."""
+    folder = tmp_path / "reports" / "old"
+    folder.mkdir(parents=True)
+    (folder / "results.md").write_text(
+        "Benchmark: oldcorpus\n\n| model | MAG F1 | cite MAP | cite nDCG | co-cite MAP | avg |\n|---|---|---|---|---|---|\n"
+        "| trained | 4.80 | 84.23 | 93.13 | 83.60 | 71.61 |\n| SPECTER (paper) | 82.60 | 88.40 | 94.90 | 87.90 | 89.70 |\n",
+        encoding="utf-8",
+    )
+    (folder / "README.md").write_text(
+        "| notebook | wall time | ran | overrides |\n|---|---|---|---|\n"
+        "| [01_prepare_data](01_prepare_data.ipynb) | 17 s | 2026-11-23 (2 shared cores), `1831f86` |  |\n",
+        encoding="utf-8",
+    )
+    (folder / "spec.yaml").write_text("# preset old\nembedding: {max_seq_length: 256}\nevaluation: {split: test}\n")
+    blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
+    assert "| trained | 4.80 | 84.23 | 83.60 |" in blocks["results"] and "(paper)" not in blocks["results"]
+    assert "**oldcorpus**, test split, query count not recorded" in blocks["results"]
+    assert "embedded at 256 wordpieces" in blocks["results"]
+    assert "| 17 s | 17 s | `1831f86` | 2 shared cores |" in blocks["times"]
+
+
+def test_pandas_text_frames_are_read_with_their_wrapped_columns():
+    text = (
+        "        eligible_queries  queries  test_queries  \\\ncite                9118      200           160   \n"
+        "cocite             10231      200           160   \n\n        negatives  \ncite         5000  \ncocite       5000  "
+    )
+    frame = readme.parse_frame_text(text)
+    assert frame["cocite"]["test_queries"] == "160" and frame["cite"]["negatives"] == "5000"
+
+
+def _user_facing_files() -> list[Path]:
+    files = [REPO_ROOT / "README.md", *REPO_ROOT.glob("reports/*/README.md")]
+    for folder in ("docs", "params", "notebooks"):
+        files += [p for p in (REPO_ROOT / folder).rglob("*") if p.is_file()]
+    return files
+
+
+@pytest.mark.parametrize("path", _user_facing_files(), ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_user_facing_files_speak_of_the_project_only(path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return  # a binary file (a figure) says nothing
+    hits = [m.group(0) for line in text.splitlines() if (m := FORBIDDEN.search(line))]
+    assert not hits, f"{path.relative_to(REPO_ROOT)}: {hits}"
