@@ -280,8 +280,12 @@ def run_pipeline(
 PIPELINE_FILE = "pipeline.json"  # in the run folder: how and when each notebook of the run last ran
 
 
+RUN_OUTPUTS = (":(exclude)figures", ":(exclude)reports")  # tracked folders that runs rewrite: not the source
+
+
 def source_commit() -> str | None:
-    """The package's git commit (short hash, ``+dirty`` with uncommitted changes); None outside a git checkout."""
+    """The package's git commit (short hash, ``+dirty`` with uncommitted changes to the source, not counting the
+    figures and reports that runs rewrite); None outside a git checkout."""
 
     try:
         head = subprocess.run(
@@ -289,8 +293,8 @@ def source_commit() -> str | None:
         )
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(  # what a run writes itself (its figures, reports) does not make the source dirty
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", *RUN_OUTPUTS],
             capture_output=True,
             text=True,
             timeout=10,

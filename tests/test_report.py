@@ -107,3 +107,26 @@ def test_a_mixed_run_is_refused_and_the_old_report_stays(tmp_path: Path) -> None
     mixed = write_report(run_dir, out, allow_mixed=True)
     assert "**Not one commit**" in (mixed / "README.md").read_text()
     assert not list(tmp_path.glob("reports/.*"))  # no staging folder left behind
+
+
+def test_a_runs_own_figures_do_not_make_the_source_dirty(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    from specter_utils import pipeline
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "table2_demo.png").write_bytes(b"old")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    monkeypatch.setattr(pipeline, "REPO_ROOT", tmp_path)
+    clean = pipeline.source_commit()
+    assert clean and not clean.endswith("+dirty")
+    (tmp_path / "figures" / "table2_demo.png").write_bytes(b"redrawn by a run")
+    assert pipeline.source_commit() == clean
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert pipeline.source_commit() == clean + "+dirty"
