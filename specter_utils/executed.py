@@ -3,7 +3,8 @@
 :func:`clean_executed_notebook` moves every stream output (progress bars, training logs, warnings, prints) of an
 executed notebook to a log file beside it and makes the paths in what remains relative to the repository. The
 notebooks show what a reader wants through ``display`` (tables, figures, Markdown), never through streams.
-:func:`machine_info` names the cores, the CPU and the CPU flags that decide the fast paths.
+:func:`machine_info` names the cores, the CPU and the CPU flags that decide the fast paths; :class:`PeakMemory`
+measures the peak resident memory of the processes a notebook runs in.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import threading
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from specter_utils.io import atomic_write
 from specter_utils.paths import REPO_ROOT
@@ -88,3 +92,42 @@ def machine_info() -> dict[str, Any]:
             info["flags"] = [flag for flag in CPU_FLAGS_SHOWN if flag in present]
             break
     return info
+
+
+class PeakMemory:
+    """The peak resident memory of this process's descendants (a notebook's kernel and what it starts), sampled.
+
+    ``with PeakMemory() as peak: ...`` then ``peak.mb``: the largest sum of their RSS seen, in MiB, sampled every
+    ``interval`` seconds on a background thread (a peak shorter than that can be missed).
+    """
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.peak_bytes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while True:
+            total = 0
+            for child in me.children(recursive=True):
+                try:
+                    total += child.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            self.peak_bytes = max(self.peak_bytes, total)
+            if self._stop.wait(self.interval):
+                return
+
+    @property
+    def mb(self) -> float:
+        return round(self.peak_bytes / 2**20, 1)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -25,7 +25,7 @@ from typing import Any
 
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind
 from specter_utils.errors import DataError
-from specter_utils.executed import clean_executed_notebook, machine_info
+from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info
 from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR
 from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
@@ -260,7 +260,8 @@ def run_pipeline(
         echo(f"[{notebook}] running (preset {preset}) -> {output}")
         started = time.time()
         try:
-            execute_notebook(notebook, parameters, output, kernel, notebooks_dir, log_output, progress_bar)
+            with PeakMemory() as peak:  # the kernel's (and its children's) resident memory, sampled
+                execute_notebook(notebook, parameters, output, kernel, notebooks_dir, log_output, progress_bar)
         except Exception as exc:  # papermill raises its own error for a failing cell, others for setup problems
             raise PipelineError(notebook, output, describe_failure(notebook, output, exc)) from exc
         seconds = time.time() - started
@@ -269,6 +270,7 @@ def run_pipeline(
         result.notebooks[notebook] = {
             "output": str(output),
             "seconds": round(seconds, 1),
+            "peak_rss_mb": peak.mb,
             "metrics": str(metrics_path) if metrics_path.exists() else None,
         }
         record_notebook(run_dir, preset, overrides, data_dir, notebook, result.notebooks[notebook])

@@ -50,6 +50,10 @@ def report_commits(entries: dict[str, dict[str, Any]], notebooks: list[str]) -> 
     return problems
 
 
+def _format_memory(mb: float | None) -> str:
+    return "" if mb is None else f"{mb / 1024:.1f} GiB" if mb >= 1024 else f"{mb:.0f} MiB"
+
+
 def _format_seconds(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
@@ -109,7 +113,7 @@ def write_report(
         "machine": info.get("machine") or machine_info(),
         "overrides": info.get("overrides") or {},
         "notebooks": {
-            nb: {k: entries.get(nb, {}).get(k) for k in ("seconds", "commit", "finished", "overrides")}
+            nb: {k: entries.get(nb, {}).get(k) for k in ("seconds", "peak_rss_mb", "commit", "finished", "overrides")}
             for nb in executed
         },
     }
@@ -139,16 +143,27 @@ def report_readme(record: dict[str, Any], tables: list[str]) -> str:
     ]
     if record.get("overrides"):
         lines.append("- Overrides: " + ", ".join(f"`{k}={v}`" for k, v in record["overrides"].items()))
-    lines += ["", "| notebook | wall time | finished |" + ("" if one_commit else " commit |"), "|---|---|---|"]
-    lines[-1] += "" if one_commit else "---|"
-    total = 0.0
+    header = ["notebook", "wall time", "peak memory", "finished"] + ([] if one_commit else ["commit"])
+    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    total, peak = 0.0, 0.0
     for nb, entry in record["notebooks"].items():
-        seconds = entry.get("seconds")
+        seconds, memory = entry.get("seconds"), entry.get("peak_rss_mb")
         total += seconds or 0.0
-        took = _format_seconds(seconds) if seconds is not None else ""
-        row = f"| [{nb}]({nb}.ipynb) | {took} | {entry.get('finished') or ''} |"
-        lines.append(row + ("" if one_commit else f" `{entry.get('commit')}` |"))
-    lines.append(f"| **total** | **{_format_seconds(total)}** | |" + ("" if one_commit else " |"))
+        peak = max(peak, memory or 0.0)
+        cells = [
+            f"[{nb}]({nb}.ipynb)",
+            _format_seconds(seconds) if seconds is not None else "",
+            _format_memory(memory),
+            entry.get("finished") or "",
+        ]
+        lines.append("| " + " | ".join(cells + ([] if one_commit else [f"`{entry.get('commit')}`"])) + " |")
+    cells = ["**total**", f"**{_format_seconds(total)}**", f"**{_format_memory(peak or None)}** (largest)", ""]
+    lines.append("| " + " | ".join(cells + ([] if one_commit else [""])) + " |")
+    lines.append("")
+    lines.append(
+        "Peak memory: the largest resident memory of the notebook's kernel and the processes it started, sampled "
+        "every 0.25 s."
+    )
     if tables:
         lines += ["", "Tables: " + ", ".join(f"[{name}]({name})" for name in tables) + "."]
     return "\n".join(lines) + "\n"

@@ -75,7 +75,10 @@ def fake_run(run_dir: Path, commits: dict[str, str]) -> None:
         (run_dir / nb).mkdir(parents=True, exist_ok=True)
         executed_notebook(run_dir / nb / f"{nb}.ipynb", run_dir.parent.parent)
         (run_dir / nb / "metrics.json").write_text(json.dumps({"path": f"{run_dir}/x"}))
-    entries = {nb: {"seconds": 61.0, "commit": commits[nb], "finished": "2026-11-24 15:00 UTC"} for nb in NOTEBOOKS}
+    entries = {
+        nb: {"seconds": 61.0, "peak_rss_mb": 300.0 + i, "commit": commits[nb], "finished": "2026-11-24 15:00 UTC"}
+        for i, nb in enumerate(NOTEBOOKS)
+    }
     (run_dir / PIPELINE_FILE).write_text(json.dumps({"preset": "demo", "notebooks": entries}))
 
 
@@ -86,6 +89,7 @@ def test_write_report_at_one_commit(tmp_path: Path) -> None:
     index = (out / "README.md").read_text()
     assert "- Commit: `abc1234`" in index and "| [01_prepare_data](01_prepare_data.ipynb) | 1 min 01 s |" in index
     assert "**8 min 08 s**" in index  # the total of the eight notebooks
+    assert "| 1 min 01 s | 300 MiB |" in index and "**307 MiB** (largest)" in index
     record = json.loads((out / PIPELINE_FILE).read_text())
     assert record["commit"] == "abc1234" and record["command"] == "specter-utils run --preset demo --report"
     assert sorted(p.stem for p in (out / "metrics").iterdir()) == sorted(NOTEBOOKS)
@@ -130,3 +134,15 @@ def test_a_runs_own_figures_do_not_make_the_source_dirty(tmp_path: Path, monkeyp
     assert pipeline.source_commit() == clean
     (tmp_path / "code.py").write_text("x = 2\n")
     assert pipeline.source_commit() == clean + "+dirty"
+
+
+def test_peak_memory_sees_a_child_process() -> None:
+    import subprocess
+    import sys
+
+    from specter_utils.executed import PeakMemory
+
+    hold = "import time; block = bytearray(200 * 2**20); block[::4096] = b'x' * len(block[::4096]); time.sleep(1.5)"
+    with PeakMemory(interval=0.05) as peak:
+        subprocess.run([sys.executable, "-c", hold], check=True)
+    assert peak.mb >= 190  # the 200 MiB the child touched, seen by sampling

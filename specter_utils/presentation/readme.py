@@ -8,7 +8,8 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
   co-cite MAP, and the other SCIDOCS columns a run has), captioned with its benchmark: corpus, split, queries per
   task and the evaluation length;
 - ``figure2``: notebook 06's DBSCAN homogeneity and completeness of base and trained, beside the paper's;
-- ``times``: each preset's measured wall time per notebook, the total, the commit and the machine;
+- ``times``: each preset's measured wall time per notebook, the total, the largest peak memory, the commit and the
+  machine;
 - ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark.
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
@@ -329,6 +330,7 @@ def notebook_runs(report: Report) -> dict[str, dict[str, Any]]:
         return {
             nb: {
                 "seconds": float(e["seconds"]),
+                "peak_rss_mb": e.get("peak_rss_mb"),
                 "commit": e.get("commit") or _one_commit(report.pipeline.get("commit")),
                 "ran": e.get("finished", ""),
                 "overrides": ", ".join(f"{k}={v}" for k, v in (e.get("overrides") or {}).items()),
@@ -390,8 +392,8 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     timed = [(r, runs) for r in reports if (runs := notebook_runs(r))]
     notebooks = sorted({nb for _, runs in timed for nb in runs})
     lines = [
-        "| preset | " + " | ".join(nb[:2] for nb in notebooks) + " | total | commit | machine |",
-        "|" + "---|" * (len(notebooks) + 4),
+        "| preset | " + " | ".join(nb[:2] for nb in notebooks) + " | total | peak memory | commit | machine |",
+        "|" + "---|" * (len(notebooks) + 5),
     ]
     notes = []
     for report, runs in timed:
@@ -403,8 +405,12 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         if commits and unrecorded:
             commit += f" ({', '.join(unrecorded)}: not recorded)"
         total = duration(sum(run["seconds"] for run in runs.values()))
+        peaks = [run["peak_rss_mb"] for run in runs.values() if run.get("peak_rss_mb")]
+        peak = f"{max(peaks) / 1024:.1f} GiB" if peaks else ""
         name = f"[`{report.preset}`]({link_of[report.preset]}/{source})"
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {total} | {commit} | {_machine(report, runs)} |")
+        lines.append(
+            f"| {name} | " + " | ".join(cells) + f" | {total} | {peak} | {commit} | {_machine(report, runs)} |"
+        )
         notes += [
             f"`{report.preset}` {nb[:2]} ran with `{run['overrides']}`" for nb, run in runs.items() if run["overrides"]
         ]
