@@ -1,4 +1,4 @@
-"""The generated blocks of README.md and docs/results.md: they equal what the committed reports give, a number
+"""The generated blocks of README.md, docs/results.md and docs/benchmarks.md: they equal what the committed reports give, a number
 edited by hand fails the check, and a minimal report renders the expected rows."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from specter_utils.pipeline import NOTEBOOKS
 from specter_utils.presentation import readme
 from specter_utils.report import write_report
 
-README_FILES = ("README.md", "docs/results.md")
+README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")
 # What a user-facing file must not say: issue numbers, the machinery that wrote the project, the protocol's file
 FORBIDDEN = re.compile(
     r"issue [0-9]|#1[0-9]\b|#2[0-9]\b|helper (session|agent)|sessions?\b.{0,12}(so far|lent)|lent to (the|this)"
@@ -123,7 +123,12 @@ def _minimal_report(root: Path) -> Path:
             "machine": {"cores": 2, "cpu": "Toy CPU", "flags": "avx2"},
             "notebooks": {
                 "01_prepare_data": {"seconds": 11.2, "commit": "abc1234", "finished": "2026-11-24 15:00 UTC"},
-                "05_scidocs_eval": {"seconds": 3700, "commit": "abc1234", "finished": "2026-11-24 16:00 UTC"},
+                "05_scidocs_eval": {
+                    "seconds": 3700,
+                    "peak_rss_mb": 2560.0,
+                    "commit": "abc1234",
+                    "finished": "2026-11-24 16:00 UTC",
+                },
             },
         },
     )
@@ -152,9 +157,11 @@ def test_a_minimal_report_renders_the_expected_rows(tmp_path):
     assert "| SPECTER | tsne | 0.41 | 0.72 |" in figure2 and "| SciBERT | tsne | 0.19 | 0.63 |" in figure2
     times = blocks["times"]
     assert (
-        "| [`toy`](reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min |  | `abc1234` | 2 cores, Toy CPU, avx2 |"
+        "| [`toy`](reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min | 2.5 GiB | `abc1234` | 2 cores, Toy CPU, avx2 |"
         in times
     )
+    stages = blocks["stages"]
+    assert "| 01_prepare_data | 11 s |  |" in stages and "| 05_scidocs_eval | 1 h 1 min | 2.50 GiB |" in stages
     assert "| specter | 1.00 ± 0.10 |" in blocks["ablations"] and "Ablations on **toycorpus**" in blocks["ablations"]
     # from docs/, links climb one folder
     assert (

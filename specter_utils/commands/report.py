@@ -1,5 +1,5 @@
 """``specter-utils report``: copy a run's executed notebooks, with their outputs, to ``reports/<preset>/``;
-``--readme`` rewrites the generated blocks of README.md and docs/results.md from the reports (``--check``: compare)."""
+``--readme`` rewrites the generated blocks of README.md, docs/results.md and docs/benchmarks.md from the reports (``--check``: compare)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--readme",
         action="store_true",
-        help="instead of copying a run: rewrite the generated blocks of README.md and docs/results.md "
+        help="instead of copying a run: rewrite the generated blocks of README.md, docs/results.md and docs/benchmarks.md "
         "(<!-- generated:NAME --> ... <!-- /generated:NAME -->) from the reports/<preset>/ folders",
     )
     parser.add_argument(
@@ -42,13 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--root",
         default=None,
-        help="with --readme: the repository whose README.md, docs/results.md and reports/ are read "
+        help="with --readme: the repository whose README.md, docs/results.md, docs/benchmarks.md and reports/ are read "
         "(default: this repository)",
     )
     parser.set_defaults(func=run)
 
 
-README_FILES = ("README.md", "docs/results.md")  # the files whose generated blocks --readme rewrites
+README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")  # the files whose generated blocks --readme rewrites
 
 
 def run_readme(args: argparse.Namespace) -> int:

@@ -434,8 +434,30 @@ def ablations_block(report: Report, link: str) -> str:
     )
 
 
+def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+    """Per report that records memory: each notebook (stage) with its wall time and peak memory."""
+    sections = []
+    for report in reports:
+        runs = notebook_runs(report)
+        if not any(run.get("peak_rss_mb") for run in runs.values()):
+            continue
+        lines = [
+            f"[`{report.preset}`]({link_of[report.preset]}/{PIPELINE_FILE}), commit "
+            + ", ".join(f"`{c}`" for c in dict.fromkeys(r["commit"] for r in runs.values() if r["commit"]))
+            + f", {_machine(report, runs)}:",
+            "",
+            "| stage (notebook) | wall time | peak memory |",
+            "|---|---|---|",
+        ]
+        for nb, run in runs.items():
+            memory = run.get("peak_rss_mb")
+            lines.append(f"| {nb} | {duration(run['seconds'])} | {f'{memory / 1024:.2f} GiB' if memory else ''} |")
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) or "No report records its peak memory yet."
+
+
 # ---------------------------------------------------------------- blocks in a file
-BLOCK_NAMES = ("results", "figure2", "times", "ablations")
+BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages")
 
 
 def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str]:
@@ -451,6 +473,7 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
         "figure2": figure2_block(reports, link_of),
         "times": times_block(reports, link_of),
         "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
+        "stages": stages_block(reports, link_of),
     }
 
 
