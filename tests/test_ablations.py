@@ -110,6 +110,20 @@ def test_table2_over_seeds_marks_differences_inside_the_spread():
     assert "no difference" in text and "±" in frame.loc[REFERENCE, "CITE"]
 
 
+def test_one_seed_has_no_spread_and_says_so():
+    statistics = {
+        "groups": {
+            REFERENCE: seed_group_statistics([_results(80, 70, 60)]),
+            "no_hard_negatives": seed_group_statistics([_results(81, 71, 61)]),
+        },
+        "seeds": {REFERENCE: [0], "no_hard_negatives": [0]},
+    }
+    assert statistics["groups"][REFERENCE]["CITE"]["sd"] is None
+    assert not within_spread(statistics["groups"]["no_hard_negatives"]["all"], statistics["groups"][REFERENCE]["all"])
+    frame, text = ablation_table_seeds(statistics, REFERENCE, PAPER_ROWS)
+    assert "±" not in frame.loc[REFERENCE, "CITE"] and "One seed" in text and "not a finding" in text
+
+
 def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
     from specter_utils.presentation import figures as plots
 

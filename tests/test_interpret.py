@@ -238,6 +238,17 @@ def test_ablation_paired_test_against_the_average_shows_nothing():
     assert "neither confirmed nor contradicted" in line
 
 
+def test_ablation_with_one_seed_is_not_a_finding():
+    stats = {
+        "groups": {"specter": group(83.72, None), "no_hard_negatives": group(84.23, None)},
+        "paired": {"rows": {"no_hard_negatives": {"tasks": {"cite": versus(0.61, 0.29, 0.92, 0.0001)}}}},
+        "seeds": {"specter": [0], "no_hard_negatives": [0]},
+    }
+    line = next(line for line in it.interpret_ablations(stats, "specter", PAPER_ROWS).splitlines() if "**no_" in line)
+    assert "1 seed)" in line and "seed spread" not in line.split("(")[0]
+    assert "in one run" in line and "not a finding" in line and "neither confirmed nor contradicted" in line
+
+
 # ---------------------------------------------------------------- 08: heads
 def head_rows(svm: float, linear: list[float], deep: list[float], end_to_end: list[float] | None = None) -> list[dict]:
     base = {"encoder": "trained", "max_length": 256}

@@ -236,7 +236,7 @@ def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, 
     width = 0.8 / max(len(groups), 1)
     for i, (name, stats) in enumerate(groups.items()):
         means = [stats[c]["mean"] if c in stats else np.nan for c in shown]
-        sds = [stats[c]["sd"] if c in stats else 0.0 for c in shown]
+        sds = [(stats[c]["sd"] or 0.0) if c in stats else 0.0 for c in shown]
         n = len(next(iter(stats.values()))["per_seed"]) if stats else 0
         axes[0].bar(x + i * width - 0.4 + width / 2, means, width, yerr=sds, capsize=3, label=f"{name} ({n} seeds)")
     columns = list(TABLE2_COLUMNS)

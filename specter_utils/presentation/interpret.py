@@ -324,12 +324,12 @@ def interpret_ablations(
         if name == reference or "all" not in stats or "all" not in ref:
             continue
         diff = stats["all"]["mean"] - ref["all"]["mean"]
-        spread = max(stats["all"]["sd"], ref["all"]["sd"])
+        sds = (stats["all"]["sd"], ref["all"]["sd"])
+        spread = None if None in sds else max(sds)  # one seed: no spread measured
         groups_used = ", ".join(c for c in TABLE2_COLUMNS if c in stats and c != "all")
-        seeds = len(statistics.get("seeds", {}).get(name, [])) or "?"
-        sentence = difference_sentence(
-            name, reference, f"the average ({groups_used}; {seeds} seeds)", diff, spread=spread
-        )
+        n_seeds = len(statistics.get("seeds", {}).get(name, []))
+        seeds = "1 seed" if n_seeds == 1 else f"{n_seeds or '?'} seeds"
+        sentence = difference_sentence(name, reference, f"the average ({groups_used}; {seeds})", diff, spread=spread)
         shown_all = evidence(diff, spread=spread)
         tests = []
         shown_tasks = []
@@ -342,6 +342,11 @@ def interpret_ablations(
             shown_tasks.append(evidence(test["diff"], ci))
         # a difference is shown when the average is outside the spread and no paired test points the other way
         shown = shown_all if shown_all and all(s in (0, shown_all) for s in shown_tasks) else 0
+        if spread is None and tests:
+            tests.append(
+                "With one seed these intervals cover the choice of queries, not the training's randomness, "
+                "so they are not a finding that either row is better."
+            )
         paper_name = paper_rows.get(name)
         paper_values = PAPER_ABLATION_ROWS.get(paper_name or "")
         if paper_values:

@@ -33,7 +33,7 @@ import yaml
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json
-from specter_utils.presentation.tables import HEADERS, metric_row
+from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
 
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
 METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
@@ -143,6 +143,9 @@ def benchmark_of(report: Report) -> Benchmark:
         corpus = "SCIDOCS"
     elif corpus_info.get("name"):
         corpus = str(corpus_info["name"]) + (" (SYNTHETIC data)" if corpus_info.get("synthetic") else "")
+        source = (corpus_info.get("info") or {}).get("source")
+        if corpus_info["name"] == "tables" and source:  # the generic reader: name the folder it read
+            corpus = f"{Path(str(source)).name} (tables)"
     else:
         corpus = _results_md_corpus(report) or str(_spec(report, "data", "corpus") or report.preset)
     queries: dict[str, int] = {}
@@ -424,13 +427,42 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
 
 
 # ---------------------------------------------------------------- ablations (notebook 07)
+def ablation_statistics_of(report: Report) -> dict[str, Any] | None:
+    """Notebook 07's statistics from its metrics, each group's sd recomputed from its per-seed values (so a
+    report written before a change of the spread rule reads by today's rule); None when not recorded."""
+    statistics = (report.metrics.get("07_ablations") or {}).get("statistics")
+    if not statistics or not statistics.get("groups"):
+        return None
+    groups = {}
+    for name, row in statistics["groups"].items():
+        groups[name] = {}
+        for group, cell in row.items():
+            values = cell.get("per_seed") or []
+            sd = statistics_sd(values) if values else cell.get("sd")
+            groups[name][group] = {**cell, "sd": sd}
+    return {**statistics, "groups": groups}
+
+
+def statistics_sd(values: list[float]) -> float | None:
+    """The sample sd over seeds, rounded as notebook 07 rounds it; None for one seed (no spread measured)."""
+    if len(values) < 2:
+        return None
+    mean = sum(values) / len(values)
+    return round(math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)), 2)
+
+
 def ablations_block(report: Report, link: str) -> str:
-    """A report's ablations.md (notebook 07's table and its notes), captioned with its benchmark."""
-    if not report.has("ablations.md"):
+    """Notebook 07's table (from its metrics, else the report's ablations.md), captioned with its benchmark."""
+    statistics = ablation_statistics_of(report)
+    if statistics is not None and "specter" in statistics["groups"]:
+        table = ablation_table_seeds(statistics, "specter", PAPER_ROWS)[1]
+    elif report.has("ablations.md"):
+        table = report.text("ablations.md").strip()
+    else:
         return ""
     return (
         f"Ablations on {benchmark_of(report).caption()} ([`{link}/ablations.md`]({link}/ablations.md), "
-        f"preset `{report.preset}`):\n\n{report.text('ablations.md').strip()}"
+        f"preset `{report.preset}`):\n\n{table}"
     )
 
 

@@ -124,6 +124,17 @@ PAPER_TABLE3 = {
 }
 # Every paper row an ablation row of notebook 07 may stand beside (workflow.ablations.PAPER_ROWS names them)
 PAPER_ABLATION_ROWS = {**PAPER_TABLE2, **PAPER_TABLE3}
+# The paper's Table 2 or 3 row each variant of notebook 07 (workflow.ablations.ABLATIONS) stands beside
+PAPER_ROWS = {
+    "specter": "SPECTER",
+    "no_abstract": "- abstract",
+    "venue": "+ venue",
+    "author": "+ author",
+    "no_hard_negatives": "no hard negatives",
+    "mpnet": "start with BERT-Large",
+    "cocitation": "SciBERT fine-tune on co-citation",
+    "multitask": "SciBERT fine-tune on multitask",
+}
 
 
 def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
@@ -180,14 +191,18 @@ def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, d
         if values:
             out[group] = {
                 "mean": round(float(np.mean(values)), 2),
-                "sd": round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else 0.0,
+                # one seed has no spread: None (unmeasured), never 0, which would read as "no noise"
+                "sd": round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else None,
                 "per_seed": values,
             }
     return out
 
 
 def within_spread(row: dict[str, Any], reference: dict[str, Any]) -> bool:
-    """True when ``|mean - reference mean|`` is no larger than the larger of the two seed sds."""
+    """True when ``|mean - reference mean|`` is no larger than the larger of the two seed sds (False when either
+    row has one seed, so no spread)."""
+    if row["sd"] is None or reference["sd"] is None:
+        return False
     return abs(row["mean"] - reference["mean"]) <= max(row["sd"], reference["sd"])
 
 
@@ -208,7 +223,10 @@ def ablation_table_seeds(
         record: dict[str, Any] = {"row": name, "seeds": len(seeds.get(name, []))}
         for column in shown:
             cell = stats.get(column)
-            record[column] = "" if cell is None else f"{cell['mean']:.2f} ± {cell['sd']:.2f}"
+            if cell is None:
+                record[column] = ""
+            else:
+                record[column] = f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}")
         if name != reference and "all" in stats and "all" in ref:
             diff = stats["all"]["mean"] - ref["all"]["mean"]
             inside = within_spread(stats["all"], ref["all"])
@@ -240,6 +258,12 @@ def ablation_table_seeds(
     )
     if notes:
         text += f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; read these as no difference."
+    single = [name for name in groups if len(seeds.get(name, [])) < 2]
+    if single:
+        text += (
+            f"\nOne seed ({', '.join(single)}): no seed spread is measured, so a difference there is not a finding; "
+            "its paired test covers the choice of queries, not the training's randomness."
+        )
     return frame, text
 
 

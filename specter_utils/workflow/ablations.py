@@ -19,7 +19,7 @@ from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scid
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import task_name
 from specter_utils.io import read_json, write_json
-from specter_utils.presentation.tables import seed_group_statistics
+from specter_utils.presentation.tables import PAPER_ROWS, seed_group_statistics  # noqa: F401 (notebook 07)
 from specter_utils.runs import RunPaths
 from specter_utils.spec import RunSpec
 from specter_utils.workflow.embed import embed, papers_to_embed
@@ -46,17 +46,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # Table 3: task-specific training signals instead of citations
     "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
     "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
-}
-# The paper's Table 2 or 3 row each variant stands beside (presentation.tables.PAPER_ABLATION_ROWS)
-PAPER_ROWS = {
-    REFERENCE: "SPECTER",
-    "no_abstract": "- abstract",
-    "venue": "+ venue",
-    "author": "+ author",
-    "no_hard_negatives": "no hard negatives",
-    "mpnet": "start with BERT-Large",
-    "cocitation": "SciBERT fine-tune on co-citation",
-    "multitask": "SciBERT fine-tune on multitask",
 }
 
 
