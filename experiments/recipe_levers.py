@@ -57,15 +57,24 @@ from specter_utils.workflow.train import train
 REFERENCE = "reference"  # today's recipe: the run's specification unchanged (cpu profile: citation-mnrl)
 BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
 CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
+ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch
 LEVERS: dict[str, dict[str, Any]] = {
     REFERENCE: {},
-    # a larger global batch of in-batch negatives, in GradCache mini-batches of 32 (same loss and gradients)
+    # a larger global batch of in-batch negatives, in GradCache mini-batches of 32 (the same loss and gradients).
+    # A batch holds distinct texts only (NoDuplicatesBatchSampler) and the sampler gives 5 triplets per query, so
+    # 3,000 triplets (600 queries) cannot fill batches of 1024: the largest batches go with every triplet.
     "batch256": CACHED_256,
-    "batch1024": {**CACHED_256, "training.batch_size": 1024, "training.effective_batch_size": 1024},
     "batch256-lr1e-4": {**CACHED_256, "training.learning_rate": 1e-4},
     # every mined triplet of the training graph, one epoch
-    "all-triplets": {"training.max_triplets": 0},
-    "all-triplets-batch256": {**CACHED_256, "training.max_triplets": 0},
+    "all-triplets": ALL,
+    "all-triplets-batch256": {**ALL, **CACHED_256},
+    "all-triplets-batch1024": {
+        **ALL,
+        **CACHED_256,
+        "training.batch_size": 1024,
+        "training.effective_batch_size": 1024,
+        "training.learning_rate": 1e-4,
+    },
     # learning rate and schedule
     "lr1e-4": {"training.learning_rate": 1e-4},
     "lr2e-5": {"training.learning_rate": 2e-5},

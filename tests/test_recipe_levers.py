@@ -105,3 +105,16 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
     assert table.count("\n| ") == 5  # the header and 4 rows
     assert "test split" in table and "evaluation length 32" in table
+
+
+def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
+    import dataclasses
+
+    levers = _driver()
+    assert levers.REFERENCE in levers.LEVERS and levers.LEVERS[levers.REFERENCE] == {}
+    for name, overrides in levers.LEVERS.items():
+        spec = load_spec("hepth", {"data.n_queries": 500, **overrides})
+        training = dataclasses.replace(spec.training, triplets="t", metadata="m.json").validate()
+        assert training.accumulation_steps() == 1, name  # in-batch negatives come from one batch
+        if training.batch_size > 64:
+            assert training.loss == "mnrl-citation" and training.cached_mini_batch == 32, name
