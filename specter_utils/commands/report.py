@@ -48,11 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-README_FILES = (
-    "README.md",
-    "docs/results.md",
-    "docs/benchmarks.md",
-)  # the files whose generated blocks --readme rewrites
+README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")  # the files whose generated blocks --readme rewrites
 
 
 def run_readme(args: argparse.Namespace) -> int:
