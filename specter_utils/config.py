@@ -111,6 +111,8 @@ class SamplerConfig:
     no_hard_negatives: bool = False  # the Table 2 ablation: every negative a random paper
     positives: str = "citation"  # citation (SPECTER); cocitation or mix: Table 3's task-specific signals
     max_triplets: int = 0  # 0: mine every query; a cap takes whole random queries (SPECTROID's max_training_triplets)
+    scincl_fraction: float = 0.0  # share of the queries (of those both samplers serve) mined by SciNCL instead
+    # (triplets.mix), seeded: SciNCL's graph-neighbourhood positives beside citation positives; 0: citations only
     seed: int = 0  # set from the run's seed by the workflow
 
     def __post_init__(self) -> None:
@@ -126,6 +128,10 @@ class SamplerConfig:
             raise DataError(f"max_triplets must be 0 (no cap) or more, got {self.max_triplets}")
         if self.positives not in POSITIVE_SIGNALS:
             raise DataError(f"positives must be one of {POSITIVE_SIGNALS}, got {self.positives!r}")
+        if not 0.0 <= self.scincl_fraction <= 1.0:
+            raise DataError(f"scincl_fraction must be in [0, 1], got {self.scincl_fraction}")
+        if self.scincl_fraction and self.strategy == "scincl":
+            raise DataError("scincl_fraction mixes SciNCL into the specter or spectroid sampler; strategy is scincl")
 
     @property
     def hard_per_query(self) -> int:
@@ -167,8 +173,9 @@ class TrainConfig:
     loss: str = "triplet"  # triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES
     triplet_margin: float = 1.0  # SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's
     mnrl_scale: float = 20.0  # in-batch losses: cosine x 20 (temperature 0.05), the library's default
-    cached_mini_batch: int = 0  # > 0: the Cached variant (GradCache) of mnrl / gist, whose memory depends on this
-    # mini-batch, not on the batch: large in-batch-negative batches on a small machine (costs one extra forward)
+    cached_mini_batch: int = 0  # > 0: the Cached variant (GradCache) of mnrl / mnrl-citation / gist, whose memory
+    # depends on this mini-batch, not on the batch: large in-batch-negative batches (batch_size = effective_batch_size,
+    # e.g. 256-1024) on a small machine, at the same loss and gradients (costs one extra forward)
     gather_across_devices: bool = True  # in-batch losses under torchrun: negatives from every process's slice (the
     # global batch, as one process with that batch would see); off: each process's own slice only (N times fewer)
     merge_with_base: float = 1.0  # WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge

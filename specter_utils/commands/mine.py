@@ -33,6 +33,7 @@ FLAG_FIELDS = (
     "hard_ratio",
     "margin_fraction",
     "max_triplets",
+    "scincl_fraction",
     "seed",
 )
 RANGES = {
@@ -40,9 +41,17 @@ RANGES = {
     "hard_ratio": float_in(0.0, 1.0),
     "margin_fraction": float_in(0.0, 1.0),
     "max_triplets": COUNT,
+    "scincl_fraction": float_in(0.0, 1.0),
 }
 # Options of the SPECTER sampler that SciNCL's neighbourhood sampling does not have.
-SPECTER_ONLY = ("no_hard_negatives", "triplets_per_query", "hard_ratio", "margin_fraction", "positives")
+SPECTER_ONLY = (
+    "no_hard_negatives",
+    "triplets_per_query",
+    "hard_ratio",
+    "margin_fraction",
+    "positives",
+    "scincl_fraction",
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

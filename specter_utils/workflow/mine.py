@@ -14,16 +14,20 @@ from specter_utils.errors import DataError
 from specter_utils.spec import RunSpec
 from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.io import TRAIN_FILE, read_triplets
+from specter_utils.triplets.mix import mine_mixed_dir
 from specter_utils.triplets.sampler import mine_dir
 from specter_utils.triplets.scincl import ScinclConfig, mine_scincl_dir
 
 
 def mine_triplets(config: SamplerConfig, train_data_dir: str | Path, triplets_dir: str | Path) -> dict[str, Any]:
-    """Mine with ``config.strategy``: the SPECTER sampler (specter, spectroid) or SciNCL's neighbourhoods."""
+    """Mine with ``config.strategy``: the SPECTER sampler (specter, spectroid) or SciNCL's neighbourhoods; with
+    ``config.scincl_fraction`` > 0, the SPECTER sampler with that share of its queries mined by SciNCL."""
     if config.strategy == "scincl":
         return mine_scincl_dir(
             train_data_dir, triplets_dir, ScinclConfig(max_triplets=config.max_triplets or None, seed=config.seed)
         )
+    if config.scincl_fraction:
+        return mine_mixed_dir(train_data_dir, triplets_dir, config)
     return mine_dir(train_data_dir, triplets_dir, config)
 
 

@@ -1,0 +1,352 @@
+"""The levers of a stronger CPU recipe: named settings x seeds, trained, embedded and scored on one benchmark.
+
+Each setting is a set of overrides of the run's specification (``training.*``, ``mining.*``); each (setting,
+seed) row goes through the workflow's own stages: mine + leakage audit (``workflow.mine``), train
+(``workflow.train``), embed the test papers of the ranking tasks at the run's one evaluation length
+(``workflow.embed``), and per-query AP on each task (``evaluation.paired``). Two fixed rows stand beside them:
+the base model (``training.base_model``, untrained) and the TF-IDF-SVD baseline.
+
+Every finished row is appended as one JSON line to the results file (default ``RUN_DIR/levers/results.jsonl``),
+in one write; a row already there is skipped, so a killed run loses at most the row in progress and a second
+invocation trains nothing. ``--table`` prints MAP mean ± sd over seeds per setting, the difference to the base
+model, TF-IDF and the reference recipe with a paired test over queries (``evaluation.paired.compare_rows``:
+bootstrap CI, sign-flip permutation p; each query averaged over seeds), and the training wall time.
+
+The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
+rows start from. For hep-th with >= 400 test queries per ranking task (``data.n_queries`` is val + test, 80% test:
+the preset's 200 give 160)::
+
+    specter-utils run --preset hepth --run hepth-levers --notebooks 01 02 --set data.n_queries=500
+    python experiments/recipe_levers.py results/hepth-levers --seeds 0 1 2     # resumable; re-run after a kill
+    python experiments/recipe_levers.py results/hepth-levers --table
+
+``--only NAME ...`` runs some settings; ``--settings FILE.yaml`` replaces ``LEVERS`` (``name: {key: value}``);
+``--set KEY=VALUE`` changes every row (recorded in each). The rows run one after another on the CPU; a setting
+with ``training.max_triplets: 0`` trains on every mined triplet and takes hours on hep-th.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from specter_utils.data.scidocs import read_scidocs_dir
+from specter_utils.embedding.io import read_embeddings_fast
+from specter_utils.errors import DataError
+from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_ap
+from specter_utils.io import read_json
+from specter_utils.pipeline import PIPELINE_FILE, source_commit
+from specter_utils.runs import RunPaths, corpus_label
+from specter_utils.spec import RunSpec, load_spec, parse_override
+from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
+from specter_utils.workflow.mine import mine
+from specter_utils.workflow.train import train
+
+REFERENCE = "reference"  # today's recipe: the run's specification unchanged (cpu profile: citation-mnrl)
+BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
+CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
+ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch
+LEVERS: dict[str, dict[str, Any]] = {
+    REFERENCE: {},
+    # a larger global batch of in-batch negatives, in GradCache mini-batches of 32 (the same loss and gradients).
+    # A batch holds distinct texts only (NoDuplicatesBatchSampler) and the sampler gives 5 triplets per query, so
+    # 3,000 triplets (600 queries) cannot fill batches of 1024: the largest batches go with every triplet.
+    "batch256": CACHED_256,
+    "batch256-lr1e-4": {**CACHED_256, "training.learning_rate": 1e-4},
+    # every mined triplet of the training graph, one epoch
+    "all-triplets": ALL,
+    "all-triplets-batch256": {**ALL, **CACHED_256},
+    "all-triplets-batch1024": {
+        **ALL,
+        **CACHED_256,
+        "training.batch_size": 1024,
+        "training.effective_batch_size": 1024,
+        "training.learning_rate": 1e-4,
+    },
+    # learning rate and schedule
+    "lr1e-4": {"training.learning_rate": 1e-4},
+    "lr2e-5": {"training.learning_rate": 2e-5},
+    "no-warmup": {"training.warmup_ratio": 0.0},
+    "slanted-triangular": {"training.lr_schedule": "slanted_triangular"},
+    # SciNCL neighbourhood positives beside citation positives
+    "scincl25": {"mining.scincl_fraction": 0.25},
+    "scincl50": {"mining.scincl_fraction": 0.5},
+}
+TASKS = ("cite", "cocite")
+RESULTS = "levers/results.jsonl"  # under the run folder, unless --results says otherwise
+
+
+# ---------------------------------------------------------------- the results file
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Every complete row of the results file (a line cut by a kill, only ever the last, is left out)."""
+    if not path.exists():
+        return []
+    rows = []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number < len(lines):  # a complete line (a newline follows it) that does not parse: not ours
+                raise DataError(f"not a JSON row: {exc}", path, number) from exc
+    return rows
+
+
+def append_row(path: Path, row: Mapping[str, Any]) -> None:
+    """Append ``row`` as one line in one write, after cutting a partial last line a killed write left."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    with open(path, "a+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size:
+            handle.seek(max(0, size - 65536))
+            tail = handle.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                handle.truncate(size - len(tail) + cut + 1 if cut >= 0 else max(0, size - len(tail)))
+        os.write(handle.fileno(), data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+# ---------------------------------------------------------------- one row
+def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
+    """The specification the run folder was built with (``pipeline.json``: preset and overrides), plus ``common``."""
+    record_file = run_dir / PIPELINE_FILE
+    if not record_file.is_file():
+        raise DataError(f"no {PIPELINE_FILE}: build the run folder with `specter-utils run --notebooks 01`", run_dir)
+    record = read_json(record_file)
+    return load_spec(record["preset"], {**record.get("overrides", {}), **common})
+
+
+def qrels_of(scidocs: Path, split: str, tasks: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:
+    data = read_scidocs_dir(scidocs, list(tasks))
+    return {task: data.ranking[task][split] for task in tasks if split in data.ranking.get(task, {})}
+
+
+def scores(embedding_file: Path, qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[str, Any]:
+    """Per-query AP (x 100) and MAP of one embeddings file on each task."""
+    embeddings = read_embeddings_fast(embedding_file)
+    per_query = {task: per_query_ap(task_qrels, embeddings, task) for task, task_qrels in qrels.items()}
+    return {
+        "map": {task: float(np.mean(list(ap.values()))) for task, ap in per_query.items()},
+        "per_query_ap": per_query,
+    }
+
+
+def _record(name: str, seed: int, overrides: Mapping[str, Any], common: Mapping[str, Any], **fields) -> dict:
+    return {
+        "setting": name,
+        "seed": seed,
+        "overrides": dict(overrides),
+        "common": dict(common),
+        **fields,
+        "commit": source_commit(),
+        "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def trained_row(
+    spec: RunSpec, paths: RunPaths, name: str, overrides: Mapping[str, Any], seed: int, work: Path, context: dict
+) -> dict[str, Any]:
+    """Mine, train, embed and score one (setting, seed); the model is removed afterwards unless ``keep_models``."""
+    variant = spec.with_overrides(dict(overrides)).with_overrides({"seed": seed})
+    out = work / name / f"seed{seed}"
+    mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
+    started = time.time()
+    trained = train(variant, out / "triplets", paths.train_data_dir / "metadata.json", out / "train")
+    train_seconds = round(time.time() - started, 1)
+    embedding_file = out / "embeddings.jsonl"
+    embedded = embed(variant.embedding, trained["model_dir"], context["papers"], embedding_file)
+    if not context["keep_models"]:
+        shutil.rmtree(trained["model_dir"], ignore_errors=True)
+    summary = trained["summary"]
+    return {
+        "kind": "trained",
+        "train_seconds": train_seconds,
+        "training": {
+            "steps": summary["derived"]["total_steps"],
+            "global_batch_size": summary["derived"]["global_batch_size"],
+            "loss": summary["derived"]["loss"],
+            "data": summary["data"],
+            "results": summary["results"],
+            "config": {
+                k: trained["config"][k] for k in ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
+            },
+        },
+        "triplets": mined["train"]["triplets"],
+        "mix": mined["train"].get("mix"),
+        "embedding": embedded,
+        **scores(embedding_file, context["qrels"]),
+    }
+
+
+def fixed_row(spec: RunSpec, paths: RunPaths, name: str, work: Path, context: dict) -> dict[str, Any]:
+    """The base model, or the TF-IDF-SVD baseline fitted as notebook 04 fits it, on the same papers."""
+    out = work / name
+    if name == BASE:
+        embedding_file = out / "embeddings.jsonl"
+        embedded = embed(spec.embedding, spec.training.base_model, context["papers"], embedding_file)
+    else:
+        config = dataclasses.replace(spec.embedding, baselines=[TFIDF])
+        written = embed_baselines(
+            config, context["papers"], out, context["scidocs"], paths.train_data_dir, seed=spec.seed
+        )
+        embedding_file, embedded = Path(written[TFIDF]["file"]), written[TFIDF]
+    return {"kind": "baseline", "train_seconds": 0.0, "embedding": embedded, **scores(embedding_file, context["qrels"])}
+
+
+def run_levers(
+    run_dir: str | Path,
+    settings: Mapping[str, Mapping[str, Any]],
+    seeds: Sequence[int],
+    results: str | Path | None = None,
+    common: Mapping[str, Any] | None = None,
+    tasks: Sequence[str] = TASKS,
+    keep_models: bool = False,
+    echo: Any = print,
+) -> list[dict[str, Any]]:
+    """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now."""
+    paths, common = RunPaths.of(run_dir), dict(common or {})
+    spec = run_spec(paths.run_dir, common)
+    results = Path(results) if results else paths.run_dir / RESULTS
+    work = results.parent / "rows"
+    done = {}
+    for row in read_rows(results):
+        done[(row["setting"], row["seed"])] = row
+    for (name, seed), row in done.items():
+        wanted = settings.get(name) if row.get("kind") == "trained" else {}
+        if wanted is not None and (row["overrides"] != dict(wanted) or row.get("common", {}) != common):
+            raise DataError(
+                f"row {name!r} seed {seed} ran with overrides {row['overrides']} and common {row.get('common')}, "
+                f"now {dict(wanted)} and {common}: rename the setting or use another --results file",
+                results,
+            )
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    split = spec["evaluation.split"]
+    context = {
+        "papers": papers_to_embed(scidocs, split, list(tasks)),
+        "qrels": qrels_of(scidocs, split, tasks),
+        "scidocs": scidocs,
+        "keep_models": keep_models,
+    }
+    queries = {task: len(qrels) for task, qrels in context["qrels"].items()}
+    echo(f"benchmark: {corpus_label(paths.run_dir)}, {split} queries {queries}, length {spec['embedding.max_length']}")
+    if min(queries.values(), default=0) < 400:
+        echo("note: fewer than 400 test queries per task; build the run with --set data.n_queries=500 for 400")
+    todo = [(name, spec.seed, None) for name in (BASE, TFIDF)]
+    todo += [(name, seed, overrides) for name, overrides in settings.items() for seed in seeds]
+    ran = []
+    for name, seed, overrides in todo:
+        if (name, seed) in done:
+            continue
+        echo(f"[{name} seed {seed}] running")
+        if overrides is None:
+            fields = fixed_row(spec, paths, name, work, context)
+        else:
+            fields = trained_row(spec, paths, name, overrides, seed, work, context)
+        row = _record(name, seed, overrides or {}, common, split=split, queries=queries, **fields)
+        row["eval_max_length"] = spec["embedding.max_length"]
+        append_row(results, row)
+        ran.append(row)
+        maps = ", ".join(f"{task} {value:.2f}" for task, value in row["map"].items())
+        echo(f"[{name} seed {seed}] MAP {maps}; trained in {row['train_seconds']:.0f} s")
+    return ran
+
+
+# ---------------------------------------------------------------- the table
+def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = 10_000) -> str:
+    """Markdown: per setting, MAP mean ± sd over seeds per task, its paired difference to the base model, TF-IDF
+    and the reference recipe (95% bootstrap CI, permutation p over queries), and the mean training wall time."""
+    rows = read_rows(Path(results))
+    if not rows:
+        raise DataError("no rows yet", results)
+    by_setting: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_setting.setdefault(row["setting"], []).append(row)
+    tasks = list(rows[0]["per_query_ap"])
+    scored = [
+        RowScores(name, [r["embedding"].get("file", "") for r in group], [r["per_query_ap"] for r in group])
+        for name, group in by_setting.items()
+    ]
+    references = [name for name in (BASE, TFIDF, reference) if name in by_setting]
+    compared = compare_rows(scored, references, tasks, n_resamples=n_resamples)
+    first = rows[0]
+    queries = ", ".join(f"{task} {n}" for task, n in first["queries"].items())
+    lines = [
+        f"Benchmark: {first['split']} split, queries {queries}, evaluation length {first['eval_max_length']}; "
+        f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
+        f"95% bootstrap CI and permutation p.",
+        "",
+    ]
+    header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
+    header.append("train min")
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, entry in compared["rows"].items():
+        cells = [name, str(entry["seeds"])]
+        for task in tasks:
+            stats = entry["tasks"][task]
+            cells.append(f"{stats['map_mean']:.2f}" + (f" ± {stats['map_sd']:.2f}" if entry["seeds"] > 1 else ""))
+            for ref in references:
+                test = stats["versus"].get(ref)
+                if test is None:
+                    cells.append("")
+                    continue
+                p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
+                cells.append(f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}] p {p}")
+        minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
+        cells.append(f"{minutes:.1f}" if minutes else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- command line
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path, help="run folder built by `specter-utils run --notebooks 01 02`")
+    parser.add_argument("--results", type=Path, help=f"results file (default RUN_DIR/{RESULTS})")
+    parser.add_argument("--settings", type=Path, help="YAML {name: {key: value}} replacing the built-in levers")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these settings")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--set", dest="common", action="append", default=[], metavar="KEY=VALUE", help="every row")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--keep-models", action="store_true", help="keep each row's trained model (~90 MB)")
+    parser.add_argument("--table", action="store_true", help="print the table of the results file and stop")
+    parser.add_argument("--reference", default=REFERENCE, help="the setting the table compares with")
+    parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap and permutation resamples")
+    args = parser.parse_args(argv)
+    results = args.results or RunPaths.of(args.run_dir).run_dir / RESULTS
+    try:
+        if args.table:
+            print(lever_table(results, args.reference, args.n_resamples))
+            return 0
+        settings = yaml.safe_load(args.settings.read_text()) if args.settings else LEVERS
+        if args.only:
+            unknown = [name for name in args.only if name not in settings]
+            if unknown:
+                raise DataError(f"unknown setting(s) {unknown}; known: {', '.join(settings)}", "--only")
+            settings = {name: settings[name] for name in args.only}
+        common = dict(parse_override(text) for text in args.common)
+        run_levers(args.run_dir, settings, args.seeds, results, common, args.tasks, args.keep_models)
+    except DataError as exc:
+        print(f"recipe_levers: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

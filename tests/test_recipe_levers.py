@@ -1,0 +1,120 @@
+"""experiments/recipe_levers.py end to end on the smoke preset's tiny data: 2 settings x 1 seed, a tiny random
+model, one optimiser step each; the resume (a second invocation trains nothing) and the table."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+import yaml
+
+from specter_utils.io import write_json
+from specter_utils.paths import REPO_ROOT
+from specter_utils.runs import RunPaths
+from specter_utils.spec import load_spec
+from specter_utils.workflow.prepare import prepare
+
+SETTINGS = {
+    "reference": {"training.max_steps": 1},
+    # the levers at once: the citation mask on the cached loss, every triplet, SciNCL positives, lr and schedule
+    "levers": {
+        "training.cached_mini_batch": 16,
+        "training.max_triplets": 0,
+        "training.max_steps": 1,
+        "training.learning_rate": 1e-4,
+        "training.lr_schedule": "slanted_triangular",
+        "mining.scincl_fraction": 0.5,
+    },
+}
+
+
+def _driver():
+    spec = importlib.util.spec_from_file_location("recipe_levers", REPO_ROOT / "experiments" / "recipe_levers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A smoke run folder as notebook 01 leaves it: the benchmark and pipeline.json."""
+    run = tmp_path_factory.mktemp("levers") / "run"
+    prepare(load_spec("smoke"), RunPaths.of(run).benchmark_dir)
+    write_json(run / "pipeline.json", {"preset": "smoke", "overrides": {}})
+    return run
+
+
+def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tmp_path, capsys):
+    levers = _driver()
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(yaml.safe_dump(SETTINGS, sort_keys=False))
+    args = [
+        str(run_dir),
+        "--settings",
+        str(settings),
+        "--seeds",
+        "0",
+        "--set",
+        f"training.base_model={random_tiny_model}",
+        "--set",
+        "training.max_length=32",  # short inputs: seconds per row on a busy CPU
+        "--set",
+        "embedding.max_length=32",
+    ]
+    assert levers.main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("running") == 4  # base, tfidf-svd and the two settings
+    results = run_dir / "levers" / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r["setting"], r["seed"], r["kind"]) for r in rows] == [
+        ("base", 0, "baseline"),
+        ("tfidf-svd", 0, "baseline"),
+        ("reference", 0, "trained"),
+        ("levers", 0, "trained"),
+    ]
+    reference, lever = rows[2], rows[3]
+    assert reference["training"]["loss"] == "CitationMaskedMNRL"  # the cpu profile's recipe: citation-mnrl
+    assert lever["training"]["loss"] == "CachedCitationMaskedMNRL"
+    assert lever["training"]["config"]["max_triplets"] == 0 and lever["training"]["data"]["train"]["used"] > 64
+    assert lever["training"]["config"]["lr_schedule"] == "slanted_triangular"
+    assert lever["mix"]["queries_scincl"] > 0 and reference["mix"] is None
+    assert all(set(r["per_query_ap"]) == {"cite", "cocite"} for r in rows)
+    assert all(len(r["per_query_ap"]["cite"]) == r["queries"]["cite"] for r in rows)
+    assert not (run_dir / "levers" / "rows" / "levers" / "seed0" / "train" / "model").exists()  # models removed
+
+    # resume: everything is there, nothing runs again; a partial line left by a kill is ignored, then cut
+    with open(results, "a") as handle:
+        handle.write('{"setting": "cut by a kill"')
+    assert levers.main(args) == 0
+    assert "running" not in capsys.readouterr().out
+    assert len(levers.read_rows(results)) == 4
+    levers.append_row(results, {"setting": "x", "seed": 9, "kind": "trained", "overrides": {}})
+    assert [r["setting"] for r in levers.read_rows(results)][-2:] == ["levers", "x"]
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:-1]) + "\n")
+
+    # a setting that changed under the same name is refused
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump({**SETTINGS, "reference": {"training.max_steps": 2}}, sort_keys=False))
+    assert levers.main([*args[:2], str(changed), *args[3:]]) == 2
+    assert "rename the setting" in capsys.readouterr().err
+
+    assert levers.main([str(run_dir), "--table", "--n-resamples", "200"]) == 0
+    table = capsys.readouterr().out
+    assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
+    assert table.count("\n| ") == 5  # the header and 4 rows
+    assert "test split" in table and "evaluation length 32" in table
+
+
+def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
+    import dataclasses
+
+    levers = _driver()
+    assert levers.REFERENCE in levers.LEVERS and levers.LEVERS[levers.REFERENCE] == {}
+    for name, overrides in levers.LEVERS.items():
+        spec = load_spec("hepth", {"data.n_queries": 500, **overrides})
+        training = dataclasses.replace(spec.training, triplets="t", metadata="m.json").validate()
+        assert training.accumulation_steps() == 1, name  # in-batch negatives come from one batch
+        if training.batch_size > 64:
+            assert training.loss == "mnrl-citation" and training.cached_mini_batch == 32, name
