@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 from specter_utils.data.corpus import Corpus
-from specter_utils.data.graph import read_edge_list
+from specter_utils.data.graph import iter_edge_list
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
 
@@ -144,14 +144,14 @@ def _read_archive(path: Path, report: ReadReport | None) -> dict[str, Paper]:
 
 
 def read_edges(path: str | Path, report: ReadReport | None = None) -> list[tuple[str, str]]:
-    """Read SNAP ``citing<TAB>cited`` edges with ids normalised."""
+    """Read SNAP ``citing<TAB>cited`` edges with ids normalised; a malformed line: DataError naming the line."""
     path = Path(path)
     edges = []
-    for citing, cited in read_edge_list(path, report):
+    for line_number, citing, cited in iter_edge_list(path):
         try:
             edges.append((normalise_id(citing), normalise_id(cited)))
         except ValueError as exc:
-            raise DataError(str(exc), path) from None
+            raise DataError(str(exc), path, line_number) from None
     return edges
 
 
