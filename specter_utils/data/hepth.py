@@ -156,7 +156,12 @@ def read_edges(path: str | Path, report: ReadReport | None = None) -> list[tuple
 
 
 def read_hepth(src: str | Path) -> Corpus:
-    """Read the hep-th folder (both files); dangling edge ends are counted in the report."""
+    """Read the hep-th folder (both files).
+
+    An edge end with no abstract is kept and counted (``edge_cited_unknown_id``, ``edge_citing_unknown_id``):
+    SNAP's graph cites papers its abstracts do not hold, a known gap of the distribution (as CiteSeer's keys
+    without text), not an error; a malformed line is a DataError naming the file and line.
+    """
     src = Path(src)
     report = ReadReport(source=str(src))
     papers = read_abstracts(src / ABSTRACTS_FILE, report)
