@@ -593,6 +593,11 @@ def _sweep_cases() -> list[tuple[str, list[str], tuple[str, ...]]]:
         ),  # fmt: skip
         ("stats-missing", ["data", "stats", "{root}/nope"], ("no such file",)),
         (
+            "stats-reader-flag",
+            ["data", "stats", "{scidocs}", "--unknown-papers", "drop"],
+            ("--unknown-papers applies to citeseer and tables corpora only, not scidocs",),
+        ),  # fmt: skip
+        (
             "audit-bench-missing",
             ["data", "audit", "--triplets", "{triplets}", "--benchmark", "{root}/nope"],
             ("--benchmark",),

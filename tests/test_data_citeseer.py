@@ -151,16 +151,34 @@ def test_build_benchmark_on_the_bundled_copy_has_6_classes(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("cites", "texts", "where"),
+    ("cites", "texts", "where", "what"),
     [
-        ("p1\tp2\np1\tnobody\n", TEXTS, "citeseer.cites:2"),
-        (None, TEXTS + [("p5", "A Title the abstract.")], "citeseer_texts.txt:13"),
+        ("p1\tp2\np1\tnobody\n", TEXTS, "citeseer.cites:2", "'nobody'"),
+        (None, TEXTS + [("p5", "A Title the abstract.")], "citeseer_texts.txt:13", "14 lines is not a multiple of 3"),
+        (None, TEXTS + [("p5",)], "citeseer_texts.txt:13", "no text or label line"),
     ],
 )
-@pytest.mark.parametrize("command", ["build-benchmark", "data convert"])
-def test_cli_one_line_error_and_nothing_left(tmp_path, capsys, cites, texts, where, command):
-    texts = [b for b in texts if len(b) == 3] + [b for b in texts if len(b) == 2]
+@pytest.mark.parametrize("command", ["build-benchmark", "data convert", "data stats"])
+def test_cli_one_line_error_and_nothing_left(tmp_path, capsys, cites, texts, where, what, command):
+    """Bad input: one error line naming file and line, exit 2, no traceback, no output folder or temporary left."""
+    texts = [b for b in texts if len(b) == 3] + [b for b in texts if len(b) < 3]
     src = write_citeseer(tmp_path / "c", texts=texts, cites=cites)
     out = tmp_path / "out"
-    fails([*command.split(), "--corpus", "citeseer", "--src", str(src), "--out", str(out)], capsys, where)
+    if command == "data stats":
+        argv = ["data", "stats", str(src)]
+    else:
+        argv = [*command.split(), "--corpus", "citeseer", "--src", str(src), "--out", str(out)]
+    fails(argv, capsys, where, what)
     assert not out.exists() and leftovers(tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
+
+
+def test_cli_unknown_papers_drop_counts_the_lines(tmp_path, capsys):
+    """--unknown-papers drop: the unknown key's line is counted and dropped, by every command that reads a corpus."""
+    src = write_citeseer(tmp_path / "c", cites="p1\tp2\np1\tp3\np1\tnobody\n")
+    code, out, err = call(["data", "stats", str(src), "--unknown-papers", "drop"], capsys)
+    assert code == 0 and "edge_to_unknown_key: 1 (e.g. nobody)" in out and "edges: 2" in out, err
+    argv = ["data", "convert", "--corpus", "citeseer", "--src", str(src), "--unknown-papers", "drop"]
+    code, out, err = call([*argv, "--out", str(tmp_path / "o")], capsys)
+    assert code == 0 and "edge_to_unknown_key" in out + err, out + err
+    fails(["data", "stats", str(src), "--edges-by", "row"], capsys, "--edges-by applies to tables corpora only")

@@ -131,8 +131,8 @@ def test_bad_edge_line_names_file_and_line(tmp_path):
 
 def test_non_numeric_edge_id_is_an_error(tmp_path):
     path = tmp_path / "cit-HepTh.txt"
-    path.write_text("1013\tabc\n")
-    with pytest.raises(DataError, match="cit-HepTh.txt.*abc"):
+    path.write_text("# header\n1013\t1002\n1013\tabc\n")
+    with pytest.raises(DataError, match="cit-HepTh.txt:3.*abc"):
         read_edges(path)
 
 

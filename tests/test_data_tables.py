@@ -152,20 +152,48 @@ def test_data_stats_and_convert(tmp_path, capsys):
     assert code == 0 and (tmp_path / "o" / "data.json").exists(), err
 
 
+def shorter_labels(folder: Path) -> Path:
+    """Aligned files whose labels file ends one row early (row 3 of ids and titles has no label)."""
+    aligned(folder)
+    write(folder / "labels.csv.gz", "labels\ncs.LO\ncs.LG\ncs.CL\n")
+    return folder
+
+
+def longer_titles(folder: Path) -> Path:
+    """Aligned files whose titles file has one row more than the ids and labels."""
+    aligned(folder)
+    write(folder / "titles.csv.gz", "titles\nA\nB\nC\nD\nE\n")
+    return folder
+
+
 @pytest.mark.parametrize(
-    ("make", "where"),
+    ("make", "where", "what"),
     [
-        (lambda f: aligned(f, titles=3), "ids.csv.gz:5"),
-        (lambda f: aligned(f, edges="source,target\n0,1\n0,9\n"), "edges.csv.gz:3"),
-        (lambda f: papers_table(f, edges="citing,cited\nb,a\nb,zz\n"), "edges.csv:3"),
+        (lambda f: aligned(f, titles=3), "ids.csv.gz:5", "no counterpart in titles.csv.gz"),
+        (shorter_labels, "ids.csv.gz:5", "no counterpart in labels.csv.gz"),
+        (longer_titles, "titles.csv.gz:6", "no counterpart in ids.csv.gz, which ends after 4 rows"),
+        (lambda f: aligned(f, edges="source,target\n0,1\n0,9\n"), "edges.csv.gz:3", "row index 9"),
+        (lambda f: papers_table(f, edges="citing,cited\nb,a\nb,zz\n"), "edges.csv:3", "'zz'"),
     ],
 )
-@pytest.mark.parametrize("command", ["build-benchmark", "data convert"])
-def test_cli_one_line_error_and_nothing_left(tmp_path, capsys, make, where, command):
+@pytest.mark.parametrize("command", ["build-benchmark", "data convert", "data stats"])
+def test_cli_one_line_error_and_nothing_left(tmp_path, capsys, make, where, what, command):
+    """Bad input: one error line naming file and line, exit 2, no traceback, no output folder or temporary left."""
     src = make(tmp_path / "t")
     out = tmp_path / "out"
-    fails([*command.split(), "--corpus", "tables", "--src", str(src), "--out", str(out)], capsys, where)
+    if command == "data stats":
+        argv = ["data", "stats", str(src)]
+    else:
+        argv = [*command.split(), "--corpus", "tables", "--src", str(src), "--out", str(out)]
+    fails(argv, capsys, where, what)
     assert not out.exists() and leftovers(tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
+
+
+def test_cli_unknown_papers_drop_in_data_stats(tmp_path, capsys):
+    src = aligned(tmp_path / "t", edges="source,target\n0,1\n0,9\n")
+    code, out, err = call(["data", "stats", str(src), "--unknown-papers", "drop"], capsys)
+    assert code == 0 and "edge_to_unknown_paper: 1" in out and "edges: 1" in out, err
 
 
 def test_cli_flags_that_do_not_apply(tmp_path, capsys):

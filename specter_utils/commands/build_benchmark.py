@@ -48,6 +48,11 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels:
         parser.add_argument("--label-field", default=None, metavar="FIELD", help=LABEL_FIELD_HELP)
     else:
         parser.set_defaults(label_field=None)
+    add_reader_arguments(parser)
+
+
+def add_reader_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--edges-by``, ``--edge-order`` (tables) and ``--unknown-papers`` (citeseer and tables)."""
     parser.add_argument(
         "--edges-by",
         choices=("row", "id"),
@@ -71,6 +76,23 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels:
     )
 
 
+def reader_flags(args: argparse.Namespace) -> dict[str, str]:
+    """The reader options the command line set (``--edges-by``, ``--edge-order``, ``--unknown-papers``)."""
+    options = {name: getattr(args, name, None) for name in READER_FLAGS}
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def check_reader_flags(kind: str, options: dict[str, str]) -> None:
+    """A DataError naming the first reader flag that does not apply to ``kind``."""
+    from specter_utils.errors import DataError
+
+    allowed = {"tables": set(READER_FLAGS), "citeseer": {"unknown"}}.get(kind, set())
+    for name in options:
+        if name not in allowed:
+            which = "tables" if name in TABLE_FLAGS else "citeseer and tables"
+            raise DataError(f"{READER_FLAGS[name]} applies to {which} corpora only, not {kind}", READER_FLAGS[name])
+
+
 def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
     """The corpus the flags name; an option that does not apply is a DataError (one line, exit 2)."""
     from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
@@ -83,18 +105,13 @@ def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
             check_corpus_options(args.corpus, args.src, args.label_field)
         except ValueError as exc:
             raise DataError(str(exc), "--corpus") from None
-    options = {name: getattr(args, name, None) for name in READER_FLAGS}
-    options = {name: value for name, value in options.items() if value is not None}
+    options = reader_flags(args)
     if args.corpus == "synthetic":
         if options:
             raise DataError(f"{READER_FLAGS[next(iter(options))]} does not apply to --corpus synthetic", "--corpus")
         return load_corpus("synthetic", **kw)
     kind = args.corpus or detect_corpus_kind(args.src)
-    allowed = {"tables": set(READER_FLAGS), "citeseer": {"unknown"}}.get(kind, set())
-    for name in options:
-        if name not in allowed:
-            which = "tables" if name in TABLE_FLAGS else "citeseer and tables"
-            raise DataError(f"{READER_FLAGS[name]} applies to {which} corpora only, not {kind}", READER_FLAGS[name])
+    check_reader_flags(kind, options)
     try:
         return load_corpus(kind, args.src, label_field=args.label_field, **options)
     except DataError:

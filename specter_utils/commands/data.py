@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "citation, 1 = citation of a citation), metadata.json and train/val/test.txt. Prints counts and "
         "every oddity met while reading.",
     )
-    from specter_utils.commands.build_benchmark import add_corpus_arguments
+    from specter_utils.commands.build_benchmark import add_corpus_arguments, add_reader_arguments
 
     add_corpus_arguments(
         convert,
@@ -72,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     stats.add_argument("path", type=Path, help="file or folder to inspect")
     stats.add_argument("--json", action="store_true", help="print the counts as JSON")
+    add_reader_arguments(stats)
     stats.set_defaults(func=run_stats)
 
     download = commands.add_parser(
@@ -169,12 +170,16 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     """Print the counts of a data path."""
-    from specter_utils.data.stats import corpus_stats, format_stats
+    from specter_utils.commands.build_benchmark import check_reader_flags, reader_flags
+    from specter_utils.data.stats import corpus_stats, detect_format, format_stats
     from specter_utils.errors import DataError
 
     if not args.path.exists():
         raise DataError("no such file or folder", args.path)
-    stats = corpus_stats(args.path)
+    options = reader_flags(args)
+    if options:
+        check_reader_flags(detect_format(args.path), options)
+    stats = corpus_stats(args.path, **options)
     print(json.dumps(stats, indent=2, default=str) if args.json else format_stats(stats))
     return 0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,17 +89,22 @@ def edges_from_paper_lists(papers: dict[str, Paper]) -> list[tuple[str, str]]:
     return sorted(edges)
 
 
-def read_edge_list(path: str | Path, report: ReadReport | None = None, sep: str | None = None) -> list[tuple[str, str]]:
-    """Read ``citing<sep>cited`` lines (``#`` comments allowed); ids are kept as strings."""
+def iter_edge_list(path: str | Path, sep: str | None = None) -> Iterator[tuple[int, str, str]]:
+    """Yield ``(line, citing, cited)`` of ``citing<sep>cited`` lines (``#`` comments allowed); ids as strings."""
     path = Path(path)
-    edges: list[tuple[str, str]] = []
+    found = False
     for line_number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split(sep)
         if len(parts) != 2:
             raise DataError(f"expected 'citing cited', got {len(parts)} fields: {line[:60]!r}", path, line_number)
-        edges.append((parts[0].strip(), parts[1].strip()))
-    if not edges:
+        found = True
+        yield line_number, parts[0].strip(), parts[1].strip()
+    if not found:
         raise DataError("empty edge list", path)
-    return edges
+
+
+def read_edge_list(path: str | Path, report: ReadReport | None = None, sep: str | None = None) -> list[tuple[str, str]]:
+    """Read ``citing<sep>cited`` lines (``#`` comments allowed); ids are kept as strings."""
+    return [(citing, cited) for _, citing, cited in iter_edge_list(path, sep)]

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 from specter_utils.data.corpus import Corpus
-from specter_utils.data.graph import read_edge_list
+from specter_utils.data.graph import iter_edge_list
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
 
@@ -144,19 +144,24 @@ def _read_archive(path: Path, report: ReadReport | None) -> dict[str, Paper]:
 
 
 def read_edges(path: str | Path, report: ReadReport | None = None) -> list[tuple[str, str]]:
-    """Read SNAP ``citing<TAB>cited`` edges with ids normalised."""
+    """Read SNAP ``citing<TAB>cited`` edges with ids normalised; a malformed line: DataError naming the line."""
     path = Path(path)
     edges = []
-    for citing, cited in read_edge_list(path, report):
+    for line_number, citing, cited in iter_edge_list(path):
         try:
             edges.append((normalise_id(citing), normalise_id(cited)))
         except ValueError as exc:
-            raise DataError(str(exc), path) from None
+            raise DataError(str(exc), path, line_number) from None
     return edges
 
 
 def read_hepth(src: str | Path) -> Corpus:
-    """Read the hep-th folder (both files); dangling edge ends are counted in the report."""
+    """Read the hep-th folder (both files).
+
+    An edge end with no abstract is kept and counted (``edge_cited_unknown_id``, ``edge_citing_unknown_id``):
+    SNAP's graph cites papers its abstracts do not hold, a known gap of the distribution (as CiteSeer's keys
+    without text), not an error; a malformed line is a DataError naming the file and line.
+    """
     src = Path(src)
     report = ReadReport(source=str(src))
     papers = read_abstracts(src / ABSTRACTS_FILE, report)

@@ -217,14 +217,18 @@ def _scirepeval_stats(path: Path, fmt: str) -> dict[str, Any]:
     return _result(fmt, path, counts, labelled.report)
 
 
-def corpus_stats(path: str | Path) -> dict[str, Any]:
+def corpus_stats(path: str | Path, **reader_options: Any) -> dict[str, Any]:
     """Detect the format of ``path`` and count what it holds, with the reader's oddity report.
+
+    ``reader_options`` go to the citeseer and tables readers (``unknown``, ``edges_by``, ``edge_order``).
 
     Returns ``{"format", "path", "counts", "oddities", "examples"}`` (folders of several parts:
     ``{"format", "path", "parts": {name: stats}}``).
     """
     path = Path(path)
     fmt = detect_format(path)
+    if reader_options and fmt not in ("citeseer", "tables"):
+        raise ValueError(f"reader options {sorted(reader_options)} apply to citeseer and tables only, not {fmt}")
     if fmt == "specter":
         return _specter_stats(path)
     if fmt == "scidocs":
@@ -247,7 +251,8 @@ def corpus_stats(path: str | Path) -> dict[str, Any]:
     if fmt == "hepth":
         corpus = read_hepth(path)
     else:
-        corpus = load_corpus(fmt, path, dangling="keep")  # keep dangling citations so that they are counted
+        # keep dangling citations so that they are counted
+        corpus = load_corpus(fmt, path, dangling="keep", **reader_options)
     return _result(fmt, path, corpus_counts(corpus), corpus.report)
 
 
