@@ -27,10 +27,14 @@ CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")  # 
 
 # ---------------------------------------------------------------- paths
 def relative_paths(text: str, root: Path) -> str:
-    """``text`` with ``root`` (a checkout) written relative to it and the home folder as ``~``."""
+    """``text`` with ``root`` (a checkout) written relative to it, its siblings (such as the data folder
+    ``../shared``) as ``../``, and the home folder as ``~``."""
     root_text = str(root).rstrip("/")
     text = text.replace(root_text + "/", "").replace(root_text, ".")
+    parent = str(Path(root_text).parent).rstrip("/")
     home = str(Path.home()).rstrip("/")
+    if len(parent) > 1 and parent != home:  # not at the top (every path would read ../), and ~ says more
+        text = text.replace(parent + "/", "../")
     return text.replace(home + "/", "~/") if len(home) > 1 else text
 
 

@@ -98,6 +98,9 @@ def corpus_label(run_dir: str | Path) -> str:
         return "unknown corpus"
     info = read_json(info_path)
     name = str(info.get("corpus", "unknown corpus"))
+    source = ((info.get("corpus_info") or {}).get("info") or {}).get("source")
+    if name == "tables" and source:  # the generic reader: name the folder it read
+        name = f"{Path(str(source)).name} (tables)"
     return f"{name} corpus (SYNTHETIC data)" if info.get("synthetic") else name
 
 

@@ -167,6 +167,8 @@ def test_frozen_heads_table_has_every_head_and_seed_and_the_svm() -> None:
     table = heads_frame(result["rows"])
     assert list(table.columns) == ["seed 0", "seed 1", "mean", "std"] and len(table) == 3
     assert "| m | 8 |" in frame_markdown(table)
+    svm_line = next(line for line in frame_markdown(table).splitlines() if "SVM" in line)
+    assert svm_line.endswith("|  |") and "nan" not in svm_line  # one value: no spread shown, never 0.00
 
 
 def test_one_class_or_a_class_missing_from_train_is_a_data_error_naming_the_file(tmp_path) -> None:

@@ -268,6 +268,12 @@ def test_heads_svm_below_the_linear_head_and_deeper_heads_inside_the_spread():
     assert "do not differ" in deep
 
 
+def test_heads_with_one_seed_name_no_spread():
+    text = it.interpret_heads(head_rows(50.2, [54.6], [54.3]))
+    svm = next(line for line in text.splitlines() if "linear SVM" in line)
+    assert "linear head 54.60, 1 seed" in svm and "±" not in svm and "in one run" in svm
+
+
 def test_heads_end_to_end_against_its_control():
     text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [8.0, 8.5, 9.0], end_to_end=[20.0, 21.0, 22.0]))
     line = next(line for line in text.splitlines() if "end to end" in line)

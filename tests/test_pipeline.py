@@ -205,6 +205,9 @@ def test_results_table_and_labels_say_when_the_corpus_is_synthetic(tmp_path):
 
     (bench / "benchmark.json").write_text(json.dumps({"corpus": "hepth", "synthetic": False}))
     assert corpus_label(run_dir) == "hepth"
+    tables = {"corpus": "tables", "corpus_info": {"info": {"source": "../shared/data/arxiv2023"}}}
+    (bench / "benchmark.json").write_text(json.dumps(tables))
+    assert corpus_label(run_dir) == "arxiv2023 (tables)"  # the generic reader names the folder it read
 
 
 def test_papers_to_embed_for_one_split_takes_exactly_what_its_evaluation_reads(tmp_path):

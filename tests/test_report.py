@@ -47,6 +47,8 @@ def test_relative_paths() -> None:
     home = str(Path.home())
     assert relative_paths("/srv/repo/results/x and /srv/repo", Path("/srv/repo")) == "results/x and ."
     assert relative_paths(f"{home}/.cache/m", Path("/srv/repo")) == "~/.cache/m"
+    assert relative_paths("/srv/shared/data/arxiv2023", Path("/srv/repo")) == "../shared/data/arxiv2023"
+    assert relative_paths("/srv/x", Path("/repo")) == "/srv/x"  # a checkout at the top: other paths stay
 
 
 def test_machine_info_names_cores_and_flags() -> None:

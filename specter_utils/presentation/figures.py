@@ -283,6 +283,7 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
     colours = {"frozen": "#4c72b0", "end to end": "#dd8452"}
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(flat) + 1.2))
     positions = list(range(len(flat)))[::-1]
+    flat["std"] = flat["std"].fillna(0.0)  # one seed: no error bar
     ax.barh(
         positions,
         flat["mean"],

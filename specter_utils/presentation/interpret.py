@@ -386,7 +386,10 @@ def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1")
         if SVM_HEAD in frozen and linear:
             svm = frozen[SVM_HEAD][0]
             mean, sd = _mean_sd(linear)
-            what = f"{label} (SVM {svm:.2f}, linear head {mean:.2f} ± {sd:.2f} over {len(linear)} seeds)"
+            linear_text = (
+                f"{mean:.2f} ± {sd:.2f} over {len(linear)} seeds" if len(linear) > 1 else f"{mean:.2f}, 1 seed"
+            )
+            what = f"{label} (SVM {svm:.2f}, linear head {linear_text})"
             spread = sd if len(linear) > 1 else None
             lines.append(
                 f"- {where}: "

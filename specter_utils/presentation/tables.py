@@ -315,7 +315,8 @@ def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1") -> pd.Data
         for s in seeds:
             record[f"seed {s}"] = by_seed.get(s, by_seed.get(None, float("nan")))
         record["mean"] = round(float(np.mean(values)), 2)
-        record["std"] = round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else 0.0
+        # one value (one seed, or the deterministic SVM) has no spread: NaN, shown blank, never 0.00
+        record["std"] = round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else float("nan")
         records.append(record)
     frame = pd.DataFrame.from_records(records)
     return frame.set_index(list(ROW_KEYS)) if len(frame) else frame
@@ -327,7 +328,7 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     header = "| " + " | ".join(str(c) for c in flat.columns) + " |"
     lines = [header, "|" + "---|" * len(flat.columns)]
     for _, row in flat.iterrows():
-        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row.tolist()]
+        cells = [("" if math.isnan(v) else f"{v:.2f}") if isinstance(v, float) else str(v) for v in row.tolist()]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
