@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-11 study: which training recipe beats its base model on held-out hep-th papers?
+# The recipe study: which training recipe beats its base model on held-out hep-th papers?
 # Every command the results in docs/results.md ("Training recipes") came from, in order. About 2 hours on
 # 2 CPU cores; run it in the background (each step is resumable by re-running it; a finished step is skipped).
 set -euo pipefail
@@ -13,7 +13,7 @@ META=$R/bench/scidocs/paper_metadata_view_cite_read.json
     --n-queries 500 --max-class-papers 600 --negative-pool 4000
 # the papers the test split of cite and co-cite reads (6,447): every row embeds exactly these, at 128 wordpieces
 python -c "
-from specter_utils.stages import papers_to_embed
+from specter_utils.workflow.embed import papers_to_embed
 p = papers_to_embed('$R/bench/scidocs', split='test', tasks=['cite', 'cocite'])
 open('$R/test_ids.txt', 'w').write('\n'.join(sorted(p)) + '\n')"
 
@@ -30,14 +30,14 @@ open('$R/test_ids.txt', 'w').write('\n'.join(sorted(p)) + '\n')"
 # 4. Training runs (name seed triplets-dir triplets-per-run recipe flags), each embedded at 128 wordpieces.
 train() {
   [ -f $R/emb/$1.npy ] && return 0
-  specter-utils train --preset cpu --triplets $3 --metadata $R/bench/train/metadata.json --out $R/train/$1 \
-      --max-seq-length 64 --max-train-triplets $4 --max-val-triplets 100 --epochs 1 --seed $2 \
+  specter-utils train --profile cpu --triplets $3 --metadata $R/bench/train/metadata.json --out $R/train/$1 \
+      --max-length 64 --max-triplets $4 --max-val-triplets 100 --epochs 1 --seed $2 \
       --save-steps 1000 --eval-steps 1000 --logging-steps 5 --no-progress-bar --overwrite --no-resume ${@:5}
   specter-utils embed --model $R/train/$1/model --metadata $META --ids $R/test_ids.txt \
       --out $R/emb/$1.jsonl --max-length 128 --batch-size 32 --quiet
 }
 MC="--recipe citation-mnrl --learning-rate 5e-5"
-PAPER="--recipe paper --per-device-batch-size 32"
+PAPER="--recipe paper --batch-size 32"
 for s in 0 1 2; do train mc3_s$s $s $R/triplets 3000 $MC; done          # the recommended recipe
 for s in 0 1 2; do train paper_s$s $s $R/triplets 2000 $PAPER; done     # SPECTER's recipe
 train mc_s0 0 $R/triplets 2000 $MC                                       # exploration rows: one seed, 2,000 triplets
