@@ -13,8 +13,18 @@ import pytest
 from sklearn.metrics import confusion_matrix, f1_score
 
 from specter_utils.evaluation.classification import classify
-from specter_utils.evaluation.deltas import Delta, from_paired, macro_f1, paired_f1_delta
+from specter_utils.evaluation.deltas import (
+    Delta,
+    from_paired,
+    heads_delta_label,
+    heads_deltas,
+    macro_f1,
+    paired_f1_delta,
+    seeds_f1_delta,
+)
+from specter_utils.heads import SVM_HEAD
 from specter_utils.presentation import comparison
+from specter_utils.presentation.interpret import interpret_heads
 
 
 def blobs(n: int = 240, seed: int = 0):
@@ -141,3 +151,68 @@ def test_deltas_from_two_suite_results(tmp_path):
         write_embeddings(files[name][0], emb)
     cite = next(d for d in ranking_deltas(tmp_path, files, "noisy", n_resamples=300) if d.task == "cite")
     assert cite.diff == pytest.approx(results["good"]["cite"]["map"] - results["noisy"]["cite"]["map"], abs=0.01)
+
+
+# ---------------------------------------------------------------- 08: heads, paired over the test papers
+def _head_row(head: str, training: str, seed, truth: list[str], predicted: list[str], **extra) -> dict:
+    return {
+        "encoder": "trained",
+        "max_length": 64,
+        "train_papers": 40,
+        **extra,
+        "head": head,
+        "training": training,
+        "seed": seed,
+        "macro_f1": 100 * f1_score(truth, predicted, average="macro"),
+        "test_labels": truth,
+        "test_predicted": predicted,
+    }
+
+
+def test_seeds_f1_delta_averages_seeds_and_its_interval_covers_the_difference():
+    rng = np.random.default_rng(0)
+    truth = list(rng.choice(["a", "b", "c"], 300))
+    good = [[y if rng.random() < 0.9 else "a" for y in truth] for _ in range(3)]
+    poor = [[y if rng.random() < 0.5 else "a" for y in truth]]
+    test = seeds_f1_delta(truth, good, poor, n_resamples=300)
+    expected = np.mean([macro_f1(*_codes(truth, p)) for p in good]) - macro_f1(*_codes(truth, poor[0]))
+    assert test["diff"] == pytest.approx(expected) and test["diff"] > 20
+    assert test["ci_low"] < test["diff"] < test["ci_high"] and test["ci_low"] > 0 and test["papers"] == 300
+    same = seeds_f1_delta(truth, poor, poor, n_resamples=50)
+    assert same["diff"] == 0 and same["ci_low"] == 0 and same["ci_high"] == 0
+    with pytest.raises(ValueError, match="300 labels"):
+        seeds_f1_delta(truth, [truth[:10]], poor)
+
+
+def _codes(truth: list[str], predicted: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    labels = sorted({*truth, *predicted})
+    code = {label: i for i, label in enumerate(labels)}
+    return np.array([code[y] for y in truth]), np.array([code[y] for y in predicted]), len(labels)
+
+
+def test_heads_deltas_pick_the_like_for_like_reference_and_feed_the_sentences():
+    rng = np.random.default_rng(1)
+    truth = list(rng.choice(["a", "b", "c", "d"], 200))
+    noisy = lambda p: [y if rng.random() < p else "a" for y in truth]  # noqa: E731
+    rows = [_head_row(SVM_HEAD, "frozen", None, truth, noisy(0.3))]
+    rows += [_head_row("linear", "frozen", s, truth, noisy(0.8)) for s in range(3)]
+    rows += [_head_row("1x64", "frozen", s, truth, noisy(0.8)) for s in range(3)]
+    rows += [_head_row("1x64", "end to end", s, truth, noisy(0.95)) for s in range(3)]
+    rows.append({**_head_row("linear", "frozen", 0, truth, truth), "train_papers": 99})  # another group, no pair
+    deltas = {d.row: d for d in heads_deltas(rows, n_resamples=300)}
+    svm = heads_delta_label("trained", 64, 40, SVM_HEAD, "frozen", "linear")
+    e2e = heads_delta_label("trained", 64, 40, "1x64", "end to end", "1x64")
+    assert set(deltas) == {svm, heads_delta_label("trained", 64, 40, "1x64", "frozen", "linear"), e2e}
+    assert deltas[svm].ci_high < 0 and deltas[e2e].ci_low > 0 and deltas[svm].p is None
+    assert deltas[svm].task == "mag" and deltas[svm].metric == "macro-F1" and deltas[svm].n == 200
+    text = interpret_heads(rows, deltas=list(deltas.values()))
+    svm_line = next(line for line in text.splitlines() if "linear SVM" in line and "40 training papers" in line)
+    assert "95% CI [" in svm_line and "the interval excludes 0" in svm_line
+    e2e_line = next(line for line in text.splitlines() if "end to end" in line)
+    assert "scores higher than the same head on the frozen encoder" in e2e_line and "95% CI [" in e2e_line
+    comparison.delta_forest(list(deltas.values()))  # draws them
+    other = [r for r in rows if r["train_papers"] == 40 and r["head"] != "linear"]
+    assert [d.row for d in heads_deltas(other, n_resamples=50)] == [e2e]  # without a frozen linear head, only e2e
+    mismatched = [*rows[:4], {**rows[4], "test_labels": truth[::-1]}]
+    with pytest.raises(ValueError, match="differ in test papers"):
+        heads_deltas(mismatched)

@@ -295,3 +295,8 @@ def test_smoke_heads_beat_chance(smoke_run) -> None:
     assert (figures / f"heads_geometry_{run_dir.name}.png").stat().st_size > 0
     table = {(r["head"], r["training"], r["max_length"]) for r in heads["table"]}
     assert ("1x64", "end to end", 32) in table and ("1x64", "frozen", 32) in table
+    # each classifier against its frozen reference, with an interval; no per-paper labels in the metrics file
+    compared = {d["row"].split(": ", 1)[1] for d in heads["deltas"]}
+    assert {"linear SVM (SCIDOCS), frozen vs linear, frozen", "1x64, end to end vs 1x64, frozen"} <= compared
+    assert all(d["ci_low"] <= d["ci_high"] and d["metric"] == "macro-F1" for d in heads["deltas"])
+    assert not any("test_predicted" in r or "test_labels" in r for r in heads["rows"])

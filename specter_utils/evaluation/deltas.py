@@ -19,6 +19,8 @@ from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_clas
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import RESULT_KEYS
 
+PREDICTION_KEYS = ("test_labels", "test_predicted")  # the per-paper labels a classifier's row carries (heads_deltas)
+
 
 @dataclass
 class Delta:
@@ -177,6 +179,94 @@ def classification_deltas(
                     test["ci_high"],
                     test["p"],
                     len(truth),
+                )
+            )
+    return out
+
+
+def seeds_f1_delta(
+    y_true: Sequence[str],
+    predicted: Sequence[Sequence[str]],
+    reference: Sequence[Sequence[str]],
+    n_resamples: int = 2_000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Mean macro-F1 (x 100) over a row's seeds minus the reference row's, on the same test papers, with a 95%
+    percentile bootstrap CI: papers resampled, every seed of both rows scored on the same resample, so the
+    interval covers the choice of papers with the seeds averaged. No p: rows with different seed counts (the
+    SVM has one) cannot be swapped paper by paper."""
+
+    labels = sorted({*map(str, y_true), *(str(y) for rows in (*predicted, *reference) for y in rows)})
+    code = {label: i for i, label in enumerate(labels)}
+    truth = np.array([code[str(y)] for y in y_true])
+    a = np.array([[code[str(y)] for y in row] for row in predicted])
+    b = np.array([[code[str(y)] for y in row] for row in reference])
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != len(truth) or b.shape[1] != len(truth):
+        raise ValueError(f"{len(truth)} labels but predictions of shapes {a.shape} and {b.shape}")
+    k = len(labels)
+
+    def statistic(i: np.ndarray) -> float:
+        return float(
+            np.mean([macro_f1(truth[i], x[i], k) for x in a]) - np.mean([macro_f1(truth[i], x[i], k) for x in b])
+        )
+
+    everything = np.arange(len(truth))
+    rng = np.random.default_rng(seed)
+    boots = [statistic(rng.integers(0, len(truth), len(truth))) for _ in range(n_resamples)]
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return {"diff": statistic(everything), "ci_low": float(low), "ci_high": float(high), "papers": len(truth)}
+
+
+def heads_delta_label(encoder: Any, length: Any, papers: Any, head: str, training: str, reference_head: str) -> str:
+    """The row name of one :func:`heads_deltas` comparison (what a forest plot shows, and how sentences find it)."""
+    where = f"{encoder} @{length}" + (f" ({papers} train)" if papers != "" else "")
+    return f"{where}: {head}, {training} vs {reference_head}, frozen"
+
+
+def heads_deltas(
+    rows: Sequence[Mapping[str, Any]],
+    task: str = "mag",
+    n_resamples: int = 2_000,
+    seed: int = 0,
+) -> list[Delta]:
+    """Each classifier of notebook 08 against a frozen head of the same encoder, length and training papers, on
+    macro-F1 with :func:`seeds_f1_delta`'s interval: a frozen head or the SVM against the frozen ``linear`` head,
+    a head trained end to end against the same head frozen (the like-for-like control).
+
+    ``rows``: the heads' long format (``heads.frozen_heads`` / ``workflow.heads.end_to_end`` rows), each with its
+    test labels and predictions (``PREDICTION_KEYS``); rows without them are skipped."""
+
+    labels_key, predicted_key = PREDICTION_KEYS
+    groups: dict[tuple, dict[tuple[str, str], list[Mapping[str, Any]]]] = {}
+    for row in rows:
+        if predicted_key not in row:
+            continue
+        group = (row.get("encoder", ""), row.get("max_length", ""), row.get("train_papers", ""))
+        groups.setdefault(group, {}).setdefault((str(row["head"]), str(row["training"])), []).append(row)
+    out = []
+    for (encoder, length, papers), classifiers in groups.items():
+        for (head, training), members in classifiers.items():
+            ref_head = head if training == "end to end" else "linear"
+            reference = classifiers.get((ref_head, "frozen"))
+            if not reference or (head, training) == (ref_head, "frozen"):
+                continue
+            truth = members[0][labels_key]
+            if any(list(r[labels_key]) != list(truth) for r in (*members, *reference)):
+                raise ValueError(f"{encoder} at {length}: {head} ({training}) and its reference differ in test papers")
+            test = seeds_f1_delta(
+                truth, [r[predicted_key] for r in members], [r[predicted_key] for r in reference], n_resamples, seed
+            )
+            out.append(
+                Delta(
+                    heads_delta_label(encoder, length, papers, head, training, ref_head),
+                    "the same encoder's frozen head",
+                    task,
+                    "macro-F1",
+                    test["diff"],
+                    test["ci_low"],
+                    test["ci_high"],
+                    None,
+                    test["papers"],
                 )
             )
     return out

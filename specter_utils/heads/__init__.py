@@ -18,6 +18,7 @@ from specter_utils.heads.end_to_end import (
     train_end_to_end,
 )
 from specter_utils.heads.frozen import (
+    PREDICTION_KEYS,
     SVM_HEAD,
     MLPHead,
     architecture_name,
@@ -35,10 +36,15 @@ from specter_utils.heads.frozen import (
     standardization,
     svm_protocol_variants,
     svm_scores,
+    test_predictions,
     train_mlp_head,
+    without_predictions,
 )
 
 __all__ = [
+    "PREDICTION_KEYS",
+    "test_predictions",
+    "without_predictions",
     "SVM_HEAD",
     "EndToEndResult",
     "EndToEndRun",

@@ -40,6 +40,7 @@ from specter_utils.data.scidocs import read_classification_csv
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.evaluation.classification import classify
+from specter_utils.evaluation.deltas import PREDICTION_KEYS
 from specter_utils.evaluation.svm_variants import svm_variants
 
 SVM_HEAD = "linear SVM (SCIDOCS)"  # the name of the SVM rows in the tables
@@ -297,12 +298,25 @@ def split_rows(
 
 def _head_result(head: MLPHead, x_test: np.ndarray, y_test: list[str]) -> dict[str, Any]:
     best = max(head.history, key=lambda h: h["val_macro_f1"])
+    predicted = head.predict(x_test)
     return {
-        **classification_scores(y_test, head.predict(x_test)),
+        **classification_scores(y_test, predicted),
         "epochs": len(head.history),
         "best_epoch": best["epoch"],
         "best_val_macro_f1": best["val_macro_f1"],
+        **test_predictions(y_test, predicted),
     }
+
+
+def test_predictions(y_test: Sequence[str], predicted: Sequence[str]) -> dict[str, list[str]]:
+    """The test labels and a row's predicted labels, in test-split order: what a paired comparison of two rows
+    needs (``evaluation.deltas.heads_deltas``). Rows carry them in memory; ``without_predictions`` drops them."""
+    return {PREDICTION_KEYS[0]: [str(y) for y in y_test], PREDICTION_KEYS[1]: [str(y) for y in predicted]}
+
+
+def without_predictions(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` without its per-paper labels (for metrics files: one number per row, not one per paper)."""
+    return {k: v for k, v in row.items() if k not in PREDICTION_KEYS}
 
 
 @dataclass
@@ -332,7 +346,11 @@ def svm_scores(prepared: _Prepared) -> dict[str, Any]:
     """SCIDOCS's linear SVM, fitted on the whole train split, scored on the whole test split."""
     x_test, y_test = prepared.data["test"]
     result = classify(*prepared.data["train"], x_test, y_test)
-    return {**classification_scores(y_test, result.predictions), "C": float(result.best_c)}
+    return {
+        **classification_scores(y_test, result.predictions),
+        "C": float(result.best_c),
+        **test_predictions(y_test, result.predictions),
+    }
 
 
 def svm_protocol_variants(
@@ -363,9 +381,9 @@ def compare_heads(
     """
     prepared = _prepare(embeddings, splits, config, seed)
     head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config, hidden_dims, seed)
-    results: dict[str, Any] = {"mlp": _head_result(head, *prepared.data["test"])}
+    results: dict[str, Any] = {"mlp": without_predictions(_head_result(head, *prepared.data["test"]))}
     if config.svm:
-        results["linear_svm"] = svm_scores(prepared)
+        results["linear_svm"] = without_predictions(svm_scores(prepared))
     return {
         **results,
         "n_classes": len(set(prepared.data["train"][1])),

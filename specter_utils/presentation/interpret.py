@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specter_utils.evaluation.deltas import Delta
+from specter_utils.evaluation.deltas import Delta, heads_delta_label
 from specter_utils.presentation.tables import (
     HEADERS,
     PAPER_ABLATION_ROWS,
@@ -370,18 +370,28 @@ def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
     return mean, sd
 
 
-def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1") -> str:
-    """Notebook 08: per encoder, the SVM against the linear head, each deeper head against the linear one, and end
-    to end against the frozen control; differences inside the seed spread read as no difference."""
-    groups: dict[tuple[Any, Any, str, str], list[float]] = {}
+def interpret_heads(
+    rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1", deltas: Sequence[Delta] | None = None
+) -> str:
+    """Notebook 08: per encoder, input length and training papers, the SVM against the linear head, each deeper head
+    against the linear one, and end to end against the frozen control. A difference inside the seed spread reads
+    as no difference; outside it, the paired-bootstrap interval of ``deltas`` (``evaluation.deltas.heads_deltas``,
+    matched by :func:`heads_delta_label`) says whether it is shown."""
+    groups: dict[tuple[Any, Any, Any, str, str], list[float]] = {}
     for row in rows:
-        key = (row.get("encoder"), row.get("max_length"), row.get("training", "frozen"), row["head"])
-        groups.setdefault(key, []).append(float(row[metric]))
+        key = (row.get("encoder"), row.get("max_length"), row.get("train_papers", ""), row.get("training", "frozen"))
+        groups.setdefault((*key, row["head"]), []).append(float(row[metric]))
+    intervals = {d.row: (d.ci_low, d.ci_high) for d in deltas or ()}
     label = "macro-F1" if metric == "macro_f1" else metric
     lines = []
-    for encoder, length in dict.fromkeys((k[0], k[1]) for k in groups):
+    for encoder, length, papers in dict.fromkeys(k[:3] for k in groups):
         where = f"{encoder} encoder at {length} wordpieces" if length else f"{encoder} encoder"
-        frozen = {k[3]: v for k, v in groups.items() if k[:3] == (encoder, length, "frozen")}
+        where += f", {papers} training papers" if papers != "" else ""
+        frozen = {k[4]: v for k, v in groups.items() if k[:4] == (encoder, length, papers, "frozen")}
+
+        def ci(head: str, training: str, reference: str) -> tuple[float, float] | None:
+            return intervals.get(heads_delta_label(encoder, length, papers, head, training, reference))  # noqa: B023
+
         linear = frozen.get("linear")
         if SVM_HEAD in frozen and linear:
             svm = frozen[SVM_HEAD][0]
@@ -393,7 +403,14 @@ def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1")
             spread = sd if len(linear) > 1 else None
             lines.append(
                 f"- {where}: "
-                + difference_sentence("the linear SVM", "the linear head", what, svm - mean, spread=spread)
+                + difference_sentence(
+                    "the linear SVM",
+                    "the linear head",
+                    what,
+                    svm - mean,
+                    ci=ci(SVM_HEAD, "frozen", "linear"),
+                    spread=spread,
+                )
             )
         for head, values in frozen.items():
             if head in (SVM_HEAD, "linear") or not linear:
@@ -407,11 +424,12 @@ def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1")
                     "the linear head",
                     label,
                     mean - lin_mean,
+                    ci=ci(head, "frozen", "linear"),
                     spread=max(sd, lin_sd) if len(values) > 1 else None,
                 )
             )
-        for (enc, ln, training, head), values in groups.items():
-            if (enc, ln) != (encoder, length) or training != "end to end" or head not in frozen:
+        for (enc, ln, pp, training, head), values in groups.items():
+            if (enc, ln, pp) != (encoder, length, papers) or training != "end to end" or head not in frozen:
                 continue
             mean, sd = _mean_sd(values)
             ctl_mean, ctl_sd = _mean_sd(frozen[head])
@@ -422,6 +440,7 @@ def interpret_heads(rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1")
                     "the same head on the frozen encoder",
                     label,
                     mean - ctl_mean,
+                    ci=ci(head, "end to end", head),
                     spread=max(sd, ctl_sd) if len(values) > 1 else None,
                 )
             )

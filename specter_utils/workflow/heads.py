@@ -18,6 +18,7 @@ from specter_utils.heads import (
     parse_architecture,
     read_task_splits,
     svm_protocol_variants,
+    test_predictions,
     train_end_to_end,
 )
 from specter_utils.runs import RunPaths, corpus_label, resolve
@@ -130,7 +131,14 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
             result = train_end_to_end(settings, run, papers, splits, start_train_vectors=train_vectors)
             result.metrics["head"] = architecture
             runs.append(result.metrics)
-            rows.append({**labels, **{k: v for k, v in result.metrics.items() if k != "config"}})
+            y_test = [label for _, label in splits["test"]]
+            rows.append(
+                {
+                    **labels,
+                    **{k: v for k, v in result.metrics.items() if k != "config"},
+                    **test_predictions(y_test, result.predictions),
+                }
+            )
             after[f"{architecture} seed {seed}"] = result.test_embeddings
 
     # Geometry of the held-out test papers before and after (the same sample, projection and DBSCAN rule as 06).
