@@ -13,5 +13,7 @@ run = Path(sys.argv[1])
 wanted = set((run / "test_ids.txt").read_text().split())
 papers = {pid: p for pid, p in papers_to_embed(run / "bench/scidocs", split="test").items() if pid in wanted}
 spec = load_spec("hepth", {"embedding.baselines": ["tfidf-svd"], "seed": 0})
-written = embed_baselines(spec.embedding, papers, run / "emb", run / "bench/scidocs", run / "bench/train", seed=spec.seed)
+written = embed_baselines(
+    spec.embedding, papers, run / "emb", run / "bench/scidocs", run / "bench/train", seed=spec.seed
+)
 print(written)
