@@ -14,7 +14,7 @@ block, so that both see the same load on a shared machine, at the cost of sortin
     python bench/bench_embedding.py                    # 1,000 hep-th abstracts, minilm, [CLS], 512 tokens
     python bench/bench_embedding.py --variants ref,ours,ours-bf16
     python bench/bench_embedding.py --random-bert --device cuda --n 20000 --max-length 256 --variants ours-bf16
-    # the CPU backends (issue 15): OpenVINO fp32 against the recipe and the torch path, the model's own pooling
+    # the CPU backends: OpenVINO fp32 against the recipe and the torch path, the model's own pooling
     python bench/bench_embedding.py --n 600 --max-length 256 --pooling model --variants ref,ours,ov --blocks 3
 
 ``ov`` is the OpenVINO backend (``embed --backend openvino``) at f32, ``ov-bf16`` asks OpenVINO for bf16,

@@ -1,5 +1,5 @@
 """Every command fails the same way: one line ``specter-utils CMD: error: WHERE: WHAT``, exit 2, no traceback,
-and nothing half-written (issue 13). One test per class of the issue, then a sweep of malformed inputs.
+and nothing half-written. One test per class of bad input, then a sweep of malformed inputs.
 
 All in-process (``cli.main``) on tiny synthetic inputs; no case loads a model except the train test that
 checks nothing is written when its inputs fail after the model has loaded.

@@ -17,7 +17,7 @@ lowest validation loss kept. Differences, each deliberate:
   tokenizer, which splits a few more cases such as hyphens inside words).
 - Blank titles: a missing or blank title becomes the one token ``<blank>`` (``BLANK``), and when both
   titles of a pair are blank the title Jaccard is 0, not the 1 that the shared placeholder would give:
-  two unknown titles are no evidence that the papers are alike (decided in issue 16; the test
+  two unknown titles are no evidence that the papers are alike (the test
   ``test_two_blank_titles_share_nothing`` holds it). Pairs with one blank title score 0 either way.
 """
 
