@@ -40,7 +40,8 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
     rows = list(dict.fromkeys(d.row for d in items))
     colours = plt.get_cmap("tab10")
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.38 * len(items) + 0.25 * len(rows)))
+        label_inches = 0.075 * max(len(row) for row in rows)  # long row names (the heads') get room of their own
+        fig, ax = plt.subplots(figsize=(max(7.5, 5.0 + label_inches), 0.9 + 0.38 * len(items) + 0.25 * len(rows)))
     else:
         fig = ax.figure
     labels, y = [], 0.0
