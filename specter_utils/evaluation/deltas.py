@@ -98,6 +98,12 @@ def macro_f1(codes_true: np.ndarray, codes_pred: np.ndarray, n_classes: int) -> 
     return 100.0 * float(f1[present].mean())
 
 
+def _label_codes(*label_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
+    """Each list of labels as integer codes over the sorted union of all of them, and the number of labels."""
+    code = {label: i for i, label in enumerate(sorted({str(y) for labels in label_lists for y in labels}))}
+    return [np.array([code[str(y)] for y in labels], dtype=int) for labels in label_lists], len(code)
+
+
 def paired_f1_delta(
     y_true: Sequence[str],
     predicted: Sequence[str],
@@ -108,14 +114,9 @@ def paired_f1_delta(
     """Macro-F1 (x 100) of ``predicted`` minus ``predicted_reference`` on the same papers, with a 95% percentile
     bootstrap CI (papers resampled, both rows on the same resample) and a two-sided paired permutation p."""
 
-    labels = sorted({*map(str, y_true), *map(str, predicted), *map(str, predicted_reference)})
-    code = {label: i for i, label in enumerate(labels)}
-    truth = np.array([code[str(y)] for y in y_true])
-    a = np.array([code[str(y)] for y in predicted])
-    b = np.array([code[str(y)] for y in predicted_reference])
+    (truth, a, b), k = _label_codes(y_true, predicted, predicted_reference)
     if not len(truth) == len(a) == len(b):
         raise ValueError(f"{len(truth)} labels but {len(a)} and {len(b)} predictions")
-    k = len(labels)
     diff = macro_f1(truth, a, k) - macro_f1(truth, b, k)
     if np.array_equal(a, b):
         return {"diff": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p": 1.0, "papers": len(truth)}
@@ -196,14 +197,10 @@ def seeds_f1_delta(
     interval covers the choice of papers with the seeds averaged. No p: rows with different seed counts (the
     SVM has one) cannot be swapped paper by paper."""
 
-    labels = sorted({*map(str, y_true), *(str(y) for rows in (*predicted, *reference) for y in rows)})
-    code = {label: i for i, label in enumerate(labels)}
-    truth = np.array([code[str(y)] for y in y_true])
-    a = np.array([[code[str(y)] for y in row] for row in predicted])
-    b = np.array([[code[str(y)] for y in row] for row in reference])
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != len(truth) or b.shape[1] != len(truth):
-        raise ValueError(f"{len(truth)} labels but predictions of shapes {a.shape} and {b.shape}")
-    k = len(labels)
+    (truth, *coded), k = _label_codes(y_true, *predicted, *reference)
+    if any(len(row) != len(truth) for row in coded):
+        raise ValueError(f"{len(truth)} labels but predictions of {sorted({len(row) for row in coded})} papers")
+    a, b = np.array(coded[: len(predicted)]), np.array(coded[len(predicted) :])
 
     def statistic(i: np.ndarray) -> float:
         return float(

@@ -18,7 +18,6 @@ from specter_utils.heads.end_to_end import (
     train_end_to_end,
 )
 from specter_utils.heads.frozen import (
-    PREDICTION_KEYS,
     SVM_HEAD,
     MLPHead,
     architecture_name,
@@ -31,20 +30,17 @@ from specter_utils.heads.frozen import (
     frozen_settings,
     head_seeds,
     parse_architecture,
+    prediction_columns,
     read_task_splits,
     split_rows,
     standardization,
     svm_protocol_variants,
     svm_scores,
-    test_predictions,
     train_mlp_head,
     without_predictions,
 )
 
 __all__ = [
-    "PREDICTION_KEYS",
-    "test_predictions",
-    "without_predictions",
     "SVM_HEAD",
     "EndToEndResult",
     "EndToEndRun",
@@ -61,6 +57,7 @@ __all__ = [
     "head_seeds",
     "paper_texts",
     "parse_architecture",
+    "prediction_columns",
     "read_task_splits",
     "save_encoder",
     "save_head",
@@ -71,4 +68,5 @@ __all__ = [
     "svm_scores",
     "train_end_to_end",
     "train_mlp_head",
+    "without_predictions",
 ]

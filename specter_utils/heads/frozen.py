@@ -304,11 +304,11 @@ def _head_result(head: MLPHead, x_test: np.ndarray, y_test: list[str]) -> dict[s
         "epochs": len(head.history),
         "best_epoch": best["epoch"],
         "best_val_macro_f1": best["val_macro_f1"],
-        **test_predictions(y_test, predicted),
+        **prediction_columns(y_test, predicted),
     }
 
 
-def test_predictions(y_test: Sequence[str], predicted: Sequence[str]) -> dict[str, list[str]]:
+def prediction_columns(y_test: Sequence[str], predicted: Sequence[str]) -> dict[str, list[str]]:
     """The test labels and a row's predicted labels, in test-split order: what a paired comparison of two rows
     needs (``evaluation.deltas.heads_deltas``). Rows carry them in memory; ``without_predictions`` drops them."""
     return {PREDICTION_KEYS[0]: [str(y) for y in y_test], PREDICTION_KEYS[1]: [str(y) for y in predicted]}
@@ -349,7 +349,7 @@ def svm_scores(prepared: _Prepared) -> dict[str, Any]:
     return {
         **classification_scores(y_test, result.predictions),
         "C": float(result.best_c),
-        **test_predictions(y_test, result.predictions),
+        **prediction_columns(y_test, result.predictions),
     }
 
 

@@ -388,10 +388,7 @@ def interpret_heads(
         where = f"{encoder} encoder at {length} wordpieces" if length else f"{encoder} encoder"
         where += f", {papers} training papers" if papers != "" else ""
         frozen = {k[4]: v for k, v in groups.items() if k[:4] == (encoder, length, papers, "frozen")}
-
-        def ci(head: str, training: str, reference: str) -> tuple[float, float] | None:
-            return intervals.get(heads_delta_label(encoder, length, papers, head, training, reference))  # noqa: B023
-
+        group = (encoder, length, papers)
         linear = frozen.get("linear")
         if SVM_HEAD in frozen and linear:
             svm = frozen[SVM_HEAD][0]
@@ -408,7 +405,7 @@ def interpret_heads(
                     "the linear head",
                     what,
                     svm - mean,
-                    ci=ci(SVM_HEAD, "frozen", "linear"),
+                    ci=intervals.get(heads_delta_label(*group, SVM_HEAD, "frozen", "linear")),
                     spread=spread,
                 )
             )
@@ -424,7 +421,7 @@ def interpret_heads(
                     "the linear head",
                     label,
                     mean - lin_mean,
-                    ci=ci(head, "frozen", "linear"),
+                    ci=intervals.get(heads_delta_label(*group, head, "frozen", "linear")),
                     spread=max(sd, lin_sd) if len(values) > 1 else None,
                 )
             )
@@ -440,7 +437,7 @@ def interpret_heads(
                     "the same head on the frozen encoder",
                     label,
                     mean - ctl_mean,
-                    ci=ci(head, "end to end", head),
+                    ci=intervals.get(heads_delta_label(*group, head, "end to end", head)),
                     spread=max(sd, ctl_sd) if len(values) > 1 else None,
                 )
             )

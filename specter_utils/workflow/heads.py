@@ -16,9 +16,9 @@ from specter_utils.heads import (
     frozen_heads,
     head_seeds,
     parse_architecture,
+    prediction_columns,
     read_task_splits,
     svm_protocol_variants,
-    test_predictions,
     train_end_to_end,
 )
 from specter_utils.runs import RunPaths, corpus_label, resolve
@@ -118,6 +118,7 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
     control = frozen_heads(before, splits, config, spec.seed, architectures=architectures, labels=labels)
     rows, runs, after = list(control["rows"]), [], {}
     train_vectors, _ = before.lookup([pid for pid, _ in splits["train"]])
+    y_test = [label for _, label in splits["test"]]
     for architecture in architectures:
         for seed in seeds:
             run = EndToEndRun(
@@ -131,12 +132,11 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
             result = train_end_to_end(settings, run, papers, splits, start_train_vectors=train_vectors)
             result.metrics["head"] = architecture
             runs.append(result.metrics)
-            y_test = [label for _, label in splits["test"]]
             rows.append(
                 {
                     **labels,
                     **{k: v for k, v in result.metrics.items() if k != "config"},
-                    **test_predictions(y_test, result.predictions),
+                    **prediction_columns(y_test, result.predictions),
                 }
             )
             after[f"{architecture} seed {seed}"] = result.test_embeddings
