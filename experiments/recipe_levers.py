@@ -46,6 +46,7 @@ from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_ap
+from specter_utils.executed import machine_info
 from specter_utils.io import read_json
 from specter_utils.pipeline import PIPELINE_FILE, source_commit
 from specter_utils.runs import RunPaths, corpus_label
@@ -156,6 +157,7 @@ def _record(name: str, seed: int, overrides: Mapping[str, Any], common: Mapping[
         "common": dict(common),
         **fields,
         "commit": source_commit(),
+        "machine": machine_info(),  # cores, CPU and its flags: train_seconds means nothing without them
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
@@ -224,7 +226,7 @@ def run_levers(
     paths, common = RunPaths.of(run_dir), dict(common or {})
     spec = run_spec(paths.run_dir, common)
     results = Path(results) if results else paths.run_dir / RESULTS
-    work = results.parent / "rows"
+    work = paths.run_dir / "levers" / "rows"  # triplets, models, embeddings: in the run folder, wherever --results is
     done = {}
     for row in read_rows(results):
         done[(row["setting"], row["seed"])] = row
@@ -269,6 +271,22 @@ def run_levers(
 
 
 # ---------------------------------------------------------------- the table
+def machines(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The machines the trained rows ran on, each with its row count ("not recorded" for rows written without)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row.get("kind") != "trained":
+            continue
+        machine = row.get("machine")
+        label = (
+            f"{machine.get('cores')} cores, {machine.get('cpu')} ({', '.join(machine.get('flags') or []) or 'no flag shown'})"
+            if machine
+            else "machine not recorded"
+        )
+        counts[label] = counts.get(label, 0) + 1
+    return "; ".join(f"{label}: {n} row{'s' * (n != 1)}" for label, n in counts.items()) or "no trained row yet"
+
+
 def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = 10_000) -> str:
     """Markdown: per setting, MAP mean ± sd over seeds per task, its paired difference to the base model, TF-IDF
     and the reference recipe (95% bootstrap CI, permutation p over queries), and the mean training wall time."""
@@ -291,6 +309,8 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         f"Benchmark: {first['split']} split, queries {queries}, evaluation length {first['eval_max_length']}; "
         f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
         f"95% bootstrap CI and permutation p.",
+        "",
+        f"Training times on: {machines(rows)}.",
         "",
     ]
     header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
@@ -318,7 +338,9 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="run folder built by `specter-utils run --notebooks 01 02`")
-    parser.add_argument("--results", type=Path, help=f"results file (default RUN_DIR/{RESULTS})")
+    parser.add_argument(
+        "--results", type=Path, help=f"results file (default RUN_DIR/{RESULTS}); work files stay in RUN_DIR"
+    )
     parser.add_argument("--settings", type=Path, help="YAML {name: {key: value}} replacing the built-in levers")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these settings")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])

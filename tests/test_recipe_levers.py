@@ -105,6 +105,14 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
     assert table.count("\n| ") == 5  # the header and 4 rows
     assert "test split" in table and "evaluation length 32" in table
+    assert "Training times on: " in table and "cores" in table and "2 rows" in table
+
+    # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
+    kept = tmp_path / "kept" / "results.jsonl"
+    assert levers.main([*args, "--only", "reference", "--results", str(kept)]) == 0
+    assert [r["setting"] for r in levers.read_rows(kept)] == ["base", "tfidf-svd", "reference"]
+    assert sorted(p.name for p in kept.parent.iterdir()) == ["results.jsonl"]
+    assert (run_dir / "levers" / "rows" / "reference" / "seed0" / "embeddings.jsonl").is_file()
 
 
 def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
