@@ -46,7 +46,7 @@ from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_ap
-from specter_utils.executed import machine_info
+from specter_utils.executed import machine_info, machine_label
 from specter_utils.io import read_json
 from specter_utils.pipeline import PIPELINE_FILE, source_commit
 from specter_utils.runs import RunPaths, corpus_label
@@ -277,12 +277,7 @@ def machines(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         if row.get("kind") != "trained":
             continue
-        machine = row.get("machine")
-        label = (
-            f"{machine.get('cores')} cores, {machine.get('cpu')} ({', '.join(machine.get('flags') or []) or 'no flag shown'})"
-            if machine
-            else "machine not recorded"
-        )
+        label = machine_label(row["machine"]) if row.get("machine") else "machine not recorded"
         counts[label] = counts.get(label, 0) + 1
     return "; ".join(f"{label}: {n} row{'s' * (n != 1)}" for label, n in counts.items()) or "no trained row yet"
 

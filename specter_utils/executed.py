@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,16 @@ def machine_info() -> dict[str, Any]:
             info["flags"] = [flag for flag in CPU_FLAGS_SHOWN if flag in present]
             break
     return info
+
+
+def machine_label(machine: Mapping[str, Any]) -> str:
+    """``machine_info()``'s record as one line: "2 cores, AMD EPYC, avx2, avx512f"."""
+    parts = [f"{machine['cores']} cores"] if machine.get("cores") is not None else []
+    parts += [str(machine[k]) for k in machine if k not in ("cores", "flags") and machine[k] not in (None, "")]
+    flags = machine.get("flags")
+    if flags:
+        parts.append(", ".join(map(str, flags)) if isinstance(flags, (list, tuple)) else str(flags))
+    return ", ".join(parts)
 
 
 class PeakMemory:

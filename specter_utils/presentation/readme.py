@@ -32,6 +32,7 @@ import yaml
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.errors import DataError
+from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
 
@@ -365,14 +366,7 @@ def _one_commit(commit: Any) -> str | None:
 def _machine(report: Report, runs: Mapping[str, Mapping[str, Any]]) -> str:
     machine = report.pipeline.get("machine")
     if isinstance(machine, Mapping):
-        parts = []
-        if machine.get("cores") is not None:
-            parts.append(f"{machine['cores']} cores")
-        parts += [str(machine[k]) for k in machine if k not in ("cores", "flags") and machine[k] not in (None, "")]
-        flags = machine.get("flags")
-        if flags:
-            parts.append(", ".join(map(str, flags)) if isinstance(flags, (list, tuple)) else str(flags))
-        return ", ".join(parts)
+        return machine_label(machine)
     if isinstance(machine, str) and machine:
         return machine
     # an older report: the "(2 shared cores)" note of its "ran" column
