@@ -1,0 +1,40 @@
+"""experiments/base_model_prior.py: the base model's citation-derived training data, read from its own folder."""
+
+import importlib.util
+import json
+
+from specter_utils.paths import REPO_ROOT
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("base_model_prior", REPO_ROOT / "experiments" / "base_model_prior.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shares_are_computed_from_the_model_folders_list(tmp_path):
+    prior = _script()
+    entries = [
+        {"name": "S2ORC_citation_pairs.jsonl.gz", "lines": 30, "weight": 1},
+        {"name": "specter_train_triples.jsonl.gz", "lines": 10, "weight": 1},
+        {"name": "reddit.jsonl.gz", "lines": 60, "weight": 2},
+    ]
+    (tmp_path / "data_config.json").write_text(json.dumps(entries))
+    rows = prior.citation_share(str(tmp_path))
+    assert len(rows) == 3  # two citation sets and their total
+    assert rows[-1].endswith("| 40 | 40.0% | 50.00% |") and "2 of 3 datasets" in rows[-1]
+
+
+def test_the_offline_default_model_lists_citation_pairs(capsys):
+    prior = _script()
+    assert prior.main(["minilm"]) == 0
+    out = capsys.readouterr().out
+    assert "S2ORC citation pairs (abstracts)" in out and "SPECTER's training triplets" in out
+
+
+def test_a_folder_without_the_list_is_a_one_line_error(tmp_path, capsys):
+    prior = _script()
+    assert prior.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "data_config.json" in err and str(tmp_path) in err
