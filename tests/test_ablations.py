@@ -110,6 +110,40 @@ def test_table2_over_seeds_marks_differences_inside_the_spread():
     assert "no difference" in text and "±" in frame.loc[REFERENCE, "CITE"]
 
 
+def test_a_row_with_its_own_reference_is_compared_with_that_row():
+    from specter_utils.workflow.ablations import COMPARED_TO, ablation_deltas, compared_to
+
+    assert COMPARED_TO["paper_no_hard_negatives"] == "paper_recipe" and set(COMPARED_TO) <= set(ABLATIONS)
+    assert compared_to("paper_no_hard_negatives", {REFERENCE: {}, "paper_no_hard_negatives": {}}) == REFERENCE
+    rows = {REFERENCE: {}, "paper_recipe": {}, "paper_no_hard_negatives": {}}
+    assert compared_to("paper_no_hard_negatives", rows) == "paper_recipe"
+    test = {"diff": -1.5, "ci_low": -2.0, "ci_high": -1.0, "p": 0.001, "queries": 400}
+    statistics = {
+        "groups": {
+            REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62)]),
+            "paper_recipe": seed_group_statistics([_results(76, 66, 60), _results(78, 68, 62)]),
+            "paper_no_hard_negatives": seed_group_statistics([_results(70, 60, 60), _results(72, 62, 62)]),
+        },
+        "paired": {
+            "references": [REFERENCE, "paper_recipe"],
+            "rows": {
+                "paper_recipe": {"tasks": {"cite": {"versus": {REFERENCE: {**test, "diff": -4.0}}}}},
+                "paper_no_hard_negatives": {
+                    "tasks": {"cite": {"versus": {REFERENCE: {**test, "diff": -10.0}, "paper_recipe": test}}}
+                },
+            },
+        },
+        "seeds": {name: [0, 1] for name in rows},
+        "compared_to": {name: compared_to(name, rows) for name in rows if name != REFERENCE},
+    }
+    frame, text = ablation_table_seeds(statistics, REFERENCE, PAPER_ROWS)
+    assert frame.loc["paper_no_hard_negatives", "paired test vs specter"] == "vs paper_recipe: cite MAP -1.50, p 0.001"
+    assert frame.loc["paper_no_hard_negatives", "Δ all"].startswith("vs paper_recipe: -")
+    assert frame.loc["paper_recipe", "paired test vs specter"] == "cite MAP -4.00, p 0.001"
+    deltas = {(d.row, d.reference): d.diff for d in ablation_deltas(statistics)}
+    assert deltas == {("paper_recipe", REFERENCE): -4.0, ("paper_no_hard_negatives", "paper_recipe"): -1.5}
+
+
 def test_one_seed_has_no_spread_and_says_so():
     statistics = {
         "groups": {

@@ -249,6 +249,55 @@ def test_ablation_with_one_seed_is_not_a_finding():
     assert "in one run" in line and "not a finding" in line and "neither confirmed nor contradicted" in line
 
 
+def _hard_negative_statistics(paper_nhn: tuple[float, float, float, float]) -> dict:
+    """The run's recipe with and without hard negatives, and the paper's recipe with and without them; the last
+    tested against the paper's recipe (``compared_to``), with ``paper_nhn`` as (diff, ci_low, ci_high, p)."""
+    return {
+        "groups": {
+            "specter": group(88.60, 0.20),
+            "no_hard_negatives": group(88.70, 0.20),
+            "paper_recipe": group(86.00, 0.20),
+            "paper_no_hard_negatives": group(86.00 + paper_nhn[0], 0.20),
+        },
+        "paired": {
+            "rows": {
+                "no_hard_negatives": {"tasks": {"cite": versus(0.10, -0.3, 0.5, 0.6)}},
+                "paper_recipe": {"tasks": {"cite": versus(-2.60, -3.2, -2.0, 0.0001)}},
+                "paper_no_hard_negatives": {
+                    "tasks": {"cite": {"versus": {"paper_recipe": versus(*paper_nhn)["versus"]["specter"]}}}
+                },
+            }
+        },
+        "seeds": {
+            name: [0, 1, 2] for name in ("specter", "no_hard_negatives", "paper_recipe", "paper_no_hard_negatives")
+        },
+        "compared_to": {
+            "no_hard_negatives": "specter",
+            "paper_recipe": "specter",
+            "paper_no_hard_negatives": "paper_recipe",
+        },
+    }
+
+
+def test_a_row_is_tested_against_the_row_it_names():
+    stats = _hard_negative_statistics((-1.50, -2.1, -0.9, 0.0001))
+    text = it.interpret_ablations(stats, "specter", {**PAPER_ROWS, "paper_no_hard_negatives": "no hard negatives"})
+    line = next(line for line in text.splitlines() if "**paper_no_hard_negatives**" in line)
+    assert "scores lower than paper_recipe" in line and "specter" not in line
+    assert "agrees with the paper's direction" in line  # the paper's no-hard-negatives row is lower
+    pair = next(line for line in text.splitlines() if "hard negatives under two losses" in line)
+    assert "+0.10 with in-batch negatives" in pair and "-1.50 with the paper's triplet loss" in pair
+    assert "supports the explanation" in pair
+
+
+def test_the_hard_negative_explanation_is_not_supported_when_the_triplet_loss_shows_nothing():
+    stats = _hard_negative_statistics((0.05, -0.4, 0.5, 0.8))
+    pair = next(
+        line for line in it.interpret_ablations(stats, "specter", PAPER_ROWS).splitlines() if "two losses" in line
+    )
+    assert "Neither loss shows a difference" in pair
+
+
 # ---------------------------------------------------------------- 08: heads
 def head_rows(svm: float, linear: list[float], deep: list[float], end_to_end: list[float] | None = None) -> list[dict]:
     base = {"encoder": "trained", "max_length": 256}

@@ -64,7 +64,7 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
             )
             p = "" if d.p is None else (", p < 0.001" if d.p < 0.001 else f", p {d.p:.3f}")
             ax.annotate(f"{d.diff:+.2f}{p}", (d.ci_high, y), xytext=(4, -3), textcoords="offset points", fontsize=8)
-            labels.append((y, row))
+            labels.append((y, row if len(references) == 1 else f"{row} vs {d.reference}"))
             y -= 1.0
         y -= 0.6
     ax.axvline(0.0, color="black", lw=0.8)

@@ -310,6 +310,38 @@ def interpret_geometry(
 
 
 # ---------------------------------------------------------------- notebook 07: Tables 2 and 3
+# No hard negatives under in-batch negatives (the run's recipe) and under the paper's triplet loss (against the
+# paper's recipe with hard negatives): the pair that tests why the first disagrees with the paper
+HARD_NEGATIVE_ROWS = ("no_hard_negatives", "paper_no_hard_negatives")
+
+
+def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[float, int, str]) -> str:
+    """What removing hard negatives does under the two losses (``(Δ all, shown sign, against)`` each), and whether
+    that supports the explanation that in-batch negatives stand in for the one mined hard negative."""
+    (d_batch, s_batch, ref_batch), (d_triplet, s_triplet, ref_triplet) = in_batch, triplet
+    shown = {1: "a gain", -1: "a loss", 0: "no difference"}
+    lead = (
+        f"- **hard negatives under two losses**: without them the average moves {_fmt(d_batch, 2)} with in-batch "
+        f"negatives (against {ref_batch}: {shown[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
+        f"(against {ref_triplet}: {shown[s_triplet]})."
+    )
+    if s_triplet < 0 and s_batch >= 0:
+        verdict = (
+            "Hard negatives matter only where the mined negative is the triplet's one negative: this supports the "
+            "explanation that the other papers of a batch stand in for them."
+        )
+    elif s_triplet < 0 and s_batch < 0:
+        verdict = "Hard negatives help under both losses, as in the paper."
+    elif s_triplet == 0 and s_batch == 0:
+        verdict = "Neither loss shows a difference: at this training budget hard negatives carry no measured signal."
+    else:
+        verdict = (
+            "The paper's loss does not show the loss that the paper saw either, so the in-batch negatives do not "
+            "explain the difference from the paper."
+        )
+    return f"{lead} {verdict}"
+
+
 def interpret_ablations(
     statistics: Mapping[str, Any], reference: str = "specter", paper_rows: Mapping[str, str] | None = None
 ) -> str:
@@ -317,10 +349,12 @@ def interpret_ablations(
     test, and the paper's direction for that row; then the paper's rows that were not run."""
     groups, paired = statistics["groups"], statistics.get("paired") or {}
     paper_rows = dict(paper_rows or {})
-    ref = groups.get(reference, {})
     lines = []
+    effects: dict[str, tuple[float, int, str]] = {}  # row: (Δ all, shown difference's sign, the row it is against)
     paper_ref = PAPER_TABLE2["SPECTER"]
     for name, stats in groups.items():
+        against = statistics.get("compared_to", {}).get(name, reference)  # the row this one is tested against
+        ref = groups.get(against, {})
         if name == reference or "all" not in stats or "all" not in ref:
             continue
         diff = stats["all"]["mean"] - ref["all"]["mean"]
@@ -329,16 +363,16 @@ def interpret_ablations(
         groups_used = ", ".join(c for c in TABLE2_COLUMNS if c in stats and c != "all")
         n_seeds = len(statistics.get("seeds", {}).get(name, []))
         seeds = "1 seed" if n_seeds == 1 else f"{n_seeds or '?'} seeds"
-        sentence = difference_sentence(name, reference, f"the average ({groups_used}; {seeds})", diff, spread=spread)
+        sentence = difference_sentence(name, against, f"the average ({groups_used}; {seeds})", diff, spread=spread)
         shown_all = evidence(diff, spread=spread)
         tests = []
         shown_tasks = []
         for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks") or {}).items():
-            test = task_stats["versus"].get(reference)
+            test = task_stats["versus"].get(against)
             if not test:
                 continue
             ci = (test["ci_low"], test["ci_high"])
-            tests.append(difference_sentence(name, reference, f"{task} MAP per query", test["diff"], ci, test["p"]))
+            tests.append(difference_sentence(name, against, f"{task} MAP per query", test["diff"], ci, test["p"]))
             shown_tasks.append(evidence(test["diff"], ci))
         # a difference is shown when the average is outside the spread and no paired test points the other way
         shown = shown_all if shown_all and all(s in (0, shown_all) for s in shown_tasks) else 0
@@ -356,6 +390,9 @@ def interpret_ablations(
         else:
             paper = "The paper has no row for this variant."
         lines.append(f"- **{name}**: {sentence} {' '.join(tests)} {paper}".rstrip())
+        effects[name] = (diff, shown, against)
+    if all(name in effects for name in HARD_NEGATIVE_ROWS):
+        lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
     run = set(paper_rows.get(n) for n in groups)
     missing = [row for row in PAPER_TABLE2 if row != "SPECTER" and row not in run]
     if missing:

@@ -131,6 +131,7 @@ PAPER_ROWS = {
     "venue": "+ venue",
     "author": "+ author",
     "no_hard_negatives": "no hard negatives",
+    "paper_no_hard_negatives": "no hard negatives",  # the same row of the paper, under the paper's own loss
     "mpnet": "start with BERT-Large",
     "cocitation": "SciBERT fine-tune on co-citation",
     "multitask": "SciBERT fine-tune on multitask",
@@ -217,9 +218,12 @@ def ablation_table_seeds(
     groups, paired, seeds = statistics["groups"], statistics.get("paired") or {}, statistics["seeds"]
     paper_rows = paper_rows or {}
     shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
-    ref = groups[reference]
+    against_of = statistics.get("compared_to", {})  # a row tested against another row than the reference
     records, notes = [], []
     for name, stats in groups.items():
+        against = against_of.get(name, reference)
+        ref = groups[against]
+        versus = "" if against == reference else f"vs {against}: "
         record: dict[str, Any] = {"row": name, "seeds": len(seeds.get(name, []))}
         for column in shown:
             cell = stats.get(column)
@@ -230,18 +234,18 @@ def ablation_table_seeds(
         if name != reference and "all" in stats and "all" in ref:
             diff = stats["all"]["mean"] - ref["all"]["mean"]
             inside = within_spread(stats["all"], ref["all"])
-            record["Δ all"] = f"{diff:+.2f}" + (" (inside the seed spread)" if inside else "")
+            record["Δ all"] = versus + f"{diff:+.2f}" + (" (inside the seed spread)" if inside else "")
             if inside:
                 notes.append(name)
         else:
             record["Δ all"] = ""
         tests = []
         for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks", {}) or {}).items():
-            test = task_stats["versus"].get(reference)
+            test = task_stats["versus"].get(against)
             if test:
                 p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
                 tests.append(f"{task} MAP {test['diff']:+.2f}, p {p}")
-        record["paired test vs " + reference] = "; ".join(tests)
+        record["paired test vs " + reference] = versus + "; ".join(tests) if tests else ""
         paper = PAPER_ABLATION_ROWS.get(paper_rows.get(name, ""))
         record["paper (CLS / USR / CITE / REC / all)"] = " / ".join(f"{v:.1f}" for v in paper) if paper else ""
         records.append(record)
@@ -253,7 +257,7 @@ def ablation_table_seeds(
     text += (
         f"\n\nMean ± sample sd over seeds; groups average the metrics present ({', '.join(shown)}). "
         "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
-        "two-sided sign-flip permutation p. The paper's row is on the full SCIDOCS (12 metrics), so compare "
+        "two-sided sign-flip permutation p; a row marked 'vs X' is compared with row X instead. The paper's row is on the full SCIDOCS (12 metrics), so compare "
         "directions, not levels."
     )
     if notes:

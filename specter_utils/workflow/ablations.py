@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from specter_utils.config import TEXT_FIELDS
 from specter_utils.data.records import read_paper_file
 from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
+from specter_utils.evaluation.deltas import Delta, from_paired
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import task_name
 from specter_utils.io import read_json, write_json
@@ -43,10 +45,24 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "mpnet": {
         "training.base_model": "mpnet"
     },  # another start: all-mpnet-base-v2 (the extra [mpnet]); the paper: BERT-Large
+    # The paper's own loss (one mined negative per triplet, triplet margin loss, [CLS]), with and without hard
+    # negatives: with in-batch negatives the mined hard negative is one of 2B - 1, with the triplet loss it is the only
+    # one, so this pair tests whether hard negatives matter where the paper measured them
+    "paper_recipe": {"training.recipe": "paper"},
+    "paper_no_hard_negatives": {"training.recipe": "paper", "mining.no_hard_negatives": True},
     # Table 3: task-specific training signals instead of citations
     "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
     "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
 }
+
+# The row a variant is tested against when it is not the reference row (used when both rows ran).
+COMPARED_TO: dict[str, str] = {"paper_no_hard_negatives": "paper_recipe"}
+
+
+def compared_to(name: str, rows: Mapping[str, Any]) -> str:
+    """The row ``name`` is tested against: its ``COMPARED_TO`` row where that ran, else the reference row."""
+    other = COMPARED_TO.get(name)
+    return other if other in rows else REFERENCE
 
 
 def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
@@ -230,5 +246,21 @@ def ablation_statistics(
         scored = [
             score_row(name, [r["embedding_file"] for r in by_seed.values()], qrels) for name, by_seed in rows.items()
         ]
-        paired = compare_rows(scored, [REFERENCE], list(qrels), n_resamples=n_resamples)
-    return {"groups": groups, "paired": paired, "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()}}
+        references = [REFERENCE, *sorted({compared_to(name, rows) for name in rows} - {REFERENCE})]
+        paired = compare_rows(scored, references, list(qrels), n_resamples=n_resamples)
+    return {
+        "groups": groups,
+        "paired": paired,
+        "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()},
+        "compared_to": {name: compared_to(name, rows) for name in rows if name != REFERENCE},
+    }
+
+
+def ablation_deltas(statistics: Mapping[str, Any]) -> list[Delta]:
+    """Each row's paired difference per ranking task against the row it is tested against (``compared_to``)."""
+    paired = statistics.get("paired") or {}
+    against = statistics.get("compared_to", {})
+    deltas = []
+    for reference in paired.get("references", [REFERENCE]):
+        deltas += [d for d in from_paired(paired, reference) if against.get(d.row, REFERENCE) == reference]
+    return deltas
