@@ -314,7 +314,8 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     lines = [
         f"Benchmark: {first['split']} split, queries {queries}, evaluation length {first['eval_max_length']}; "
         f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
-        f"95% bootstrap CI and permutation p.",
+        f"95% bootstrap CI and permutation p. A difference no larger than the larger sd over seeds of the two "
+        f"rows is marked as inside the seed spread: no difference.",
         "",
         f"Training times on: {machines(rows)}.",
         "",
@@ -333,7 +334,14 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
                     cells.append("")
                     continue
                 p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
-                cells.append(f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}] p {p}")
+                cell = f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}] p {p}"
+                # the larger sd over seeds of the two rows (a 1-seed row of a trained setting has none measured)
+                other = compared["rows"][ref]
+                if entry["seeds"] > 1 or other["seeds"] > 1:
+                    spread = max(stats["map_sd"], other["tasks"][task]["map_sd"])
+                    if abs(test["diff"]) <= spread:
+                        cell += f", inside the seed spread (sd {spread:.2f})"
+                cells.append(cell)
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
         lines.append("| " + " | ".join(cells) + " |")

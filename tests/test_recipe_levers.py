@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import numpy as np
 import pytest
 import yaml
 
@@ -126,3 +127,41 @@ def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
         assert training.accumulation_steps() == 1, name  # in-batch negatives come from one batch
         if training.batch_size > 64:
             assert training.loss == "mnrl-citation" and training.cached_mini_batch == 32, name
+
+
+def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
+    levers = _driver()
+    rng = np.random.default_rng(0)
+    queries = [str(q) for q in range(60)]
+    base_ap = rng.uniform(40, 90, size=len(queries))
+
+    def row(setting, seed, shift, kind="trained"):
+        ap = {q: float(min(100.0, a + shift)) for q, a in zip(queries, base_ap, strict=True)}
+        return {
+            "setting": setting,
+            "seed": seed,
+            "kind": kind,
+            "split": "test",
+            "queries": {"cite": len(queries)},
+            "eval_max_length": 256,
+            "train_seconds": 60.0 if kind == "trained" else 0.0,
+            "embedding": {"file": f"{setting}{seed}.jsonl"},
+            "per_query_ap": {"cite": ap},
+        }
+
+    results = tmp_path / "results.jsonl"
+    for entry in (
+        row("base", 0, 0.0, "baseline"),
+        row("tfidf-svd", 0, -1.0, "baseline"),
+        row("reference", 0, 2.0),
+        row("reference", 1, 6.0),  # a spread of about 2.8 MAP between the two seeds
+        row("wide", 0, 3.0),
+        row("wide", 1, 5.0),
+    ):
+        levers.append_row(results, entry)
+    table = levers.lever_table(results, n_resamples=200)
+    wide = next(line for line in table.splitlines() if line.startswith("| wide |"))
+    reference = next(line for line in table.splitlines() if line.startswith("| reference |"))
+    # wide vs reference: no difference in the mean, inside a spread of about 2.8; both vs base: +4, outside it
+    assert wide.count("inside the seed spread") == 1 and "inside the seed spread" not in reference
+    assert "± " in wide and "inside the seed spread: no difference" in table
