@@ -49,7 +49,24 @@ def _copy_repo(tmp_path: Path) -> Path:
     for name in README_FILES:
         shutil.copyfile(REPO_ROOT / name, root / name)
     shutil.copytree(REPO_ROOT / "reports", root / "reports")
+    shutil.copytree(REPO_ROOT / "experiments" / "measured", root / "experiments" / "measured")
     return root
+
+
+def test_the_lever_table_in_the_docs_is_the_drivers_own_output(tmp_path, capsys):
+    root = _copy_repo(tmp_path)
+    table = (REPO_ROOT / "experiments" / "measured" / "recipe_levers_hepth.md").read_text(encoding="utf-8").strip()
+    text = (root / "docs" / "results.md").read_text(encoding="utf-8")
+    block = next(m for m in readme.BLOCK.finditer(text) if m.group("name") == "levers")
+    assert table in block.group("body") and "recipe_levers_hepth.jsonl" in block.group("body")
+    # a new row in the committed table (the driver re-run) makes the docs stale until they are rewritten
+    with (root / "experiments" / "measured" / "recipe_levers_hepth.md").open("a", encoding="utf-8") as handle:
+        handle.write("| new | 3 | 1.00 |\n")
+    capsys.readouterr()
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 2
+    assert "'levers'" in capsys.readouterr().err
+    assert main(["report", "--readme", "--root", str(root)]) == 0
+    assert "| new | 3 | 1.00 |" in (root / "docs" / "results.md").read_text(encoding="utf-8")
 
 
 def test_a_number_edited_by_hand_fails_the_check(tmp_path, capsys):

@@ -10,7 +10,9 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``figure2``: notebook 06's DBSCAN homogeneity and completeness of base and trained, beside the paper's;
 - ``times``: each preset's measured wall time per notebook, the total, the largest peak memory, the commit and the
   machine;
-- ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark.
+- ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark;
+- ``levers``: each committed recipe-lever table, ``experiments/measured/recipe_levers_*.md`` beside ``reports/``
+  (written by ``experiments/recipe_levers.py --table``, which names its benchmark in its first line).
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
 own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
@@ -482,8 +484,23 @@ def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     return "\n\n".join(sections) or "No report records its peak memory yet."
 
 
+def levers_block(measured: Path, target: str | Path) -> str:
+    """Each ``recipe_levers_<corpus>.md`` under ``measured`` (the lever driver's ``--table``), with a link to it and
+    to its rows."""
+    parts = []
+    for table in sorted(measured.glob("recipe_levers_*.md")):
+        link = os.path.relpath(table, Path(target).parent).replace(os.sep, "/")
+        rows = table.with_suffix(".jsonl")
+        source = f"[`{table.name}`]({link})"
+        if rows.is_file():
+            source += f", from the rows of [`{rows.name}`]({link[: -len(table.name)]}{rows.name})"
+        corpus = table.stem.removeprefix("recipe_levers_")
+        parts.append(f"**{corpus}** ({source}):\n\n{table.read_text(encoding='utf-8').strip()}")
+    return "\n\n".join(parts) or "No recipe-lever table is committed yet."
+
+
 # ---------------------------------------------------------------- blocks in a file
-BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages")
+BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages", "levers")
 
 
 def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str]:
@@ -500,6 +517,7 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
         "times": times_block(reports, link_of),
         "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
         "stages": stages_block(reports, link_of),
+        "levers": levers_block(reports_root.parent / "experiments" / "measured", target),
     }
 
 

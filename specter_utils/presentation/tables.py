@@ -257,9 +257,12 @@ def ablation_table_seeds(
     text += (
         f"\n\nMean ± sample sd over seeds; groups average the metrics present ({', '.join(shown)}). "
         "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
-        "two-sided sign-flip permutation p; a row marked 'vs X' is compared with row X instead. The paper's row is on the full SCIDOCS (12 metrics), so compare "
+        "two-sided sign-flip permutation p. The paper's row is on the full SCIDOCS (12 metrics), so compare "
         "directions, not levels."
     )
+    others = sorted({against for name, against in against_of.items() if name in groups and against != reference})
+    if others:
+        text += f"\nA row marked 'vs X' is compared with row X ({', '.join(others)}) instead of {reference}."
     if notes:
         text += f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; read these as no difference."
     single = [name for name in groups if len(seeds.get(name, [])) < 2]
