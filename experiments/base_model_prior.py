@@ -6,6 +6,9 @@ graph (S2ORC citation pairs, SPECTER's own training triplets) and their share of
 sampling weight, as a Markdown table. A base model that was trained on citation pairs of the same literature starts
 near what citation fine-tuning can teach it, which bounds the gain the recipe levers can reach.
 
+The model card (``README.md``) is read where a copy has no ``data_config.json`` (all-mpnet-base-v2 as the [mpnet]
+extra ships it): it gives line counts, not sampling weights.
+
 Usage: python experiments/base_model_prior.py [MODEL ...]   (default: minilm; ``mpnet`` needs the [mpnet] extra)
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,34 +32,59 @@ CITATION_SETS = {
 }
 
 
+# The model card's "Training data" table names the same sets (a copy without data_config.json has only the card)
+CARD_CITATION_SETS = {
+    "S2ORC Citation pairs (Titles)": CITATION_SETS["S2ORC_citation_pairs.jsonl.gz"],
+    "S2ORC Citation pairs (Abstracts)": CITATION_SETS["S2ORC_citation_pairs_abstract.jsonl.gz"],
+    "SPECTER citation triplets": CITATION_SETS["specter_train_triples.jsonl.gz"],
+}
+CARD_ROW = re.compile(r"^\|(?P<name>[^|]+)\|[^|]*\|\s*(?P<lines>\d[\d,]*)\s*\|", re.MULTILINE)
+
+
 def training_mix(model: str) -> list[dict]:
-    """The model's ``data_config.json``: one entry per training dataset (``name``, ``lines``, ``weight``)."""
-    path = Path(resolve_model(model)) / "data_config.json"
-    if not path.is_file():
-        raise DataError("the model folder has no data_config.json (only the all-* models list their data)", path)
-    entries = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and "name" in e for e in entries):
-        raise DataError("expected a list of {name, lines, weight}", path)
+    """The model's training datasets (``name``, ``lines``, ``weight``): its ``data_config.json``, else the table of
+    its model card (``README.md``), which gives no sampling weights (``weight`` None)."""
+    folder = Path(resolve_model(model))
+    path = folder / "data_config.json"
+    if path.is_file():
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and "name" in e for e in entries):
+            raise DataError("expected a list of {name, lines, weight}", path)
+        return [{**e, "label": CITATION_SETS.get(e["name"])} for e in entries]
+    card = folder / "README.md"
+    rows = CARD_ROW.findall(card.read_text(encoding="utf-8")) if card.is_file() else []
+    if not rows:
+        raise DataError("the model folder lists no training data (no data_config.json, no table in README.md)", folder)
+    entries = []
+    for name, lines in rows:
+        name = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", name).strip()  # the dataset's name without its link
+        entries.append({"name": name, "lines": int(lines.replace(",", "")), "weight": None})
+        entries[-1]["label"] = CARD_CITATION_SETS.get(name)
     return entries
 
 
 def citation_share(model: str) -> list[str]:
     """Markdown rows: each citation dataset of ``model`` and the citation sets' share of lines and weight."""
     entries = training_mix(model)
+    weighted = all(e.get("weight") is not None for e in entries)
     total_lines = sum(int(e.get("lines", 0)) for e in entries)
-    total_weight = sum(float(e.get("weight", 0)) for e in entries)
-    cited = [e for e in entries if e["name"] in CITATION_SETS]
+    total_weight = sum(float(e["weight"]) for e in entries) if weighted else 0.0
+
+    def weight_share(weight: float) -> str:
+        return f"{100 * weight / total_weight:.2f}%" if weighted else "not listed (model card only)"
+
+    cited = [e for e in entries if e["label"]]
     rows = []
     for entry in cited:
         rows.append(
-            f"| {base_model_id(model)} | {CITATION_SETS[entry['name']]} | {int(entry['lines']):,} "
-            f"| {100 * int(entry['lines']) / total_lines:.1f}% | {100 * float(entry['weight']) / total_weight:.2f}% |"
+            f"| {base_model_id(model)} | {entry['label']} | {int(entry['lines']):,} "
+            f"| {100 * int(entry['lines']) / total_lines:.1f}% | {weight_share(float(entry['weight'] or 0))} |"
         )
     lines = sum(int(e["lines"]) for e in cited)
-    weight = sum(float(e["weight"]) for e in cited)
+    weight = sum(float(e["weight"] or 0) for e in cited)
     rows.append(
         f"| {base_model_id(model)} | **all citation sets** ({len(cited)} of {len(entries)} datasets) | {lines:,} "
-        f"| {100 * lines / total_lines:.1f}% | {100 * weight / total_weight:.2f}% |"
+        f"| {100 * lines / total_lines:.1f}% | {weight_share(weight)} |"
     )
     return rows
 

@@ -38,3 +38,15 @@ def test_a_folder_without_the_list_is_a_one_line_error(tmp_path, capsys):
     assert prior.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "data_config.json" in err and str(tmp_path) in err
+
+
+def test_a_copy_without_data_config_is_read_from_its_model_card(tmp_path):
+    prior = _script()
+    (tmp_path / "README.md").write_text(
+        "| Dataset | Paper | Number of training tuples |\n|---|:---:|:---:|\n"
+        "| [Reddit](https://x) comments | [paper](https://y) | 300 |\n"
+        "| [S2ORC](https://github.com/allenai/s2orc) Citation pairs (Abstracts) | [paper](https://z) | 100 |\n"
+    )
+    rows = prior.citation_share(str(tmp_path))
+    assert rows[0].endswith("| S2ORC citation pairs (abstracts) | 100 | 25.0% | not listed (model card only) |")
+    assert "1 of 2 datasets" in rows[-1]
