@@ -49,6 +49,7 @@ from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_a
 from specter_utils.executed import machine_info, machine_label
 from specter_utils.io import read_json
 from specter_utils.pipeline import PIPELINE_FILE, source_commit
+from specter_utils.presentation.tables import within_spread
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec, load_spec, parse_override
 from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
@@ -340,9 +341,11 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
                 # the larger sd over seeds of the two rows (a 1-seed row of a trained setting has none measured)
                 other = compared["rows"][ref]
                 if entry["seeds"] > 1 or other["seeds"] > 1:
-                    spread = max(stats["map_sd"], other["tasks"][task]["map_sd"])
-                    if abs(test["diff"]) <= spread:
-                        cell += f", inside the seed spread (sd {spread:.2f})"
+                    row_map, ref_map = (
+                        {"mean": t["map_mean"], "sd": t["map_sd"]} for t in (stats, other["tasks"][task])
+                    )
+                    if within_spread(row_map, ref_map):
+                        cell += f", inside the seed spread (sd {max(row_map['sd'], ref_map['sd']):.2f})"
                 cells.append(cell)
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")

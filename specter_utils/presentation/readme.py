@@ -487,13 +487,14 @@ def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
 def levers_block(measured: Path, target: str | Path) -> str:
     """Each ``recipe_levers_<corpus>.md`` under ``measured`` (the lever driver's ``--table``), with a link to it and
     to its rows."""
+
+    def link(path: Path) -> str:
+        return f"[`{path.name}`]({os.path.relpath(path, Path(target).parent).replace(os.sep, '/')})"
+
     parts = []
     for table in sorted(measured.glob("recipe_levers_*.md")):
-        link = os.path.relpath(table, Path(target).parent).replace(os.sep, "/")
         rows = table.with_suffix(".jsonl")
-        source = f"[`{table.name}`]({link})"
-        if rows.is_file():
-            source += f", from the rows of [`{rows.name}`]({link[: -len(table.name)]}{rows.name})"
+        source = link(table) + (f", from the rows of {link(rows)}" if rows.is_file() else "")
         corpus = table.stem.removeprefix("recipe_levers_")
         parts.append(f"**{corpus}** ({source}):\n\n{table.read_text(encoding='utf-8').strip()}")
     return "\n\n".join(parts) or "No recipe-lever table is committed yet."
