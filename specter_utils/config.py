@@ -422,6 +422,16 @@ class AblationConfig:
     tasks: list[str] = field(default_factory=lambda: ["cite", "cocite"])  # the citation tasks; empty: every task
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # three seeds per row, for a mean and a spread
     text_fields: list[str] = field(default_factory=lambda: ["title", "abstract"])  # SPECTER's input text
+    # 0: every row trains on the main run's budget (training.max_triplets) and the reference row's run seed is the
+    # main model. N: every row trains on N triplets, the reference row's seeds all retrained, so that a main run
+    # with a long budget keeps a Table 2 of many rows x 3 seeds affordable
+    max_triplets: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_triplets < 0:
+            raise DataError(
+                f"ablations.max_triplets must be 0 (the main run's budget) or more, got {self.max_triplets}"
+            )
 
 
 # ---------------------------------------------------------------- 8. classification heads (notebook 08)

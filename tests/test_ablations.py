@@ -198,3 +198,26 @@ def test_a_finished_row_is_reused_only_with_the_same_settings(tmp_path):
     assert finished_ablation(ablation_spec(spec, "no_hard_negatives", seed=2), out) is None
     embeddings.unlink()  # the row's embeddings are gone: it runs again
     assert finished_ablation(variant, out) is None
+
+
+def test_a_table2_budget_of_its_own_trains_every_row_on_it():
+    from specter_utils.errors import DataError
+    from specter_utils.workflow.ablations import ablation_budget, reuses_main_model
+
+    spec = load_spec("smoke")
+    assert ablation_budget(spec) == spec["training.max_triplets"] and reuses_main_model(spec)
+    assert ablation_spec(spec, "no_hard_negatives", seed=1)["training.max_triplets"] == spec["training.max_triplets"]
+    own = spec.with_overrides({"ablations.max_triplets": 32})
+    assert ablation_budget(own) == 32 and not reuses_main_model(own)  # the run seed's reference row is retrained too
+    for name, seed in (("no_hard_negatives", 1), ("paper_recipe", 0), (REFERENCE, own.seed)):
+        assert ablation_spec(own, name, seed)["training.max_triplets"] == 32, name
+    same = spec.with_overrides({"ablations.max_triplets": spec["training.max_triplets"]})
+    assert reuses_main_model(same)  # the main budget stated explicitly: the main model is still the reference
+    statistics = {
+        "groups": {REFERENCE: seed_group_statistics([_results(80.0, 79.0, 70.0)])},
+        "seeds": {REFERENCE: [0]},
+        "max_triplets": 32,
+    }
+    assert "trained on 32 triplets" in ablation_table_seeds(statistics, REFERENCE)[1]
+    with pytest.raises(DataError, match="ablations.max_triplets"):
+        spec.with_overrides({"ablations.max_triplets": -1})

@@ -257,3 +257,19 @@ def test_user_facing_files_speak_of_the_project_only(path):
         return  # a binary file (a figure) says nothing
     hits = [m.group(0) for line in text.splitlines() if (m := FORBIDDEN.search(line))]
     assert not hits, f"{path.relative_to(REPO_ROOT)}: {hits}"
+
+
+def test_a_report_that_its_preset_no_longer_runs_fails_the_check(tmp_path, capsys):
+    root = _copy_repo(tmp_path)
+    shutil.copytree(REPO_ROOT / "params", root / "params")
+    for report in readme.load_reports(REPO_ROOT / "reports"):  # every committed report is its preset as it is today
+        assert readme.preset_drift(report, REPO_ROOT / "params") == [], report.preset
+    preset = root / "params" / "hepth.yaml"
+    preset.write_text(preset.read_text(encoding="utf-8").replace("max_class_papers: 3000", "max_class_papers: 2000"))
+    capsys.readouterr()
+    assert main(["report", "--readme", "--check", "--root", str(root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "hepth" in err and "spec.yaml" in err and "Traceback" not in err
+    assert "data.max_class_papers: 3000 in the report, 2000 today" in err
+    assert main(["report", "--readme", "--root", str(root)]) == 0  # rewriting the blocks warns, and goes on
+    assert "warning:" in capsys.readouterr().out

@@ -59,11 +59,22 @@ def run_readme(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from specter_utils.paths import REPO_ROOT
-    from specter_utils.presentation.readme import check_file, update_file
+    from specter_utils.presentation.readme import check_file, load_reports, preset_drift, update_file
 
     root = Path(args.root) if args.root else REPO_ROOT
     if not root.is_dir():
         raise DataError("--root: no such folder", root)
+    reports = load_reports(root / "reports") if (root / "reports").is_dir() else []
+    for report in reports:  # a committed report must be what its preset runs today
+        drift = preset_drift(report, root / "params")
+        if drift:
+            message = (
+                f"ran other settings than preset {report.preset!r} gives today ({len(drift)}; first {drift[0]}); "
+                f"regenerate it with 'specter-utils run --preset {report.preset} --report'"
+            )
+            if args.check:
+                raise DataError(message, report.folder / "spec.yaml")
+            print(f"warning: {report.folder / 'spec.yaml'}: {message}")
     for name in README_FILES:
         path = root / name
         if args.check:

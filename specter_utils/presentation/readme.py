@@ -96,6 +96,37 @@ def load_reports(root: str | Path) -> list[Report]:
     return [load_report(p) for p in sorted(Path(root).iterdir()) if p.is_dir() and not p.name.startswith(".")]
 
 
+def _flat(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"training": {"seed": 0}}`` as ``{"training.seed": 0}``."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def preset_drift(report: Report, params_dir: str | Path) -> list[str]:
+    """Where the specification a report ran with differs from what its preset (with the report's overrides) gives
+    today: one ``key: VALUE in the report, VALUE today`` per setting. A setting added since the report is drift only
+    when today's value differs from its default (a new field at its default changes nothing). Empty for a report
+    without a recorded specification or whose preset is not in ``params_dir``."""
+    from specter_utils.spec import RunSpec, load_spec
+
+    if not report.spec or not (Path(params_dir) / f"{report.preset}.yaml").is_file():
+        return []
+    recorded = _flat({k: v for k, v in report.spec.items() if k != "preset"})
+    today = _flat(load_spec(report.preset, report.pipeline.get("overrides") or {}, params_dir).to_dict())
+    defaults = _flat(RunSpec([], "defaults").to_dict())
+    drift = []
+    for key, value in today.items():
+        before = recorded.get(key, defaults.get(key))
+        if before != value:
+            drift.append(f"{key}: {before!r} in the report, {value!r} today")
+    return drift
+
+
 def _spec(report: Report, section: str, *keys: str) -> Any:
     """The first of ``keys`` present in the report's specification section (old spellings after new ones)."""
     recorded = [(m.get("spec") or {}) for m in report.metrics.values()]  # each notebook records the spec it read

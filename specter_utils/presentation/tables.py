@@ -260,6 +260,8 @@ def ablation_table_seeds(
         "two-sided sign-flip permutation p. The paper's row is on the full SCIDOCS (12 metrics), so compare "
         "directions, not levels."
     )
+    if statistics.get("max_triplets"):
+        text += f" Every row, the reference row included, trained on {statistics['max_triplets']:,} triplets."
     others = sorted({against for name, against in against_of.items() if name in groups and against != reference})
     if others:
         text += f"\nA row marked 'vs X' is compared with row X ({', '.join(others)}) instead of {reference}."

@@ -2,7 +2,9 @@
 
 Every variant runs through the same stages as the main run (mine + audit, train, embed, evaluate). Its reference
 row is the main run's own trained model, evaluated on the same papers at the same length; the reference row's
-other seeds are retrained with the main recipe, so every row has the same seeds and the same budget.
+other seeds are retrained with the main recipe, so every row has the same seeds and the same budget. Where
+``ablations.max_triplets`` gives Table 2 a budget of its own, every row trains on that many triplets and the
+reference row's seeds are all retrained.
 """
 
 from __future__ import annotations
@@ -72,8 +74,21 @@ def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
     """
     if name not in ABLATIONS and not (name == REFERENCE and seed is not None):
         raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
-    variant = spec.with_overrides(ABLATIONS.get(name, {}))
+    overrides = dict(ABLATIONS.get(name, {}))
+    if spec["ablations.max_triplets"]:
+        overrides["training.max_triplets"] = spec["ablations.max_triplets"]
+    variant = spec.with_overrides(overrides)
     return variant.with_overrides({"seed": seed}) if seed is not None and seed != spec.seed else variant
+
+
+def ablation_budget(spec: RunSpec) -> int:
+    """The triplets each row of notebook 07 trains on (0: every triplet mined)."""
+    return spec["ablations.max_triplets"] or spec["training.max_triplets"]
+
+
+def reuses_main_model(spec: RunSpec) -> bool:
+    """Whether the reference row's run seed is the main run's model: only when Table 2 trains on the main budget."""
+    return ablation_budget(spec) == spec["training.max_triplets"]
 
 
 def paper_text_fields(papers: dict[str, Any], fields: list[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -208,13 +223,13 @@ def finished_ablation(variant: RunSpec, out: Path) -> dict[str, Any] | None:
 def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
     """Every row of notebook 07 for every seed of ``ablations.seeds``: ``{row: {seed: run_ablation's result}}``.
 
-    The reference row's run seed is the main run's model (not retrained); its other seeds are retrained with the
-    main recipe, so every row has the same seeds and the same budget.
+    The reference row's run seed is the main run's model (not retrained) unless ``ablations.max_triplets`` sets
+    another budget; its other seeds are retrained with the main recipe, so every row has the same seeds and budget.
     """
     seeds = list(spec["ablations.seeds"]) or [spec.seed]
     rows: dict[str, dict[int, dict[str, Any]]] = {REFERENCE: {}}
     for seed in seeds:
-        if seed == spec.seed:
+        if seed == spec.seed and reuses_main_model(spec):
             rows[REFERENCE][seed] = reference_row(spec, paths)
         else:
             rows[REFERENCE][seed] = run_ablation(spec, paths, REFERENCE, seed)
@@ -252,6 +267,7 @@ def ablation_statistics(
         "groups": groups,
         "paired": paired,
         "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()},
+        "max_triplets": ablation_budget(spec),
         "compared_to": {name: compared_to(name, rows) for name in rows if name != REFERENCE},
     }
 
