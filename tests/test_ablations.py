@@ -219,5 +219,12 @@ def test_a_table2_budget_of_its_own_trains_every_row_on_it():
         "max_triplets": 32,
     }
     assert "trained on 32 triplets" in ablation_table_seeds(statistics, REFERENCE)[1]
+    # a row trained on N triplets is the same row whether N came from the main budget or from Table 2's own
+    from specter_utils.workflow.ablations import ablation_settings
+
+    main = spec.with_overrides({"training.max_triplets": 32})
+    assert ablation_settings(ablation_spec(own, "no_hard_negatives", 1)) == ablation_settings(
+        ablation_spec(main, "no_hard_negatives", 1)
+    )
     with pytest.raises(DataError, match="ablations.max_triplets"):
         spec.with_overrides({"ablations.max_triplets": -1})

@@ -197,12 +197,16 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
 ROW_FILE = "row.json"
 # Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row.
 GRID_KEYS = ("variants", "seeds")
+# Settings that make a row only through another key the row's settings keep: ablations.max_triplets is written
+# into training.max_triplets, so a row trained on N triplets is the same row however N was set.
+DERIVED_KEYS = ("max_triplets",)
 
 
 def ablation_settings(variant: RunSpec) -> dict[str, Any]:
-    """The settings that make one ablation row: the variant's whole specification less the grid's ``GRID_KEYS``."""
+    """The settings that make one ablation row: the variant's whole specification less ``GRID_KEYS`` and
+    ``DERIVED_KEYS``."""
     settings = variant.to_dict()
-    for key in GRID_KEYS:
+    for key in (*GRID_KEYS, *DERIVED_KEYS):
         settings.get("ablations", {}).pop(key, None)
     return settings
 
