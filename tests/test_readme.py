@@ -273,3 +273,16 @@ def test_a_report_that_its_preset_no_longer_runs_fails_the_check(tmp_path, capsy
     assert "data.max_class_papers: 3000 in the report, 2000 today" in err
     assert main(["report", "--readme", "--root", str(root)]) == 0  # rewriting the blocks warns, and goes on
     assert "warning:" in capsys.readouterr().out
+
+
+def test_the_times_say_which_ablation_rows_were_reused(tmp_path):
+    folder = _minimal_report(tmp_path / "reports")
+    assert "reused" not in readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    rows = {
+        "specter": {"0": {"seed": 0}, "1": {"seed": 1, "seconds": 400.0, "reused": "07_ablations/specter/seed1"}},
+        "no_hard_negatives": {"0": {"seed": 0, "seconds": 420.0}, "1": {"seed": 1, "seconds": 380.0, "reused": "x"}},
+    }
+    write_json(folder / "metrics" / "07_ablations.json", {"variants": rows})
+    times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert "`toy` 07 reused 2 of its 4 rows from an earlier run with the same settings" in times
+    assert "took 13 min 0 s more" in times

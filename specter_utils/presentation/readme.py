@@ -417,6 +417,17 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
+def reused_ablation_rows(report: Report) -> tuple[int, int, float] | None:
+    """Notebook 07's rows reused from an earlier run (``workflow.ablations.finished_ablation``): how many, of how
+    many, and the seconds they took when they ran; None when none was reused."""
+    variants = (report.metrics.get("07_ablations") or {}).get("variants") or {}
+    rows = [row for by_seed in variants.values() for row in by_seed.values()]
+    reused = [row for row in rows if row.get("reused")]
+    if not reused:
+        return None
+    return len(reused), len(rows), sum(float(row.get("seconds") or 0.0) for row in reused)
+
+
 def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """One row per preset: each notebook's measured wall time, the total, the commit(s) and the machine."""
     timed = [(r, runs) for r in reports if (runs := notebook_runs(r))]
@@ -446,6 +457,13 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         ]
         if len(commits) > 1:
             notes.append(f"`{report.preset}`'s notebooks ran at different commits; its total is their sum")
+        reused = reused_ablation_rows(report)
+        if reused:
+            count, total, seconds = reused
+            notes.append(
+                f"`{report.preset}` 07 reused {count} of its {total} rows from an earlier run with the same settings "
+                f"(their own training and embedding took {duration(seconds)} more)"
+            )
     if notebooks:
         lines += ["", "Notebooks: " + ", ".join(f"{nb[:2]} `{nb[3:]}`" for nb in notebooks) + "."]
     if notes:
