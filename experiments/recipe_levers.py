@@ -56,7 +56,12 @@ from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.train import train
 
-REFERENCE = "reference"  # today's recipe: the run's specification unchanged (cpu profile: citation-mnrl)
+REFERENCE = "reference"  # the recipe the study started from: the run's specification with STUDY_BASE
+# The budget every setting starts from (the cpu profile's when the study began): pinned here, so that a later change
+# of the profile moves no row of the study; a setting changes it by its own overrides.
+STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000}
+# Recorded in each trained row: a finished row whose values differ from what its setting gives now is refused.
+RECORDED_CONFIG = ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
 BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
 CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
 ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch
@@ -140,12 +145,13 @@ def append_row(path: Path, row: Mapping[str, Any]) -> None:
 
 # ---------------------------------------------------------------- one row
 def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
-    """The specification the run folder was built with (``pipeline.json``: preset and overrides), plus ``common``."""
+    """The specification the run folder was built with (``pipeline.json``: preset and overrides), with the study's
+    ``STUDY_BASE`` and then ``common``."""
     record_file = run_dir / PIPELINE_FILE
     if not record_file.is_file():
         raise DataError(f"no {PIPELINE_FILE}: build the run folder with `specter-utils run --notebooks 01`", run_dir)
     record = read_json(record_file)
-    return load_spec(record["preset"], {**record.get("overrides", {}), **common})
+    return load_spec(record["preset"], {**record.get("overrides", {}), **STUDY_BASE, **common})
 
 
 def qrels_of(scidocs: Path, split: str, tasks: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:
@@ -200,15 +206,26 @@ def trained_row(
             "loss": summary["derived"]["loss"],
             "data": summary["data"],
             "results": summary["results"],
-            "config": {
-                k: trained["config"][k] for k in ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
-            },
+            "config": {k: trained["config"][k] for k in RECORDED_CONFIG},
         },
         "triplets": mined["train"]["triplets"],
         "mix": mined["train"].get("mix"),
         "embedding": embedded,
         **scores(embedding_file, context["qrels"]),
     }
+
+
+def check_recorded_config(row: Mapping[str, Any], variant: RunSpec, results: Path) -> None:
+    """Refuse a finished row whose recorded training values differ from what its setting resolves to now (a changed
+    default or profile would otherwise put two recipes under one name)."""
+    recorded = (row.get("training") or {}).get("config") or {}
+    for key in RECORDED_CONFIG:
+        if key in recorded and recorded[key] != variant[f"training.{key}"]:
+            raise DataError(
+                f"row {row['setting']!r} seed {row['seed']} trained with {key}={recorded[key]!r}, its setting gives "
+                f"{variant[f'training.{key}']!r} now: rename the setting or use another --results file",
+                results,
+            )
 
 
 def fixed_row(spec: RunSpec, paths: RunPaths, name: str, work: Path, context: dict) -> dict[str, Any]:
@@ -252,6 +269,8 @@ def run_levers(
                 f"now {dict(wanted)} and {common}: rename the setting or use another --results file",
                 results,
             )
+        if wanted is not None and row.get("kind") == "trained":
+            check_recorded_config(row, spec.with_overrides(dict(wanted)), results)
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     split = spec["evaluation.split"]
     context = {

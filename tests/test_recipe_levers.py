@@ -100,6 +100,14 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     changed.write_text(yaml.safe_dump({**SETTINGS, "reference": {"training.max_steps": 2}}, sort_keys=False))
     assert levers.main([*args[:2], str(changed), *args[3:]]) == 2
     assert "rename the setting" in capsys.readouterr().err
+    # so is a finished row whose recorded values its setting no longer gives (a changed profile or default)
+    assert reference["training"]["config"]["max_triplets"] == levers.STUDY_BASE["training.max_triplets"]
+    kept_text = results.read_text()
+    results.write_text(kept_text.replace('"learning_rate": 5e-05', '"learning_rate": 0.001', 1))
+    assert levers.main(args) == 2
+    err = capsys.readouterr().err
+    assert "trained with learning_rate=0.001" in err and "Traceback" not in err
+    results.write_text(kept_text)
 
     assert levers.main([str(run_dir), "--table", "--n-resamples", "200"]) == 0
     table = capsys.readouterr().out
