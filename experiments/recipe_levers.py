@@ -369,7 +369,62 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    reading = lever_reading(compared, by_setting, tasks, reference)
+    return "\n".join(lines + (["", *reading] if reading else []))
+
+
+FINDING_SEEDS = 3  # a setting with fewer seeds is a screen: its spread over training randomness is not measured
+
+
+def lever_reading(
+    compared: Mapping[str, Any],
+    by_setting: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Sequence[str],
+    reference: str,
+) -> list[str]:
+    """Sentences computed from the table: each trained setting with ``FINDING_SEEDS`` seeds or more against the
+    reference and the base model (higher, lower or no difference: inside the seed spread, or an interval that holds
+    0), its slowest seed's training time, and which settings are screens."""
+
+    def verdict(entry: Mapping[str, Any], other: str) -> str:
+        parts, signs = [], set()
+        for task in tasks:
+            stats, test = entry["tasks"][task], entry["tasks"][task]["versus"].get(other)
+            if test is None:
+                return ""
+            against = compared["rows"][other]["tasks"][task]
+            inside = within_spread(
+                {"mean": stats["map_mean"], "sd": stats["map_sd"]},
+                {"mean": against["map_mean"], "sd": against["map_sd"]},
+            )
+            shown = not inside and (test["ci_low"] > 0 or test["ci_high"] < 0)
+            signs.add((test["diff"] > 0) if shown else None)
+            p = "p < 0.001" if test["p"] < 0.001 else f"p {test['p']:.3f}"
+            parts.append(f"{task} {test['diff']:+.2f} ({p}{', inside the seed spread' if inside else ''})")
+        word = {frozenset({True}): "higher than", frozenset({False}): "lower than"}.get(frozenset(signs), "")
+        word = word or ("no different from" if signs == {None} else "not uniformly different from")
+        return f"{word} `{other}` on {' and '.join(tasks)}: {', '.join(parts)}"
+
+    lines, screens = [], []
+    for name, entry in compared["rows"].items():
+        group = by_setting[name]
+        if group[0].get("kind") != "trained" or name == reference:
+            continue
+        if entry["seeds"] < FINDING_SEEDS:
+            screens.append(f"`{name}` ({entry['seeds']} seed{'s' * (entry['seeds'] != 1)})")
+            continue
+        against = [
+            v for other in (reference, BASE, TFIDF) if other in compared["rows"] and (v := verdict(entry, other))
+        ]
+        slowest = max(r["train_seconds"] for r in group) / 60
+        lines.append(
+            f"- `{name}` ({entry['seeds']} seeds): "
+            + "; ".join(against)
+            + f"; slowest seed trained in {slowest:.1f} min."
+        )
+    if screens:
+        lines.append(f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}.")
+    return ["Reading, computed from the rows above:", "", *lines] if lines or screens else []
 
 
 # ---------------------------------------------------------------- command line

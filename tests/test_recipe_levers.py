@@ -173,3 +173,10 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
     # wide vs reference: no difference in the mean, inside a spread of about 2.8; both vs base: +4, outside it
     assert wide.count("inside the seed spread") == 1 and "inside the seed spread" not in reference
     assert "± " in wide and "inside the seed spread: no difference" in table
+    # the reading is computed from the same rows: 2 seeds are a screen; a third makes `wide` a finding
+    assert "- Screens, not findings (fewer than 3 seeds): `wide` (2 seeds)." in table and "- `wide` (" not in table
+    levers.append_row(results, row("wide", 2, 4.0))
+    reading = levers.lever_table(results, n_resamples=200).split("Reading, computed from the rows above:")[1]
+    wide_line = next(line for line in reading.splitlines() if line.startswith("- `wide` (3 seeds)"))
+    assert "no different from `reference` on cite" in wide_line and "inside the seed spread" in wide_line
+    assert "higher than `base` on cite: cite +4.00" in wide_line and "slowest seed trained in 1.0 min" in wide_line
