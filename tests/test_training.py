@@ -104,6 +104,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_flags_override_the_preset():
     from specter_utils.commands.train import config_from_args
+    from specter_utils.config import PROFILES
 
     args = _parse(
         ["--triplets", "T", "--metadata", "M", "--base-model", "minilm", "--out", "O", "--preset", "cpu"]
@@ -112,7 +113,7 @@ def test_cli_flags_override_the_preset():
     config = config_from_args(args)
     assert (config.triplets, config.metadata, config.out, config.profile) == ("T", "M", "O", "cpu")
     assert (config.learning_rate, config.resume, config.pooling, config.max_length) == (1e-4, False, "mean", 64)
-    assert config.max_triplets == 3000  # from the preset, not overridden
+    assert config.max_triplets == PROFILES["cpu"]["max_triplets"]  # from the profile, not overridden
     assert (
         config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--preset", "cpu", "--recipe", "paper"])).loss
         == "triplet"
