@@ -311,9 +311,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         # Training length only (evaluation embeds at its own length): title and the first ~50 words of the
         # abstract, about 2.5x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
         "max_length": 64,
-        # 24,000 triplets, one pass (hep-th's training graph yields about 40,000): about 45 minutes on 2 cores,
+        # 24,000 triplets, one pass (hep-th's training graph yields about 40,000): about 40 minutes on 2 cores,
         # inside a 60-minute budget. Of the levers measured on held-out hep-th papers, more distinct triplets
-        # moved MAP the most, and a bigger batch added nothing (docs/results.md, the lever study)
+        # moved MAP the most; batches of 256 did not beat batches of 64 (docs/results.md, the lever study)
         "max_triplets": 24000,
         "epochs": 1.0,
         "max_val_triplets": 200,  # each evaluation embeds 3 texts per val triplet (loss + triplet accuracy)
