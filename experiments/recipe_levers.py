@@ -383,8 +383,8 @@ def lever_reading(
     reference: str,
 ) -> list[str]:
     """Sentences computed from the table: each trained setting with ``FINDING_SEEDS`` seeds or more against the
-    reference and the base model (higher, lower or no difference: inside the seed spread, or an interval that holds
-    0), its slowest seed's training time, and which settings are screens."""
+    reference, the base model and TF-IDF (higher, lower or no difference: inside the seed spread, or an interval
+    that holds 0), its slowest seed's training time, and which settings are screens."""
 
     def verdict(entry: Mapping[str, Any], other: str) -> str:
         parts, signs = [], set()

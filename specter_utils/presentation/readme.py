@@ -37,6 +37,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
+from specter_utils.spec import RunSpec, load_spec
 
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
 METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
@@ -112,8 +113,6 @@ def preset_drift(report: Report, params_dir: str | Path) -> list[str]:
     today: one ``key: VALUE in the report, VALUE today`` per setting. A setting added since the report is drift only
     when today's value differs from its default (a new field at its default changes nothing). Empty for a report
     without a recorded specification or whose preset is not in ``params_dir``."""
-    from specter_utils.spec import RunSpec, load_spec
-
     if not report.spec or not (Path(params_dir) / f"{report.preset}.yaml").is_file():
         return []
     recorded = _flat({k: v for k, v in report.spec.items() if k != "preset"})
