@@ -49,6 +49,7 @@ from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_a
 from specter_utils.executed import machine_info, machine_label
 from specter_utils.io import read_json
 from specter_utils.pipeline import PIPELINE_FILE, source_commit
+from specter_utils.presentation.interpret import evidence
 from specter_utils.presentation.tables import within_spread
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec, load_spec, parse_override
@@ -397,12 +398,11 @@ def lever_reading(
                 {"mean": stats["map_mean"], "sd": stats["map_sd"]},
                 {"mean": against["map_mean"], "sd": against["map_sd"]},
             )
-            shown = not inside and (test["ci_low"] > 0 or test["ci_high"] < 0)
-            signs.add((test["diff"] > 0) if shown else None)
+            signs.add(0 if inside else evidence(test["diff"], (test["ci_low"], test["ci_high"])))
             p = "p < 0.001" if test["p"] < 0.001 else f"p {test['p']:.3f}"
             parts.append(f"{task} {test['diff']:+.2f} ({p}{', inside the seed spread' if inside else ''})")
-        word = {frozenset({True}): "higher than", frozenset({False}): "lower than"}.get(frozenset(signs), "")
-        word = word or ("no different from" if signs == {None} else "not uniformly different from")
+        verdicts = {1: "higher than", -1: "lower than", 0: "no different from"}
+        word = verdicts[signs.pop()] if len(signs) == 1 else "not uniformly different from"
         return f"{word} `{other}` on {' and '.join(tasks)}: {', '.join(parts)}"
 
     lines, screens = [], []

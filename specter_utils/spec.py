@@ -53,12 +53,13 @@ def spec_file(preset: str, params_dir: Path = PARAMS_DIR) -> Path:
     return Path(params_dir) / f"{preset}.yaml"
 
 
-def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"training": {"seed": 0}}`` as ``{"training.seed": 0}``."""
     flat: dict[str, Any] = {}
     for key, value in tree.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{name}."))
+            flat.update(flatten(value, f"{name}."))
         else:
             flat[name] = value
     return flat
@@ -75,7 +76,7 @@ def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
     return tree
 
 
-DEFAULTS = _flatten(defaults_tree())
+DEFAULTS = flatten(defaults_tree())
 
 
 def _same_type(old: Any, new: Any) -> bool:
@@ -161,7 +162,7 @@ def file_layers(name: str, params_dir: Path = PARAMS_DIR, seen: tuple[Path, ...]
     tree = read_spec_file(path)
     parent = tree.pop(EXTENDS, None)
     layers = file_layers(str(parent), params_dir, (*seen, path.resolve())) if parent else []
-    return [*layers, (label, _layer(_flatten(tree), str(path)))]
+    return [*layers, (label, _layer(flatten(tree), str(path)))]
 
 
 def _training(settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
-from specter_utils.spec import RunSpec, load_spec
+from specter_utils.spec import DEFAULTS, flatten, load_spec
 
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
 METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
@@ -97,17 +97,6 @@ def load_reports(root: str | Path) -> list[Report]:
     return [load_report(p) for p in sorted(Path(root).iterdir()) if p.is_dir() and not p.name.startswith(".")]
 
 
-def _flat(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"training": {"seed": 0}}`` as ``{"training.seed": 0}``."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, Mapping):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 def preset_drift(report: Report, params_dir: str | Path) -> list[str]:
     """Where the specification a report ran with differs from what its preset (with the report's overrides) gives
     today: one ``key: VALUE in the report, VALUE today`` per setting. A setting added since the report is drift only
@@ -115,12 +104,11 @@ def preset_drift(report: Report, params_dir: str | Path) -> list[str]:
     without a recorded specification or whose preset is not in ``params_dir``."""
     if not report.spec or not (Path(params_dir) / f"{report.preset}.yaml").is_file():
         return []
-    recorded = _flat({k: v for k, v in report.spec.items() if k != "preset"})
-    today = _flat(load_spec(report.preset, report.pipeline.get("overrides") or {}, params_dir).to_dict())
-    defaults = _flat(RunSpec([], "defaults").to_dict())
+    recorded = flatten({k: v for k, v in report.spec.items() if k != "preset"})
+    today = load_spec(report.preset, report.pipeline.get("overrides") or {}, params_dir)
     drift = []
     for key, value in today.items():
-        before = recorded.get(key, defaults.get(key))
+        before = recorded.get(key, DEFAULTS.get(key))
         if before != value:
             drift.append(f"{key}: {before!r} in the report, {value!r} today")
     return drift
