@@ -158,21 +158,76 @@ def test_one_seed_has_no_spread_and_says_so():
     assert "±" not in frame.loc[REFERENCE, "CITE"] and "One seed" in text and "not a finding" in text
 
 
-def test_chart_with_error_bars_is_saved_as_png_and_pdf(tmp_path):
+def test_chart_draws_each_row_as_its_difference_beside_the_papers(tmp_path):
+    from matplotlib.container import ErrorbarContainer
+
     from specter_utils.presentation import figures as plots
+    from specter_utils.presentation.tables import PAPER_ABLATION_ROWS, TABLE2_COLUMNS
 
     groups = {
         REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62)]),
         "no_hard_negatives": seed_group_statistics([_results(78, 69, 60), _results(80, 70, 61)]),
+        "paper_recipe": seed_group_statistics([_results(70, 60, 50), _results(71, 61, 51)]),
+        "paper_no_hard_negatives": seed_group_statistics([_results(75, 65, 55), _results(76, 66, 56)]),
     }
-    fig = plots.ablation_seed_chart({"groups": groups}, PAPER_ROWS)
-    from matplotlib.container import BarContainer
-
-    bars = [c for c in fig.axes[0].containers if isinstance(c, BarContainer)]
-    assert len(bars) == 2 and all(b.errorbar is not None for b in bars)
+    statistics = {
+        "groups": groups,
+        "seeds": {name: [0, 1] for name in groups},
+        "compared_to": {
+            "no_hard_negatives": REFERENCE,
+            "paper_recipe": REFERENCE,
+            "paper_no_hard_negatives": "paper_recipe",
+        },
+    }
+    fig = plots.ablation_seed_chart(statistics, PAPER_ROWS)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["CLS", "CITE", "all"]
+    for ax in panels:
+        column = ax.get_title()
+        bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        assert len(bars) == 3  # one per row but the reference
+        colours = [bar.lines[0].get_color() for bar in bars]
+        assert len(set(colours)) == 3
+        x = {colour: bar.lines[0].get_xdata()[0] for colour, bar in zip(colours, bars, strict=True)}
+        against = {"no_hard_negatives": REFERENCE, "paper_recipe": REFERENCE, "paper_no_hard_negatives": "paper_recipe"}
+        for colour, name in zip(colours, against, strict=True):  # each row against the row it is tested against
+            assert x[colour] == pytest.approx(groups[name][column]["mean"] - groups[against[name]][column]["mean"])
+        assert bars[0].has_xerr and not bars[0].has_yerr
+        diamonds = [line for line in ax.get_lines() if line.get_marker() == "D"]
+        index = TABLE2_COLUMNS.index(column)
+        paper = PAPER_ABLATION_ROWS["no hard negatives"][index] - PAPER_ABLATION_ROWS["SPECTER"][index]
+        assert [d.get_xdata()[0] for d in diamonds] == pytest.approx([paper, paper])  # paper_recipe has no paper row
+        assert [d.get_color() for d in diamonds] == [colours[0], colours[2]]  # a row keeps its colour
+    labels = [t.get_text() for t in panels[0].get_yticklabels()]
+    assert labels == [
+        "no_hard_negatives (2 seeds)",
+        "paper_recipe (2 seeds)",
+        "paper_no_hard_negatives vs paper_recipe (2 seeds)",
+    ]
     written = plots.save_figure(fig, tmp_path / "figs" / "table2_run.v1")
     assert [p.name for p in written] == ["table2_run.v1.png", "table2_run.v1.pdf"]
     assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_chart_of_one_group_has_one_panel_and_one_seed_has_no_bar():
+    from matplotlib.container import ErrorbarContainer
+
+    from specter_utils.presentation import figures as plots
+
+    cite_only = {"cite": {"map": 80.0}, "co-cite": {"map": 70.0}}
+    lower = {"cite": {"map": 78.0}, "co-cite": {"map": 69.0}}
+    statistics = {
+        "groups": {REFERENCE: seed_group_statistics([cite_only]), "no_abstract": seed_group_statistics([lower])},
+        "seeds": {REFERENCE: [0], "no_abstract": [0]},
+    }
+    fig = plots.ablation_seed_chart(statistics, PAPER_ROWS)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["CITE"]  # "all" would repeat CITE
+    (bar,) = [c for c in panels[0].containers if isinstance(c, ErrorbarContainer)]
+    assert not bar.has_xerr and bar.lines[0].get_xdata()[0] == pytest.approx(-1.5)
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["no_abstract (1 seed)"]
+    with pytest.raises(ValueError, match="no row"):
+        plots.ablation_seed_chart({"groups": {REFERENCE: statistics["groups"][REFERENCE]}}, PAPER_ROWS)
 
 
 def test_a_finished_row_is_reused_only_with_the_same_settings(tmp_path):

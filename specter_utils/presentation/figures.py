@@ -20,10 +20,7 @@ from specter_utils.presentation.tables import (
     HEADERS,
     PAPER_ABLATION_ROWS,
     PAPER_TABLE1,
-    PAPER_TABLE2,
     TABLE2_COLUMNS,
-    TABLE2_GROUPS,
-    group_averages,
     metric_row,
 )
 
@@ -175,35 +172,6 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     return fig
 
 
-def ablation_chart(variants: Mapping[str, Mapping[str, Any]]):
-    """Table 2 chart: each variant's group averages (CLS / USR / CITE / REC / all) beside the paper's."""
-
-    columns = [*TABLE2_GROUPS, "all"]
-    averages = {name: group_averages(v["results"]) for name, v in variants.items()}
-    shown = [c for c in columns if any(a.get(c) is not None for a in averages.values())]
-    paper = {
-        f"{name} (paper)": dict(zip(columns, PAPER_TABLE2[name], strict=True))
-        for name in ("SPECTER", "no hard negatives")
-    }
-    series = {**averages, **paper}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1]})
-    x = np.arange(len(shown))
-    for ax, group in zip(axes, (averages, paper), strict=True):
-        width = 0.8 / max(len(group), 1)
-        for i, (name, row) in enumerate(group.items()):
-            values = [row.get(c) if row.get(c) is not None else np.nan for c in shown]
-            ax.bar(x + i * width - 0.4 + width / 2, values, width, label=name)
-        ax.set_xticks(x, shown)
-        ax.legend(fontsize=8)
-    low = min((v for row in series.values() for c in shown if (v := row.get(c)) is not None), default=0)
-    for ax in axes:
-        ax.set_ylim(max(0, low - 10), 100)
-    axes[0].set(ylabel="average score x 100", title="this run (Table 2 groups)")
-    axes[1].set(title="the paper's Table 2 (SCIDOCS)")
-    fig.tight_layout()
-    return fig
-
-
 def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Notebook 04's table: model, papers, dimension, seconds (and pooling and length where known)."""
     rows = {}
@@ -220,43 +188,77 @@ def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def ablation_seed_chart(statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None):
-    """Table 2 over seeds: each row's group averages as bars with ± sd error bars (left), the paper's Table 2
-    and 3 rows that the variants stand for (right, hatched; SCIDOCS, so a reference for direction, not level)."""
+def ablation_seed_chart(
+    statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None, reference: str = "specter"
+):
+    """Table 2 as differences: one panel per Table 2 group present (and "all" where there are several), one line
+    per row.
+
+    A filled dot is the row's mean minus the mean of the row it is tested against (``statistics["compared_to"]``,
+    else ``reference``), over seeds, with a bar of ± the larger of the two seed sds: a dot whose bar crosses 0 is
+    no difference. A hollow diamond of the same colour is the paper's difference for the same group (its row minus
+    the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
+    directions, not sizes. Each row keeps one colour in every panel.
+    """
 
     groups = statistics["groups"]
+    paper_rows = dict(paper_rows or {})
+    against = {name: statistics.get("compared_to", {}).get(name, reference) for name in groups if name != reference}
+    rows = [name for name in against if against[name] in groups]
     shown = [c for c in TABLE2_COLUMNS if any(c in g for g in groups.values())]
-    paper = {
-        f"{name} ({paper_name})": dict(zip(TABLE2_COLUMNS, PAPER_ABLATION_ROWS[paper_name], strict=True))
-        for name, paper_name in (paper_rows or {}).items()
-        if name in groups and paper_name in PAPER_ABLATION_ROWS
-    }
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [1, 1]})
-    x = np.arange(len(shown))
-    width = 0.8 / max(len(groups), 1)
-    for i, (name, stats) in enumerate(groups.items()):
-        means = [stats[c]["mean"] if c in stats else np.nan for c in shown]
-        sds = [(stats[c]["sd"] or 0.0) if c in stats else 0.0 for c in shown]
-        n = len(next(iter(stats.values()))["per_seed"]) if stats else 0
-        axes[0].bar(x + i * width - 0.4 + width / 2, means, width, yerr=sds, capsize=3, label=f"{name} ({n} seeds)")
-    columns = list(TABLE2_COLUMNS)
-    px = np.arange(len(columns))
-    pwidth = 0.8 / max(len(paper), 1)
-    for i, (name, row) in enumerate(paper.items()):
-        axes[1].bar(px + i * pwidth - 0.4 + pwidth / 2, [row[c] for c in columns], pwidth, label=name, hatch="//")
-    axes[0].set_xticks(x, shown)
-    axes[1].set_xticks(px, columns)
-    values = [s[c]["mean"] for s in groups.values() for c in shown if c in s] + [
-        v for r in paper.values() for v in r.values()
-    ]
-    low = min(values, default=0)
-    for ax in axes:
-        ax.set_ylim(max(0, low - 10), 100)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    axes[0].set(ylabel="average score x 100 (mean ± sd over seeds)", title="this run (Table 2 groups)")
-    axes[1].set(title="the paper's Tables 2 and 3 (SCIDOCS)")
-    fig.tight_layout()
+    if len(shown) == 2:  # one group: its average is "all", the same numbers twice
+        shown = shown[:1]
+    if not rows or not shown:
+        raise ValueError(f"no row to draw against {reference!r}")
+    colours = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(
+        1, len(shown), figsize=(3.6 * len(shown) + 2.4, 1.0 + 0.55 * len(rows)), sharey=True, squeeze=False
+    )
+    for ax, column in zip(axes[0], shown, strict=True):
+        index, ours_labelled, paper_labelled = TABLE2_COLUMNS.index(column), False, False
+        for i, name in enumerate(rows):
+            y = len(rows) - 1 - i
+            ours, base = groups[name].get(column), groups[against[name]].get(column)
+            if ours and base:
+                sds = (ours["sd"], base["sd"])
+                spread = None if None in sds else max(sds)  # one seed: no spread measured, no bar
+                ax.errorbar(
+                    ours["mean"] - base["mean"],
+                    y + 0.12,
+                    xerr=spread,
+                    fmt="o",
+                    color=colours(i % 10),
+                    capsize=3,
+                    label=None if ours_labelled else "this run (± the larger seed sd)",
+                )
+                ours_labelled = True
+            paper_name, paper_base = paper_rows.get(name), paper_rows.get(against[name], "SPECTER")
+            if paper_name in PAPER_ABLATION_ROWS and paper_base in PAPER_ABLATION_ROWS:
+                paper_diff = PAPER_ABLATION_ROWS[paper_name][index] - PAPER_ABLATION_ROWS[paper_base][index]
+                ax.plot(
+                    [paper_diff],
+                    [y - 0.12],
+                    "D",
+                    color=colours(i % 10),
+                    markerfacecolor="white",
+                    label=None if paper_labelled else "the paper (SCIDOCS)",
+                )
+                paper_labelled = True
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set(title=column, xlabel=f"Δ {column} (score x 100)")
+    labels = [name if against[name] == reference else f"{name} vs {against[name]}" for name in rows]
+    n_seeds = {name: len(statistics.get("seeds", {}).get(name, [])) for name in rows}
+    seeds = {n: "" if not k else " (1 seed)" if k == 1 else f" ({k} seeds)" for n, k in n_seeds.items()}
+    labels = [label + seeds[name] for label, name in zip(labels, rows, strict=True)]
+    axes[0][0].set_yticks(range(len(rows) - 1, -1, -1), labels)
+    axes[0][0].set_ylim(-0.6, len(rows) - 0.4)
+    handles, names = axes[0][-1].get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda k: names[k] != "this run (± the larger seed sd)")
+    fig.legend(
+        [handles[k] for k in order], [names[k] for k in order], loc="lower center", ncol=2, fontsize=8, frameon=False
+    )
+    fig.suptitle(f"Table 2 as differences from {reference} (a bar that crosses 0: no difference)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
