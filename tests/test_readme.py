@@ -50,6 +50,7 @@ def _copy_repo(tmp_path: Path) -> Path:
         shutil.copyfile(REPO_ROOT / name, root / name)
     shutil.copytree(REPO_ROOT / "reports", root / "reports")
     shutil.copytree(REPO_ROOT / "experiments" / "measured", root / "experiments" / "measured")
+    shutil.copytree(REPO_ROOT / "figures", root / "figures", ignore=shutil.ignore_patterns("*.pdf"))  # linked charts
     return root
 
 
@@ -286,3 +287,36 @@ def test_the_times_say_which_ablation_rows_were_reused(tmp_path):
     times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert "`toy` 07 reused 2 of its 4 rows from an earlier run with the same settings" in times
     assert "took 13 min 0 s more" in times
+
+
+def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):
+    from specter_utils.presentation.interpret import interpret_ablations
+    from specter_utils.presentation.tables import PAPER_ROWS, seed_group_statistics
+
+    folder = _minimal_report(tmp_path / "reports")
+
+    def results(cite: float) -> dict:
+        return {"cite": {"map": cite}, "co-cite": {"map": cite - 1}}
+
+    statistics = {
+        "groups": {
+            "specter": seed_group_statistics([results(80), results(81), results(82)]),
+            "no_abstract": seed_group_statistics([results(70), results(71), results(70.5)]),
+        },
+        "seeds": {"specter": [0, 1, 2], "no_abstract": [0, 1, 2]},
+        "compared_to": {"no_abstract": "specter"},
+        "paired": {},
+    }
+    chart = "figures/table2_toy.png"
+    write_json(
+        folder / "metrics" / "07_ablations.json", {"statistics": statistics, "figures": [chart, chart[:-3] + "pdf"]}
+    )
+    report = readme.load_reports(tmp_path / "reports")[0]
+    block = readme.ablations_block(report, "../reports/toy", tmp_path, "..")
+    assert "| no_abstract | 3 |" in block and "![" not in block  # no chart file: no broken image
+    reading = interpret_ablations(readme.ablation_statistics_of(report), "specter", PAPER_ROWS)
+    assert block.endswith(reading) and "**no_abstract**" in reading and "agrees with the paper's direction" in reading
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "table2_toy.png").write_bytes(b"png")
+    block = readme.ablations_block(report, "../reports/toy", tmp_path, "..")
+    assert f"](../{chart})" in block and block.index(f"../{chart}") < block.index(reading)

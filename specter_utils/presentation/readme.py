@@ -36,6 +36,7 @@ from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
+from specter_utils.presentation.interpret import interpret_ablations
 from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 
@@ -483,8 +484,10 @@ def statistics_sd(values: list[float]) -> float | None:
     return round(math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)), 2)
 
 
-def ablations_block(report: Report, link: str) -> str:
-    """Notebook 07's table (from its metrics, else the report's ablations.md), captioned with its benchmark."""
+def ablations_block(report: Report, link: str, repo_root: Path | None = None, root_link: str = "..") -> str:
+    """Notebook 07's table (from its metrics, else the report's ablations.md), captioned with its benchmark; then
+    its chart (``figures/table2_<preset>.png`` under ``repo_root``, linked through ``root_link``) and the reading
+    written from its numbers (``interpret.interpret_ablations``, as the notebook writes it)."""
     statistics = ablation_statistics_of(report)
     if statistics is not None and "specter" in statistics["groups"]:
         table = ablation_table_seeds(statistics, "specter", PAPER_ROWS)[1]
@@ -492,10 +495,17 @@ def ablations_block(report: Report, link: str) -> str:
         table = report.text("ablations.md").strip()
     else:
         return ""
-    return (
+    parts = [
         f"Ablations on {benchmark_of(report).caption()} ([`{link}/ablations.md`]({link}/ablations.md), "
         f"preset `{report.preset}`):\n\n{table}"
-    )
+    ]
+    charts = [f for f in (report.metrics.get("07_ablations") or {}).get("figures") or [] if f.endswith(".png")]
+    if charts and repo_root is not None and (repo_root / charts[0]).is_file():
+        parts.append(f"![Table 2 on the {report.preset} benchmark as differences]({root_link}/{charts[0]})")
+    if statistics is not None and len(statistics["groups"]) > 1:
+        reading = interpret_ablations(statistics, "specter", PAPER_ROWS)
+        parts.append(f"What the `{report.preset}` rows say, written from the numbers:\n\n{reading}")
+    return "\n\n".join(parts)
 
 
 def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
@@ -547,7 +557,8 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
     base = os.path.relpath(reports_root, Path(target).parent)
     link_of = {r.preset: f"{base}/{r.folder.name}".replace(os.sep, "/") for r in reports}
     sections = [table1_block(r, link_of[r.preset]) for r in reports]
-    ablations = [ablations_block(r, link_of[r.preset]) for r in reports]
+    root_link = os.path.relpath(reports_root.parent, Path(target).parent).replace(os.sep, "/")
+    ablations = [ablations_block(r, link_of[r.preset], reports_root.parent, root_link) for r in reports]
     return {
         "results": "\n\n".join(s for s in sections if s) or "No report holds a results table yet.",
         "figure2": figure2_block(reports, link_of),
