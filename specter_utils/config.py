@@ -183,7 +183,7 @@ class TrainConfig:
     learning_rate: float = 2e-5  # paper: Adam lr 2e-5
     weight_decay: float = 0.01  # paper; never applied to biases or LayerNorm weights (checked at train start)
     max_grad_norm: float = 1.0  # paper: gradient clipping at 1.0
-    warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, then linear decay to 0 (slanted triangular)
+    warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, then decay (the paper's slanted triangular)
     optimizer: str = "adamw"  # adamw; bert_adam: the released code's (no bias correction, eps 1e-6, per-tensor clip)
     lr_schedule: str = "linear"  # linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr and back
     stlr_ratio: float = 32.0  # slanted_triangular only: the lowest learning rate is learning_rate / stlr_ratio
@@ -309,7 +309,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # Within an hour on a laptop CPU: MiniLM, 64 wordpieces, 24,000 triplets, one pass.
     "cpu": {
         # Training length only (evaluation embeds at its own length): title and the first ~50 words of the
-        # abstract, about 2.5x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
+        # abstract, about 2.4x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
         "max_length": 64,
         # 24,000 triplets, one pass (hep-th's training graph yields about 40,000): about 40 minutes on 2 cores,
         # inside a 60-minute budget. Of the levers measured on held-out hep-th papers, more distinct triplets
@@ -319,7 +319,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "max_val_triplets": 200,  # each evaluation embeds 3 texts per val triplet (loss + triplet accuracy)
         # One forward batch of 32 instead of 8 x 4 accumulation: the same gradient, less Python overhead per step
         "batch_size": 32,
-        "save_steps": 50,  # checkpoints hold the optimiser state (about 270 MB for MiniLM): every ~10 minutes
+        "save_steps": 50,  # checkpoints hold the optimiser state (about 270 MB for MiniLM): every ~5 minutes
         "eval_steps": 1000,  # validation before training and at the end (a 1-epoch CPU run has ~375 steps)
         "logging_steps": 5,
     },

@@ -1,4 +1,4 @@
-"""The synthetic quick-start corpus: deterministic, labelled synthetic, topic-coherent and learnable."""
+"""The synthetic corpus of the tests and the smoke preset: deterministic, labelled synthetic, topic-coherent and learnable."""
 
 from __future__ import annotations
 
