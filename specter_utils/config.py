@@ -53,7 +53,12 @@ POSITIVE_SIGNALS = ("citation", "cocitation", "mix")  # Table 3: what makes a po
 STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (triplets.sampler, triplets.scincl)
 EMBED_SPLITS = ("all", "test", "val")
 INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
-TEXT_FIELDS = ("title", "abstract", "venue", "authors")  # what a paper's input text may hold, title first
+TEXT_FIELDS = (
+    "title",
+    "abstract",
+    "venue",
+    "authors",
+)  # what a paper's input text may hold: title first, the rest in order
 MULTI_LABEL_RULES = ("first", "exactly-one")
 
 
@@ -422,7 +427,7 @@ class AblationConfig:
     variants: list[str] = field(default_factory=lambda: ["no_hard_negatives"])  # rows beside the reference row
     tasks: list[str] = field(default_factory=lambda: ["cite", "cocite"])  # the citation tasks; empty: every task
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # three seeds per row, for a mean and a spread
-    text_fields: list[str] = field(default_factory=lambda: ["title", "abstract"])  # SPECTER's input text
+    text_fields: list[str] = field(default_factory=lambda: ["title", "abstract"])  # SPECTER's input text, in this order
     # 0: every row trains on the main run's budget (training.max_triplets) and the reference row's run seed is the
     # main model. N: every row trains on N triplets, the reference row's seeds all retrained, so that a main run
     # with a long budget keeps a Table 2 of many rows x 3 seeds affordable

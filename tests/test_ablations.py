@@ -17,14 +17,22 @@ def test_text_field_variants():
     corpus = {"a": Paper("a", "Title A", "", authors=["Ann", "Bob"], venue="Phys. Rev. D")}
     assert paper_text_fields(papers, ["title", "abstract"]) is papers
     assert paper_text_fields(papers, ["title"])["a"].text(" [SEP] ") == "Title A [SEP] "
-    venue = paper_text_fields(papers, ["title", "abstract", "venue"], corpus)["a"]
-    assert venue.abstract == "Abstract A. Venue: Phys. Rev. D" and venue.title == "Title A"
-    assert paper_text_fields(papers, ["title", "abstract", "authors"], corpus)["a"].abstract.endswith(
-        "Authors: Ann, Bob"
-    )
-    assert paper_text_fields(papers, ["title", "abstract", "venue"])["a"].abstract == "Abstract A."  # no venue known
-    with pytest.raises(ValueError, match="title"):
-        paper_text_fields(papers, ["abstract"])
+    venue = paper_text_fields(papers, ["title", "venue", "abstract"], corpus)["a"]
+    assert venue.abstract == "Venue: Phys. Rev. D. Abstract A." and venue.title == "Title A"  # the order given
+    assert paper_text_fields(papers, ["title", "abstract", "venue"], corpus)["a"].abstract.endswith("Phys. Rev. D.")
+    authors = paper_text_fields(papers, ["title", "authors", "abstract"], corpus)["a"]
+    assert authors.abstract == "Authors: Ann, Bob. Abstract A."
+    assert paper_text_fields(papers, ["title", "venue", "abstract"])["a"].abstract == "Abstract A."  # no venue known
+    for wrong in (["abstract"], ["title", "abstract", "abstract"], ["title", "keywords"]):
+        with pytest.raises(ValueError, match="title"):
+            paper_text_fields(papers, wrong)
+
+
+def test_the_venue_and_author_rows_put_their_field_where_the_training_length_keeps_it():
+    """At the CPU profile's 64 training wordpieces a field after a typical abstract would be cut off in training."""
+    for name, field in (("venue", "venue"), ("author", "authors")):
+        fields = ABLATIONS[name]["ablations.text_fields"]
+        assert fields.index(field) < fields.index("abstract"), name
 
 
 def test_cocitation_graph_and_mix():

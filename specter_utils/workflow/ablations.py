@@ -38,8 +38,10 @@ REFERENCE = "specter"  # the reference row of the ablation table: the main run's
 ABLATIONS: dict[str, dict[str, Any]] = {
     # Table 2
     "no_abstract": {"ablations.text_fields": ["title"]},  # "- abstract": the title alone, in training and evaluation
-    "venue": {"ablations.text_fields": ["title", "abstract", "venue"]},  # "+ venue": the venue's name appended
-    "author": {"ablations.text_fields": ["title", "abstract", "authors"]},  # "+ author": the author names appended
+    # "+ venue" / "+ author": the venue's name / the author names, right after the title, where the training length
+    # keeps them (after the abstract, a 64-wordpiece training input would cut them off and only evaluation saw them)
+    "venue": {"ablations.text_fields": ["title", "venue", "abstract"]},
+    "author": {"ablations.text_fields": ["title", "authors", "abstract"]},
     "no_hard_negatives": {"mining.no_hard_negatives": True},  # every negative a random paper
     "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors
     "cls_pooling": {"training.pooling": "cls"},  # final-layer [CLS] (SPECTER's), whatever the base model's own
@@ -92,30 +94,29 @@ def reuses_main_model(spec: RunSpec) -> bool:
 
 
 def paper_text_fields(papers: dict[str, Any], fields: list[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``papers`` with each abstract replaced by the text of ``fields`` after the title.
+    """``papers`` with each abstract replaced by the text of ``fields`` after the title, in the order given.
 
-    ``["title"]`` leaves the abstract empty (the input is ``title [SEP]``); ``venue`` and ``authors`` are
-    appended after the abstract as ``Venue: ...`` / ``Authors: a, b`` (taken from ``extra``, the corpus
-    records, where the paper itself lacks them). The title always comes first, as in SPECTER.
+    ``["title"]`` leaves the abstract empty (the input is ``title [SEP]``); ``venue`` and ``authors`` become
+    ``Venue: ...`` / ``Authors: a, b`` (taken from ``extra``, the corpus records, where the paper itself lacks them)
+    wherever they stand in ``fields``. The title always comes first, as in SPECTER.
     """
     unknown = [f for f in fields if f not in TEXT_FIELDS]
-    if unknown or not fields or fields[0] != "title":
-        raise ValueError(f"text fields must start with 'title' and be among {TEXT_FIELDS}, got {fields}")
+    if unknown or not fields or fields[0] != "title" or len(set(fields)) != len(fields):
+        raise ValueError(f"text fields must start with 'title' and be distinct ones of {TEXT_FIELDS}, got {fields}")
     if list(fields) == ["title", "abstract"]:
         return papers
     extra = extra or {}
     out = {}
     for pid, paper in papers.items():
         source = extra.get(pid)
-        parts = []
-        if "abstract" in fields and paper.abstract:
-            parts.append(paper.abstract)
         venue = paper.venue or (source.venue if source is not None else None)
         authors = list(paper.authors or (source.authors if source is not None else []))
-        if "venue" in fields and venue:
-            parts.append(f"Venue: {venue}")
-        if "authors" in fields and authors:
-            parts.append("Authors: " + ", ".join(authors))
+        texts = {
+            "abstract": paper.abstract,
+            "venue": f"Venue: {venue}." if venue else "",
+            "authors": ("Authors: " + ", ".join(authors) + ".") if authors else "",
+        }
+        parts = [texts[name] for name in fields[1:] if texts[name]]
         out[pid] = dataclasses.replace(paper, abstract=" ".join(parts))
     return out
 
