@@ -53,12 +53,8 @@ POSITIVE_SIGNALS = ("citation", "cocitation", "mix")  # Table 3: what makes a po
 STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (triplets.sampler, triplets.scincl)
 EMBED_SPLITS = ("all", "test", "val")
 INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
-TEXT_FIELDS = (
-    "title",
-    "abstract",
-    "venue",
-    "authors",
-)  # what a paper's input text may hold: title first, the rest in order
+# What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
+TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
 
 

@@ -211,6 +211,7 @@ def ablation_seed_chart(
     if not rows or not shown:
         raise ValueError(f"no row to draw against {reference!r}")
     colours = plt.get_cmap("tab10")
+    ours_label, paper_label = "this run (± the larger seed sd)", "the paper (SCIDOCS)"
     fig, axes = plt.subplots(
         1, len(shown), figsize=(3.6 * len(shown) + 2.4, 1.0 + 0.55 * len(rows)), sharey=True, squeeze=False
     )
@@ -229,7 +230,7 @@ def ablation_seed_chart(
                     fmt="o",
                     color=colours(i % 10),
                     capsize=3,
-                    label=None if ours_labelled else "this run (± the larger seed sd)",
+                    label=None if ours_labelled else ours_label,
                 )
                 ours_labelled = True
             paper_name, paper_base = paper_rows.get(name), paper_rows.get(against[name], "SPECTER")
@@ -241,7 +242,7 @@ def ablation_seed_chart(
                     "D",
                     color=colours(i % 10),
                     markerfacecolor="white",
-                    label=None if paper_labelled else "the paper (SCIDOCS)",
+                    label=None if paper_labelled else paper_label,
                 )
                 paper_labelled = True
         ax.axvline(0, color="grey", lw=0.8)
@@ -252,11 +253,9 @@ def ablation_seed_chart(
     labels = [label + seeds[name] for label, name in zip(labels, rows, strict=True)]
     axes[0][0].set_yticks(range(len(rows) - 1, -1, -1), labels)
     axes[0][0].set_ylim(-0.6, len(rows) - 0.4)
-    handles, names = axes[0][-1].get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda k: names[k] != "this run (± the larger seed sd)")
-    fig.legend(
-        [handles[k] for k in order], [names[k] for k in order], loc="lower center", ncol=2, fontsize=8, frameon=False
-    )
+    handles = dict(zip(*reversed(axes[0][-1].get_legend_handles_labels()), strict=True))  # label: handle
+    names = [label for label in (ours_label, paper_label) if label in handles]  # this run first
+    fig.legend([handles[n] for n in names], names, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(f"Table 2 as differences from {reference} (a bar that crosses 0: no difference)", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
