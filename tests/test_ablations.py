@@ -206,6 +206,12 @@ def test_chart_draws_each_row_as_its_difference_beside_the_papers(tmp_path):
         paper = PAPER_ABLATION_ROWS["no hard negatives"][index] - PAPER_ABLATION_ROWS["SPECTER"][index]
         assert [d.get_xdata()[0] for d in diamonds] == pytest.approx([paper, paper])  # paper_recipe has no paper row
         assert [d.get_color() for d in diamonds] == [colours[0], colours[2]]  # a row keeps its colour
+        written_values = {t.get_text() for t in ax.texts}  # every point carries its value
+        for name in against:
+            diff = groups[name][column]["mean"] - groups[against[name]][column]["mean"]
+            spread = max(groups[name][column]["sd"], groups[against[name]][column]["sd"])
+            assert f"{diff:+.2f} ± {spread:.2f}" in written_values
+        assert f"{paper:+.1f}" in written_values
     labels = [t.get_text() for t in panels[0].get_yticklabels()]
     assert labels == [
         "no_hard_negatives (2 seeds)",
@@ -233,6 +239,7 @@ def test_chart_of_one_group_has_one_panel_and_one_seed_has_no_bar():
     assert [ax.get_title() for ax in panels] == ["CITE"]  # "all" would repeat CITE
     (bar,) = [c for c in panels[0].containers if isinstance(c, ErrorbarContainer)]
     assert not bar.has_xerr and bar.lines[0].get_xdata()[0] == pytest.approx(-1.5)
+    assert "-1.50" in [t.get_text() for t in panels[0].texts]  # one seed: the value without a spread
     assert [t.get_text() for t in panels[0].get_yticklabels()] == ["no_abstract (1 seed)"]
     with pytest.raises(ValueError, match="no row"):
         plots.ablation_seed_chart({"groups": {REFERENCE: statistics["groups"][REFERENCE]}}, PAPER_ROWS)

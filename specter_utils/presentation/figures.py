@@ -14,6 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from specter_utils.io import read_json
 from specter_utils.presentation.tables import (
@@ -198,7 +199,7 @@ def ablation_seed_chart(
     else ``reference``), over seeds, with a bar of ± the larger of the two seed sds: a dot whose bar crosses 0 is
     no difference. A hollow diamond of the same colour is the paper's difference for the same group (its row minus
     the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
-    directions, not sizes. Each row keeps one colour in every panel.
+    directions, not sizes. Each point is labelled with its value. Each row keeps one colour in every panel.
     """
 
     groups = statistics["groups"]
@@ -212,8 +213,9 @@ def ablation_seed_chart(
         raise ValueError(f"no row to draw against {reference!r}")
     colours = plt.get_cmap("tab10")
     ours_label, paper_label = "this run (± the larger seed sd)", "the paper (SCIDOCS)"
+    width = 5.0 if len(shown) == 1 else 3.8  # one panel: wide enough that its labelled dots do not crowd
     fig, axes = plt.subplots(
-        1, len(shown), figsize=(3.6 * len(shown) + 2.4, 1.0 + 0.55 * len(rows)), sharey=True, squeeze=False
+        1, len(shown), figsize=(width * len(shown) + 2.4, max(2.4, 1.2 + 0.75 * len(rows))), sharey=True, squeeze=False
     )
     for ax, column in zip(axes[0], shown, strict=True):
         index, ours_labelled, paper_labelled = TABLE2_COLUMNS.index(column), False, False
@@ -223,29 +225,34 @@ def ablation_seed_chart(
             if ours and base:
                 sds = (ours["sd"], base["sd"])
                 spread = None if None in sds else max(sds)  # one seed: no spread measured, no bar
+                diff = ours["mean"] - base["mean"]
                 ax.errorbar(
-                    ours["mean"] - base["mean"],
-                    y + 0.12,
+                    diff,
+                    y + 0.14,
                     xerr=spread,
                     fmt="o",
                     color=colours(i % 10),
                     capsize=3,
                     label=None if ours_labelled else ours_label,
                 )
+                _label_point(ax, diff, y + 0.14, f"{diff:+.2f}" + ("" if spread is None else f" ± {spread:.2f}"))
                 ours_labelled = True
             paper_name, paper_base = paper_rows.get(name), paper_rows.get(against[name], "SPECTER")
             if paper_name in PAPER_ABLATION_ROWS and paper_base in PAPER_ABLATION_ROWS:
                 paper_diff = PAPER_ABLATION_ROWS[paper_name][index] - PAPER_ABLATION_ROWS[paper_base][index]
                 ax.plot(
                     [paper_diff],
-                    [y - 0.12],
+                    [y - 0.14],
                     "D",
                     color=colours(i % 10),
                     markerfacecolor="white",
                     label=None if paper_labelled else paper_label,
                 )
+                _label_point(ax, paper_diff, y - 0.14, f"{paper_diff:+.1f}", colour="dimgrey", above=False)
                 paper_labelled = True
         ax.axvline(0, color="grey", lw=0.8)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.margins(x=0.12)  # room for the labels of the outermost points
         ax.set(title=column, xlabel=f"Δ {column} (score x 100)")
     labels = [name if against[name] == reference else f"{name} vs {against[name]}" for name in rows]
     n_seeds = {name: len(statistics.get("seeds", {}).get(name, [])) for name in rows}
@@ -259,6 +266,12 @@ def ablation_seed_chart(
     fig.suptitle(f"Table 2 as differences from {reference} (a bar that crosses 0: no difference)", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+def _label_point(ax, x: float, y: float, text: str, colour: str = "black", above: bool = True) -> None:
+    """Write a point's value just above (or below) it, small, so a reader need not read it off the axis."""
+    offset, va = ((0, 5), "bottom") if above else ((0, -6), "top")
+    ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", ha="center", va=va, fontsize=7, color=colour)
 
 
 def save_figure(fig, stem: str | Path) -> list[Path]:

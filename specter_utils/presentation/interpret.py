@@ -319,7 +319,7 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
     """What removing hard negatives does under the two losses (``(Δ all, shown sign, against)`` each), and whether
     that supports the explanation that in-batch negatives stand in for the one mined hard negative."""
     (d_batch, s_batch, ref_batch), (d_triplet, s_triplet, ref_triplet) = in_batch, triplet
-    shown = {1: "a gain", -1: "a loss", 0: "no difference"}
+    shown = {1: "higher", -1: "lower", 0: "no difference"}
     lead = (
         f"- **hard negatives under two losses**: without them the average moves {_fmt(d_batch, 2)} with in-batch "
         f"negatives (against {ref_batch}: {shown[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
@@ -336,8 +336,8 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
         verdict = "Neither loss shows a difference: at this training budget hard negatives carry no measured signal."
     else:
         verdict = (
-            "The paper's loss does not show the loss that the paper saw either, so the in-batch negatives do not "
-            "explain the difference from the paper."
+            "Under the paper's loss, too, the drop that the paper saw does not appear, so the in-batch negatives do "
+            "not explain the difference from the paper."
         )
     return f"{lead} {verdict}"
 
