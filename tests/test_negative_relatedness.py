@@ -1,0 +1,65 @@
+"""experiments/negative_relatedness.py: how related each mined paper of a triplet is to its query."""
+
+import importlib.util
+import json
+
+import pytest
+
+from specter_utils.paths import REPO_ROOT
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "negative_relatedness", REPO_ROOT / "experiments" / "negative_relatedness.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_role_is_measured_against_its_own_query():
+    nr = _script()
+    # q cites p and x; p cites h (so h is a hard negative of q); c cites q and h (h is co-cited with q)
+    graph = {"q": {"p": 5, "x": 5, "h": 1}, "p": {"h": 5}, "c": {"q": 5, "h": 5}, "z": {"e": 5}}
+    citers = nr.citers_of(graph)
+    assert citers["h"] == {"p", "c"} and citers["q"] == {"c"}  # a count-1 entry is not a citation
+    triplets = [
+        {"query": "q", "pos": "p", "neg": "h", "kind": "hard"},
+        {"query": "q", "pos": "x", "neg": "e", "kind": "easy"},
+    ]
+    authors = {"q": {"ann"}, "h": {"ann", "bob"}, "p": {"cy"}}
+    venues = {"q": "JHEP", "h": "JHEP", "e": "NPB", "p": "PRD"}
+    result = nr.relatedness(triplets, citers, authors, venues)
+    assert result["hard negative"] == {
+        "pairs": 1,
+        "co_cited": 1.0,
+        "pairs_both_with_authors": 1,
+        "shares_author": 1.0,
+        "pairs_both_with_venue": 1,
+        "same_venue": 1.0,
+    }
+    assert result["easy negative"]["co_cited"] == 0.0 and result["easy negative"]["same_venue"] == 0.0
+    assert result["positive"]["pairs"] == 2 and result["positive"]["shares_author"] == 0.0  # over q-p only
+    assert result["easy negative"]["shares_author"] is None  # e has no authors: n/a, not 0%
+    assert result["positive"]["pairs_both_with_venue"] == 1  # x has no venue
+    text = nr.markdown(result, "a toy graph", "t.jsonl")
+    assert "| hard negative | 1 | 100.0% | 100.0% (1) | 100.0% (1) |" in text
+    assert "| easy negative | 1 | 0.0% | n/a | 0.0% (1) |" in text
+
+
+def test_a_folder_that_is_not_a_run_is_a_one_line_error(tmp_path, capsys):
+    nr = _script()
+    assert nr.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "pipeline.json" in err
+
+
+@pytest.mark.parametrize(("line", "message"), [("{not json", "not a JSON line"), ('{"query": "q"}', "needs query")])
+def test_a_bad_triplet_names_its_file_and_line(tmp_path, capsys, line, message):
+    nr = _script()
+    (tmp_path / "pipeline.json").write_text(json.dumps({"preset": "smoke", "overrides": {}}))
+    triplets = tmp_path / "t.jsonl"
+    triplets.write_text('{"query": "q", "pos": "p", "neg": "h"}\n' + line + "\n")
+    assert nr.main([str(tmp_path), "--triplets", str(triplets)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{triplets}:2" in err and message in err
