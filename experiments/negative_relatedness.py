@@ -29,24 +29,15 @@ from specter_utils.errors import DataError
 from specter_utils.io import read_json
 from specter_utils.runs import RunPaths
 from specter_utils.spec import load_spec
+from specter_utils.triplets.sampler import cocitation_graph
 from specter_utils.workflow.prepare import load_corpus_for_run
 
 ROLES = ("positive", "hard negative", "easy negative")
 
 
-def citers_of(graph: Mapping[str, Mapping[str, int]]) -> dict[str, set[str]]:
-    """``{paper: the papers whose row cites it directly}`` for a graph read by ``read_graph``."""
-    citers: dict[str, set[str]] = defaultdict(set)
-    for citer, row in graph.items():
-        for paper, count in row.items():
-            if count == DIRECT_CITATION:
-                citers[paper].add(citer)
-    return citers
-
-
 def relatedness(
     triplets: Iterable[Mapping[str, str]],
-    citers: Mapping[str, set[str]],
+    cocited: Mapping[str, Mapping[str, int]],
     authors: Mapping[str, set[str]],
     venues: Mapping[str, str],
 ) -> dict[str, dict[str, float | int | None]]:
@@ -59,7 +50,7 @@ def relatedness(
         for role, paper in (("positive", t["pos"]), (negative, t["neg"])):
             c = counts[role]
             c["pairs"] += 1
-            c["co_cited"] += bool(citers.get(query, set()) & citers.get(paper, set()))
+            c["co_cited"] += cocited.get(query, {}).get(paper) == DIRECT_CITATION
             if authors.get(query) and authors.get(paper):
                 c["both_with_authors"] += 1
                 c["shares_author"] += bool(authors[query] & authors[paper])
@@ -134,7 +125,7 @@ def measure(run_dir: Path, triplets_file: Path | None = None) -> tuple[dict[str,
     corpus = load_corpus_for_run(dataclasses.replace(spec.data, label_field=""))
     authors = {pid: {a.lower() for a in p.authors} for pid, p in corpus.papers.items()}
     venues = {pid: p.venue for pid, p in corpus.papers.items() if p.venue}
-    result = relatedness(triplets, citers_of(read_graph(paths.train_data_dir / "data.json")), authors, venues)
+    result = relatedness(triplets, cocitation_graph(read_graph(paths.train_data_dir / "data.json")), authors, venues)
     return result, f"preset `{record['preset']}`, the training graph of `{run_dir}`", str(triplets_file)
 
 

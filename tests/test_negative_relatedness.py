@@ -21,15 +21,15 @@ def test_each_role_is_measured_against_its_own_query():
     nr = _script()
     # q cites p and x; p cites h (so h is a hard negative of q); c cites q and h (h is co-cited with q)
     graph = {"q": {"p": 5, "x": 5, "h": 1}, "p": {"h": 5}, "c": {"q": 5, "h": 5}, "z": {"e": 5}}
-    citers = nr.citers_of(graph)
-    assert citers["h"] == {"p", "c"} and citers["q"] == {"c"}  # a count-1 entry is not a citation
+    cocited = nr.cocitation_graph(graph)
+    assert cocited["q"]["h"] == 5 and cocited["q"].get("p") != 5  # a count-1 entry is not a citation
     triplets = [
         {"query": "q", "pos": "p", "neg": "h", "kind": "hard"},
         {"query": "q", "pos": "x", "neg": "e", "kind": "easy"},
     ]
     authors = {"q": {"ann"}, "h": {"ann", "bob"}, "p": {"cy"}}
     venues = {"q": "JHEP", "h": "JHEP", "e": "NPB", "p": "PRD"}
-    result = nr.relatedness(triplets, citers, authors, venues)
+    result = nr.relatedness(triplets, cocited, authors, venues)
     assert result["hard negative"] == {
         "pairs": 1,
         "co_cited": 1.0,
