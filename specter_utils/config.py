@@ -56,6 +56,8 @@ INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embe
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
+# The corpus readers (data.load), by the name data.corpus gives
+CORPUS_KINDS = ("hepth", "citeseer", "tables", "s2orc", "openalex", "jsonl", "synthetic")
 
 
 # ---------------------------------------------------------------- 1. the corpus and its benchmark (notebook 01)
@@ -434,6 +436,38 @@ class AblationConfig:
             raise DataError(
                 f"ablations.max_triplets must be 0 (the main run's budget) or more, got {self.max_triplets}"
             )
+
+
+# The variants of notebook 07 (workflow.ablations runs them).
+REFERENCE = "specter"  # the reference row of the ablation table: the main run's model (notebooks 02-04)
+
+# Each variant of notebook 07: the run specification's keys it overrides, and nothing else.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    # Table 2
+    "no_abstract": {"ablations.text_fields": ["title"]},  # "- abstract": the title alone, in training and evaluation
+    # "+ venue" / "+ author": the venue's name / the author names, right after the title, where the training length
+    # keeps them (after the abstract, a 64-wordpiece training input would cut them off and only evaluation saw them)
+    "venue": {"ablations.text_fields": ["title", "venue", "abstract"]},
+    "author": {"ablations.text_fields": ["title", "authors", "abstract"]},
+    "no_hard_negatives": {"mining.no_hard_negatives": True},  # every negative a random paper
+    "mean_pooling": {"training.pooling": "mean"},  # mean of the token vectors
+    "cls_pooling": {"training.pooling": "cls"},  # final-layer [CLS] (SPECTER's), whatever the base model's own
+    "spectroid": {"mining.strategy": "spectroid"},  # positives drawn in proportion to their in-citations
+    "mpnet": {
+        "training.base_model": "mpnet"
+    },  # another start: all-mpnet-base-v2 (the extra [mpnet]); the paper: BERT-Large
+    # The paper's own loss (one mined negative per triplet, triplet margin loss, [CLS]), with and without hard
+    # negatives: with in-batch negatives the mined hard negative is one of 2B - 1, with the triplet loss it is the only
+    # one, so this pair tests whether hard negatives matter where the paper measured them
+    "paper_recipe": {"training.recipe": "paper"},
+    "paper_no_hard_negatives": {"training.recipe": "paper", "mining.no_hard_negatives": True},
+    # Table 3: task-specific training signals instead of citations
+    "cocitation": {"mining.positives": "cocitation"},  # positives co-cited with the query (triplets.sampler)
+    "multitask": {"mining.positives": "mix"},  # citation and co-citation positives in one pool
+}
+
+# The row a variant is tested against when it is not the reference row (used when both rows ran).
+COMPARED_TO: dict[str, str] = {"paper_no_hard_negatives": "paper_recipe"}
 
 
 # ---------------------------------------------------------------- 8. classification heads (notebook 08)

@@ -40,7 +40,7 @@ READER_FLAGS = {"edges_by": "--edges-by", "edge_order": "--edge-order", "unknown
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels: bool = True) -> None:
     """``--corpus``, ``--src`` and (where labels are used) ``--label-field``: build-benchmark and data convert."""
-    from specter_utils.data.load import CORPUS_KINDS
+    from specter_utils.config import CORPUS_KINDS
 
     parser.add_argument("--corpus", choices=CORPUS_KINDS, default=None, help=CORPUS_HELP)
     parser.add_argument("--src", type=Path, default=None, help=src_help)

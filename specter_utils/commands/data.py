@@ -17,7 +17,7 @@ from specter_utils.commands.common import (
     int_at_least,
     staged_dir,
 )
-from specter_utils.data.load import CORPUS_KINDS
+from specter_utils.config import CORPUS_KINDS
 
 SPECTER_OWNED = ("data.json", "metadata.json")  # an --out folder holding these was written by data convert
 BENCHMARK_OWNED = ("benchmark.json", "corpus.json")
