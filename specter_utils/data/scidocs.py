@@ -19,22 +19,18 @@ from typing import Any
 from specter_utils.data.records import check_id, read_paper_records
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_text, write_json
+from specter_utils.tasks import CLASSIFICATION, RANKING, TASKS, tasks_of
 
-CLASSIFICATION_TASKS = ("mag", "mesh")
+CLASSIFICATION_TASKS = tasks_of(CLASSIFICATION)
+RANKING_TASKS = tasks_of(RANKING)
 RECOMM_HEADER = ("pid", "clicked_pid", "similar_papers_avail_at_time")
-RANKING_TASKS = ("coview", "coread", "cite", "cocite")
 METADATA_FILES = {
     "mag_mesh": "paper_metadata_mag_mesh.json",
     "view_cite_read": "paper_metadata_view_cite_read.json",
     "recomm": "paper_metadata_recomm.json",
 }
 # Which metadata file describes the papers of each task.
-TASK_METADATA = {
-    "mag": "mag_mesh",
-    "mesh": "mag_mesh",
-    "recomm": "recomm",
-    **dict.fromkeys(RANKING_TASKS, "view_cite_read"),
-}
+TASK_METADATA = {task.name: task.metadata for task in TASKS}
 
 
 @dataclass
@@ -197,11 +193,8 @@ def task_paths(root: str | Path) -> dict[str, Path]:
     """Every file of the layout, keyed like ``cite/test`` or ``metadata/mag_mesh``."""
     root = Path(root)
     paths = {f"metadata/{group}": root / name for group, name in METADATA_FILES.items()}
-    for task in CLASSIFICATION_TASKS:
-        paths.update({f"{task}/{split}": root / task / f"{split}.csv" for split in ("train", "val", "test")})
-    for task in RANKING_TASKS:
-        paths.update({f"{task}/{split}": root / task / f"{split}.qrel" for split in ("val", "test")})
-    paths.update({f"recomm/{split}": root / "recomm" / f"{split}.csv" for split in ("train", "val", "test")})
+    for task in TASKS:
+        paths.update({f"{task.name}/{split}": root / task.name / f"{split}{task.suffix}" for split in task.splits})
     paths["recomm/propensity"] = root / "recomm" / "propensity_scores.json"
     return paths
 

@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_classification_splits, read_scidocs_dir
+from specter_utils.data.scidocs import (
+    CLASSIFICATION_TASKS,
+    RANKING_TASKS,
+    available_tasks,
+    read_classification_splits,
+    read_scidocs_dir,
+)
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import RESULT_KEYS
 
@@ -173,7 +179,7 @@ def classification_deltas(
 
     out = []
     ref = results[reference]
-    for task in ("mag", "mesh"):
+    for task in CLASSIFICATION_TASKS:
         key = RESULT_KEYS[task]
         ref_pred = (ref.get("details", {}).get(key) or {}).get("predictions")
         if not ref_pred:

@@ -38,30 +38,15 @@ from specter_utils.evaluation.classification import SVM_VARIANTS, classify
 from specter_utils.evaluation.ranking import evaluate_ranking
 from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig, evaluate_recomm
 from specter_utils.io import write_json
+from specter_utils.tasks import BY_KEY, BY_NAME, TASKS, grouped
 
 logger = logging.getLogger(__name__)
 
-ALL_TASKS = (*CLASSIFICATION_TASKS, *RANKING_TASKS, "recomm")  # directory names
-RESULT_KEYS = {  # directory name -> the original's result key
-    "mag": "mag",
-    "mesh": "mesh",
-    "coview": "co-view",
-    "coread": "co-read",
-    "cite": "cite",
-    "cocite": "co-cite",
-    "recomm": "recomm",
-}
-METRIC_KEYS = {  # the original's metric keys under each result key
-    "mag": ("f1",),
-    "mesh": ("f1",),
-    "co-view": ("map", "ndcg"),
-    "co-read": ("map", "ndcg"),
-    "cite": ("map", "ndcg"),
-    "co-cite": ("map", "ndcg"),
-    "recomm": ("adj-NDCG", "adj-P@1"),
-}
+ALL_TASKS = tuple(task.name for task in TASKS)  # directory names, in the original's order
+RESULT_KEYS = {task.name: task.key for task in TASKS}  # directory name -> the original's result key
+METRIC_KEYS = {task.key: task.metrics for task in TASKS}  # the original's metric keys under each result key
 # The three embedding files of the original: which tasks each one serves.
-EMBEDDING_GROUPS = {"cls": CLASSIFICATION_TASKS, "user-citation": RANKING_TASKS, "recomm": ("recomm",)}
+EMBEDDING_GROUPS = {group: tuple(t.name for t in tasks) for group, tasks in grouped("embeddings").items()}
 _GROUP_ALIASES = {"cls": "cls", "classification": "cls", "user-citation": "user-citation"}
 _GROUP_ALIASES.update({"user_citation": "user-citation", "user_activity_and_citations": "user-citation"})
 _GROUP_ALIASES["recomm"] = "recomm"
@@ -71,15 +56,15 @@ EmbeddingSource = str | Path | EmbeddingSet
 
 def task_name(task: str) -> str:
     """Directory name of a task given either spelling (``co-view`` or ``coview``)."""
-    by_key = {v: k for k, v in RESULT_KEYS.items()}
-    name = by_key.get(task, task)
-    if name not in RESULT_KEYS:
-        raise DataError(f"unknown task {task!r}; known: {', '.join(RESULT_KEYS)} (or {', '.join(by_key)})")
-    return name
+    found = BY_NAME.get(task) or BY_KEY.get(task)
+    if found is None:
+        raise DataError(f"unknown task {task!r}; known: {', '.join(BY_NAME)} (or {', '.join(BY_KEY)})")
+    return found.name
 
 
 def group_of(task: str) -> str:
-    return next(group for group, tasks in EMBEDDING_GROUPS.items() if task in tasks)
+    """The embeddings group (``cls``, ``user-citation``, ``recomm``) that serves a task (directory name)."""
+    return BY_NAME[task].embeddings
 
 
 def _load(source: EmbeddingSource, cache: dict[str, EmbeddingSet]) -> EmbeddingSet:

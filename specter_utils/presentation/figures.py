@@ -24,6 +24,7 @@ from specter_utils.presentation.tables import (
     TABLE2_COLUMNS,
     metric_row,
 )
+from specter_utils.tasks import CLASSIFICATION, RANKING_CITATION_FIRST, tasks_of
 
 # The paper's rows drawn beside ours in the Table 1 chart (docs/protocol.md section 5).
 PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
@@ -120,10 +121,12 @@ def benchmark_frames(counts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     corpus = {k: v for k, v in counts.items() if not isinstance(v, Mapping)}
     if corpus:
         frames["corpus"] = pd.DataFrame.from_dict({"corpus": corpus}, orient="index")
-    ranking = {t: counts[t] for t in ("cite", "cocite", "coview", "coread") if isinstance(counts.get(t), Mapping)}
+    ranking = {
+        t: counts[t] for t in (task.name for task in RANKING_CITATION_FIRST) if isinstance(counts.get(t), Mapping)
+    }
     if ranking:
         frames["ranking tasks"] = counts_frame(ranking)
-    classification = {t: counts[t] for t in ("mag", "mesh") if isinstance(counts.get(t), Mapping)}
+    classification = {t: counts[t] for t in tasks_of(CLASSIFICATION) if isinstance(counts.get(t), Mapping)}
     if classification:
         columns = ["classes", "labelled_papers", "min_class_size", "sampled_fraction", "train", "val", "test"]
         frames["classification"] = counts_frame(classification, columns)

@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.deltas import Delta, heads_delta_label
 from specter_utils.presentation.tables import (
     HEADERS,
@@ -28,15 +29,12 @@ from specter_utils.presentation.tables import (
     PAPER_TABLE2,
     TABLE1_COLUMNS,
     TABLE2_COLUMNS,
+    mean_sd,
     metric_row,
 )
+from specter_utils.tasks import CLASSIFICATION, TASKS
 
-# Figure 2 of the paper: DBSCAN on the t-SNE of MAG papers
-PAPER_FIGURE2 = {
-    "SPECTER": {"homogeneity": 0.41, "completeness": 0.72},
-    "SciBERT": {"homogeneity": 0.19, "completeness": 0.63},
-}
-CLASSIFICATION_HEADERS = ("MAG F1", "MeSH F1")
+CLASSIFICATION_HEADERS = tuple(h for task in TASKS if task.kind == CLASSIFICATION for h in task.headers)
 DELTA_METRICS = {"map": "MAP", "f1": "macro-F1"}  # Table 1 metric key -> the metric of evaluation.deltas
 SVM_HEAD = "linear SVM (SCIDOCS)"  # heads.SVM_HEAD: the name of the SVM rows of notebook 08
 LOSS_NAMES = {
@@ -401,12 +399,6 @@ def interpret_ablations(
 
 
 # ---------------------------------------------------------------- notebook 08: heads
-def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
-    mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
-    return mean, sd
-
-
 def interpret_heads(
     rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1", deltas: Sequence[Delta] | None = None
 ) -> str:
@@ -429,7 +421,7 @@ def interpret_heads(
         linear = frozen.get("linear")
         if SVM_HEAD in frozen and linear:
             svm = frozen[SVM_HEAD][0]
-            mean, sd = _mean_sd(linear)
+            mean, sd = mean_sd(linear)
             linear_text = (
                 f"{mean:.2f} ± {sd:.2f} over {len(linear)} seeds" if len(linear) > 1 else f"{mean:.2f}, 1 seed"
             )
@@ -449,8 +441,8 @@ def interpret_heads(
         for head, values in frozen.items():
             if head in (SVM_HEAD, "linear") or not linear:
                 continue
-            mean, sd = _mean_sd(values)
-            lin_mean, lin_sd = _mean_sd(linear)
+            mean, sd = mean_sd(values)
+            lin_mean, lin_sd = mean_sd(linear)
             lines.append(
                 f"- {where}: "
                 + difference_sentence(
@@ -465,8 +457,8 @@ def interpret_heads(
         for (enc, ln, pp, training, head), values in groups.items():
             if (enc, ln, pp) != (encoder, length, papers) or training != "end to end" or head not in frozen:
                 continue
-            mean, sd = _mean_sd(values)
-            ctl_mean, ctl_sd = _mean_sd(frozen[head])
+            mean, sd = mean_sd(values)
+            ctl_mean, ctl_sd = mean_sd(frozen[head])
             lines.append(
                 f"- {where}: "
                 + difference_sentence(
@@ -518,7 +510,7 @@ def interpret_svm_gap(gap: Mapping[str, Mapping[str, Any]], min_gap: float = 0.5
         linear = [float(v) for v in result.get("linear_head_macro_f1") or []]
         if protocol is None or not linear:
             continue
-        head, spread = _mean_sd(linear)
+        head, spread = mean_sd(linear)
         svm = float(protocol["macro_f1"])
         diff = head - svm
         if abs(diff) <= max(spread, min_gap):

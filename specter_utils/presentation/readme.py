@@ -36,29 +36,20 @@ from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
+from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
 from specter_utils.presentation.interpret import interpret_ablations
-from specter_utils.presentation.tables import HEADERS, PAPER_ROWS, ablation_table_seeds, metric_row
+from specter_utils.presentation.tables import FIRST_ROWS, HEADERS, PAPER_ROWS, ablation_table_seeds, mean_sd, metric_row
 from specter_utils.spec import DEFAULTS, flatten, load_spec
+from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
 
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
 METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
-PIPELINE_FILE = "pipeline.json"  # reports/<preset>/pipeline.json: commit, command, machine, per-notebook times
-FIRST_ROWS = ("trained", "base")  # Table 1 opens with the run's model and the model it started from
-# Table 1's columns: the CLS task of the mag slot, cite and co-cite MAP, then the other SCIDOCS columns when a run
-# has them (the benchmarks built from a citation corpus have no MeSH, usage or recommendation data)
-TABLE1_SHOWN = (
-    ("MAG F1", "CLS macro-F1 (`mag`)"),
-    ("MeSH F1", "MeSH macro-F1"),
-    ("co-view MAP", "co-view MAP"),
-    ("co-read MAP", "co-read MAP"),
-    ("cite MAP", "cite MAP"),
-    ("co-cite MAP", "co-cite MAP"),
-    ("recomm nDCG", "recomm nDCG"),
-    ("recomm P@1", "recomm P@1"),
-)
-ALWAYS_SHOWN = ("MAG F1", "cite MAP", "co-cite MAP")
-# each ranking task of the results and its key in benchmark.json (and notebook 01's tables)
-TASK_SLOTS = {"cite": "cite", "co-cite": "cocite", "co-view": "coview", "co-read": "coread"}
+# Table 1's columns (header, label): the CLS task of the mag slot, cite and co-cite MAP, then the other SCIDOCS
+# columns when a run has them (the benchmarks built from a citation corpus have no MeSH, usage or recommendation data)
+TABLE1_SHOWN = tuple(column for task in TASKS for column in task.readme_columns)
+ALWAYS_SHOWN = tuple(header for task in TASKS if task.citation_corpus for header, _ in task.readme_columns)
+# each ranking task of the results and its key in benchmark.json (and notebook 01's tables); citation tasks first
+TASK_SLOTS = {task.key: task.name for task in RANKING_CITATION_FIRST}
 
 
 # ---------------------------------------------------------------- one report folder
@@ -193,9 +184,9 @@ def benchmark_of(report: Report) -> Benchmark:
 
 
 def _results_md_corpus(report: Report) -> str | None:
-    if not report.has("results.md"):
+    if not report.has(RESULTS_TABLE):
         return None
-    match = re.search(r"^Benchmark: (.+)$", report.text("results.md"), re.MULTILINE)
+    match = re.search(r"^Benchmark: (.+)$", report.text(RESULTS_TABLE), re.MULTILINE)
     return match.group(1).strip() if match else None
 
 
@@ -244,8 +235,8 @@ def table1_rows(report: Report) -> dict[str, dict[str, float]]:
     results = (report.metrics.get("05_scidocs_eval") or {}).get("results")
     if results:
         rows = {model: metric_row(result) for model, result in results.items()}
-    elif report.has("results.md"):
-        rows = parse_results_md(report.text("results.md"))
+    elif report.has(RESULTS_TABLE):
+        rows = parse_results_md(report.text(RESULTS_TABLE))
     else:
         return {}
     order = [m for m in FIRST_ROWS if m in rows] + [m for m in rows if m not in FIRST_ROWS]
@@ -282,7 +273,7 @@ def table1_block(report: Report, link: str) -> str:
         return ""
     present = {h for row in rows.values() for h in row}
     shown = [(h, label) for h, label in TABLE1_SHOWN if h in ALWAYS_SHOWN or h in present]
-    source = "metrics/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else "results.md"
+    source = f"{METRICS_DIR}/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else RESULTS_TABLE
     lines = [
         f"Table 1 on {benchmark_of(report).caption()} "
         f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`):",
@@ -480,8 +471,7 @@ def statistics_sd(values: list[float]) -> float | None:
     """The sample sd over seeds, rounded as notebook 07 rounds it; None for one seed (no spread measured)."""
     if len(values) < 2:
         return None
-    mean = sum(values) / len(values)
-    return round(math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)), 2)
+    return round(mean_sd(values)[1], 2)
 
 
 def ablations_block(report: Report, link: str, repo_root: Path | None = None, root_link: str = "..") -> str:

@@ -4,7 +4,7 @@ group averages over seeds, Figure 2's homogeneity and completeness, and the clas
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,32 +12,15 @@ import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.heads.frozen import SVM_HEAD
+from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, TASKS, grouped
 
-TABLE1_COLUMNS = (  # (result key, metric key, header), the paper's Table 1 order
-    ("mag", "f1", "MAG F1"),
-    ("mesh", "f1", "MeSH F1"),
-    ("co-view", "map", "co-view MAP"),
-    ("co-view", "ndcg", "co-view nDCG"),
-    ("co-read", "map", "co-read MAP"),
-    ("co-read", "ndcg", "co-read nDCG"),
-    ("cite", "map", "cite MAP"),
-    ("cite", "ndcg", "cite nDCG"),
-    ("co-cite", "map", "co-cite MAP"),
-    ("co-cite", "ndcg", "co-cite nDCG"),
-    ("recomm", "adj-NDCG", "recomm nDCG"),
-    ("recomm", "adj-P@1", "recomm P@1"),
-)
+TABLE1_COLUMNS = tuple(column for task in TASKS for column in task.columns)  # (result key, metric key, header)
 HEADERS = tuple(h for _, _, h in TABLE1_COLUMNS)
+FIRST_ROWS = ("trained", "base")  # Table 1 opens with the run's model and the model it started from
 
 # docs/protocol.md section 5 (the paper's numbers): the 12 metrics, then the paper's average.
 PAPER_TABLE1: dict[str, tuple[float, ...]] = {
-    "Random": (4.8, 9.4, 25.2, 51.6, 25.6, 51.9, 25.1, 51.5, 24.9, 51.4, 51.3, 16.8, 32.5),
-    "SIF": (78.4, 81.4, 79.4, 89.4, 78.2, 88.9, 79.4, 90.5, 80.8, 90.9, 53.4, 19.5, 75.9),
-    "Citeomatic": (67.1, 75.7, 81.1, 90.2, 80.5, 90.2, 86.3, 94.1, 84.4, 92.8, 52.5, 17.3, 76.0),
-    "SGC": (76.8, 82.7, 77.2, 88.0, 75.7, 87.5, 91.6, 96.2, 84.1, 92.5, 52.7, 18.2, 76.9),
-    "SciBERT": (79.7, 80.7, 50.7, 73.1, 47.7, 71.1, 48.3, 71.7, 49.7, 72.6, 52.1, 17.9, 59.6),
-    "Sent-BERT": (80.5, 69.1, 68.2, 83.3, 64.8, 81.3, 63.5, 81.6, 66.4, 82.8, 51.6, 17.1, 67.5),
-    "SPECTER": (82.6, 86.3, 83.8, 91.8, 84.5, 92.7, 88.4, 94.9, 87.9, 94.7, 54.0, 20.4, 80.2),
+    model: (*(value for task in TASKS for value in task.paper[model]), PAPER_AVERAGE[model]) for model in PAPER_MODELS
 }
 
 
@@ -144,11 +127,8 @@ def metric_values(results: dict[str, Any]) -> dict[tuple[str, str], float]:
     return {(task, metric): row[header] for task, metric, header in TABLE1_COLUMNS if header in row}
 
 
-TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics
-    "CLS": ("mag", "mesh"),
-    "USR": ("co-view", "co-read"),
-    "CITE": ("cite", "co-cite"),
-    "REC": ("recomm",),
+TABLE2_GROUPS = {  # the paper's Table 2 groups of Table 1 metrics (CLS, USR, CITE, REC)
+    group: tuple(task.key for task in tasks) for group, tasks in grouped("group").items()
 }
 
 
@@ -180,6 +160,13 @@ def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
 
 # ---------------------------------------------------------------- Table 2 over seeds
 TABLE2_COLUMNS = (*TABLE2_GROUPS, "all")
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    """The mean and the sample sd (n - 1) of ``values``; the sd of one value is 0.0 (callers say "1 seed")."""
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return mean, sd
 
 
 def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
