@@ -24,9 +24,10 @@ from specter_utils.executed import (
     relative_paths,
 )
 from specter_utils.io import atomic_write, read_json, write_json
+from specter_utils.layout import METRICS_FILE, PIPELINE_FILE
 from specter_utils.paths import REPORTS_DIR
-from specter_utils.pipeline import NOTEBOOKS, PIPELINE_FILE, SPEC_FILE
-from specter_utils.runs import METRICS_FILE, resolve
+from specter_utils.pipeline import NOTEBOOKS, SPEC_FILE
+from specter_utils.runs import resolve
 
 REPORT_FILES = ("05_scidocs_eval/results.md", "07_ablations/ablations.md")  # tables worth a direct link
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.io import read_json, write_json
-from specter_utils.paths import REPO_ROOT
 
-METRICS_FILE = "metrics.json"
-RESULTS_TABLE = "results.md"  # written by 05_scidocs_eval beside its metrics.json
+# RESULTS_TABLE: written by 05_scidocs_eval beside its metrics.json; importable from here as before
+from specter_utils.layout import BENCHMARK_FILE, METRICS_FILE, RESULTS_TABLE  # noqa: F401
+from specter_utils.paths import REPO_ROOT
 
 
 def resolve(path: str | Path) -> Path:
@@ -93,7 +93,7 @@ def read_metrics(run_dir: str | Path, notebook: str) -> dict[str, Any]:
 
 def corpus_label(run_dir: str | Path) -> str:
     """The run's corpus as shown in tables and figures, e.g. ``synthetic corpus (SYNTHETIC data)`` or ``hepth``."""
-    info_path = RunPaths.of(run_dir).benchmark_dir / "benchmark.json"
+    info_path = RunPaths.of(run_dir).benchmark_dir / BENCHMARK_FILE
     if not info_path.exists():
         return "unknown corpus"
     info = read_json(info_path)
@@ -111,7 +111,7 @@ def label_kind(run_dir: str | Path, scidocs_dir: str = "") -> str:
     """
     if scidocs_dir:
         return "MAG fields of study (SCIDOCS)"
-    info_path = RunPaths.of(run_dir).benchmark_dir / "benchmark.json"
+    info_path = RunPaths.of(run_dir).benchmark_dir / BENCHMARK_FILE
     if not info_path.exists():
         return "class labels"
     info = read_json(info_path)

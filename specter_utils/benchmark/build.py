@@ -32,8 +32,9 @@ from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidoc
 from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
+from specter_utils.layout import BENCHMARK_FILE
 
-SCIDOCS_DIR, TRAIN_DIR, BENCHMARK_FILE = "scidocs", "train", "benchmark.json"
+SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
 
 
 def _has_text(corpus: Corpus) -> set[str]:

@@ -13,6 +13,7 @@ from typing import Any
 from specter_utils.data.records import Paper, ReadReport, check_id, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_lines, write_json
+from specter_utils.layout import DATA_FILE, METADATA_FILE
 
 DIRECT_CITATION = 5
 CITATION_OF_CITATION = 1
@@ -106,8 +107,8 @@ def read_specter_dir(data_dir: str | Path) -> SpecterData:
     if not data_dir.is_dir():
         raise DataError("not a directory", data_dir)
     report = ReadReport(source=str(data_dir))
-    graph = read_graph(data_dir / "data.json", report)
-    metadata = read_metadata(data_dir / "metadata.json", report)
+    graph = read_graph(data_dir / DATA_FILE, report)
+    metadata = read_metadata(data_dir / METADATA_FILE, report)
     splits = {name: read_split(data_dir / f"{name}.txt") for name in SPLITS if (data_dir / f"{name}.txt").exists()}
     for query, candidates in graph.items():
         if query not in metadata:
@@ -130,14 +131,14 @@ def write_specter_dir(out_dir: str | Path, data: SpecterData) -> None:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(
-        out_dir / "data.json",
+        out_dir / DATA_FILE,
         {q: {c: {"count": n} for c, n in cands.items()} for q, cands in data.graph.items()},
         indent=None,
     )
     # A synthetic corpus says so in every metadata entry too, so a copied file stays labelled.
     flag = {"synthetic": True} if data.info.get("synthetic") else {}
     write_json(
-        out_dir / "metadata.json",
+        out_dir / METADATA_FILE,
         {pid: {**p.to_specter_metadata(), **flag} for pid, p in data.metadata.items()},
         indent=None,
     )

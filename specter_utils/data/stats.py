@@ -23,6 +23,7 @@ from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITAT
 from specter_utils.data.tables import is_tables_source
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
+from specter_utils.layout import BENCHMARK_FILE, DATA_FILE, METADATA_FILE
 
 FORMATS = (
     "specter",
@@ -48,7 +49,7 @@ def detect_format(path: str | Path) -> str:
     if not path.exists():
         raise DataError("path not found", path)
     if path.is_dir():
-        if (path / "data.json").exists() and (path / "metadata.json").exists():
+        if (path / DATA_FILE).exists() and (path / METADATA_FILE).exists():
             return "specter"
         if (path / "scidocs").is_dir() and (path / "train").is_dir():
             return "benchmark"
@@ -236,8 +237,8 @@ def corpus_stats(path: str | Path, **reader_options: Any) -> dict[str, Any]:
     if fmt == "benchmark":
         parts = {"scidocs": _scidocs_stats(path / "scidocs"), "train": _specter_stats(path / "train")}
         out: dict[str, Any] = {"format": fmt, "path": str(path), "parts": parts}
-        if (path / "benchmark.json").exists():
-            out["benchmark"] = read_json(path / "benchmark.json")
+        if (path / BENCHMARK_FILE).exists():
+            out["benchmark"] = read_json(path / BENCHMARK_FILE)
         return out
     if fmt == "scirepeval":
         parts = {

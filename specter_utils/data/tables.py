@@ -43,6 +43,7 @@ from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
+from specter_utils.layout import METADATA_FILE
 
 ROLES = ("id", "title", "abstract", "label")
 EDGES_BY = ("row", "id")
@@ -82,7 +83,7 @@ def _table_file(folder: Path, stem: str) -> Path | None:
 def is_tables_source(src: Path) -> bool:
     """Whether ``src`` is a tables manifest, or a folder with a manifest or an edges table plus papers or titles."""
     if src.is_file():
-        return src.suffix == ".json" and src.name != "metadata.json" and _looks_like_manifest(src)
+        return src.suffix == ".json" and src.name != METADATA_FILE and _looks_like_manifest(src)
     if not src.is_dir():
         return False
     if (src / MANIFEST).is_file():

@@ -54,6 +54,7 @@ from specter_utils.heads.frozen import (
     split_rows,
     standardization,
 )
+from specter_utils.layout import LOG_HISTORY_FILE
 from specter_utils.models import build_model
 
 Rows = list[tuple[str, str]]
@@ -353,8 +354,8 @@ def train_end_to_end(
         module.to("cpu")
         metrics["model_dir"] = str(save_encoder(encoder, out / "model"))
         save_head(head, classes, run, out / "head")
-    (out / "log_history.json").parent.mkdir(parents=True, exist_ok=True)
-    (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
+    (out / LOG_HISTORY_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (out / LOG_HISTORY_FILE).write_text(json.dumps(state.log_history, indent=1))
     info = {"model": f"{run.encoder} fine-tuned end to end", "max_length": config.max_length}
     test_set = EmbeddingSet([pid for pid, _ in splits["test"]], np.asarray(embeddings, dtype=np.float32), None, info)
     del trainer, module

@@ -29,6 +29,7 @@ from typing import Any
 from sentence_transformers.sentence_transformer import losses
 
 from specter_utils.errors import DataError
+from specter_utils.layout import DATA_FILE
 from specter_utils.training.cached_citation_mnrl import CachedCitationMaskedMNRL
 from specter_utils.training.citation_mnrl import CitationMaskedMNRL, citation_links, read_citation_links
 from specter_utils.training.released import DropoutTripletLoss
@@ -73,7 +74,7 @@ def build_loss(
             )
         return losses.MultipleNegativesRankingLoss(model, scale=config.mnrl_scale, **gather)
     if config.loss == "mnrl-citation":
-        links = read_citation_links(Path(config.metadata).with_name("data.json"))
+        links = read_citation_links(Path(config.metadata).with_name(DATA_FILE))
         if config.cached_mini_batch:
             return CachedCitationMaskedMNRL(
                 model, row_papers, links, scale=config.mnrl_scale, mini_batch_size=config.cached_mini_batch, **gather

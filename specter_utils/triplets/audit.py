@@ -11,16 +11,19 @@ from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
 from specter_utils.errors import DataError
-from specter_utils.triplets.io import TRAIN_FILE, VAL_FILE, iter_triplets
+from specter_utils.layout import TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.triplets.io import iter_triplets
 
 ROLES = ("query", "pos", "neg")
 
 
 def _triplet_files(triplets_path: Path) -> list[Path]:
     if triplets_path.is_dir():
-        files = [triplets_path / name for name in (TRAIN_FILE, VAL_FILE) if (triplets_path / name).exists()]
+        files = [
+            triplets_path / name for name in (TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE) if (triplets_path / name).exists()
+        ]
         if not files:
-            raise DataError(f"no {TRAIN_FILE} or {VAL_FILE} in the triplet directory", triplets_path)
+            raise DataError(f"no {TRIPLETS_TRAIN_FILE} or {TRIPLETS_VAL_FILE} in the triplet directory", triplets_path)
         return files
     if not triplets_path.exists():
         raise DataError("file not found", triplets_path)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from specter_utils.errors import DataError
 from specter_utils.io import iter_jsonl, write_jsonl
+from specter_utils.layout import TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
 
 TRIPLET_KINDS = ("hard", "easy")
-TRAIN_FILE, VAL_FILE, METRICS_FILE = "train.jsonl", "val.jsonl", "metrics.json"
+TRAIN_FILE, VAL_FILE = TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE  # the names this package used before layout.py
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
-from specter_utils.triplets.io import METRICS_FILE, TRAIN_FILE, VAL_FILE, Triplet, write_triplets
+from specter_utils.layout import METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.triplets.io import Triplet, write_triplets
 from specter_utils.triplets.sampler import _cap_mask, mine
 from specter_utils.triplets.scincl import ScinclConfig, graph_embedding, sample_scincl
 
@@ -111,7 +112,7 @@ def mine_mixed_dir(data_dir: str | Path, out_dir: str | Path, config: SamplerCon
         metrics[split] = _split_metrics(result.metrics, mixed, mix)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_triplets(out_dir / TRAIN_FILE, splits["train"])
-    write_triplets(out_dir / VAL_FILE, splits["val"])
+    write_triplets(out_dir / TRIPLETS_TRAIN_FILE, splits["train"])
+    write_triplets(out_dir / TRIPLETS_VAL_FILE, splits["val"])
     write_json(out_dir / METRICS_FILE, metrics)
     return metrics

@@ -31,7 +31,8 @@ from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION, SpecterData, read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
-from specter_utils.triplets.io import METRICS_FILE, TRAIN_FILE, VAL_FILE, Triplet
+from specter_utils.layout import METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.triplets.io import Triplet
 
 # Skip reasons, in the order they are checked; each skipped query gets exactly one.
 NOT_IN_DATA_JSON = "not_in_data_json"
@@ -496,8 +497,8 @@ def mine_dir(data_dir: str | Path, out_dir: str | Path, config: SamplerConfig | 
     result = mine(read_specter_dir(data_dir), config)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.train.triplets.write(out_dir / TRAIN_FILE)
-    result.val.triplets.write(out_dir / VAL_FILE)
+    result.train.triplets.write(out_dir / TRIPLETS_TRAIN_FILE)
+    result.val.triplets.write(out_dir / TRIPLETS_VAL_FILE)
     write_json(out_dir / METRICS_FILE, result.metrics)
     return result.metrics
 

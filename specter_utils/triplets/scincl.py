@@ -41,7 +41,8 @@ from sklearn.neighbors import NearestNeighbors
 from specter_utils.data.specter_format import DIRECT_CITATION, SpecterData, read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
-from specter_utils.triplets.io import METRICS_FILE, TRAIN_FILE, VAL_FILE, Triplet, write_triplets
+from specter_utils.layout import METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.triplets.io import Triplet, write_triplets
 
 SCINCL_NODES = 52_600_000  # nodes of SciNCL's S2ORC citation graph, the scale its bands were tuned at
 POSITIVE_BAND = (20, 25)  # SciNCL: positives are kNN ranks 20..24 (5 papers)
@@ -200,8 +201,8 @@ def mine_scincl_dir(data_dir: str | Path, out_dir: str | Path, config: ScinclCon
     val, val_metrics = sample_scincl(data, data.splits.get("val", []), config, "val", embedding)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_triplets(out_dir / TRAIN_FILE, train)
-    write_triplets(out_dir / VAL_FILE, val)
+    write_triplets(out_dir / TRIPLETS_TRAIN_FILE, train)
+    write_triplets(out_dir / TRIPLETS_VAL_FILE, val)
     metrics = {"strategy": "scincl", "config": asdict(config), "train": train_metrics, "val": val_metrics}
     write_json(out_dir / METRICS_FILE, metrics)
     return metrics
