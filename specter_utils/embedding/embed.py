@@ -27,7 +27,7 @@ from specter_utils.embedding.shards import select_shard, shard_info
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, write_json
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = EmbedConfig.batch_size  # papers per forward pass, as the embedding section
 DEFAULT_CHUNK_SIZE = 1024  # papers per resumable chunk: a few minutes on a CPU, seconds on a GPU
 POOL_CHUNK_SIZE = 16384  # per chunk when a multi-process pool spreads it over several GPUs
 MANIFEST = "manifest.json"

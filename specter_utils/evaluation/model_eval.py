@@ -45,7 +45,7 @@ from specter_utils.models import resolve_model
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_LENGTH = EmbedConfig.max_length  # when neither given nor recorded: SPECTER's
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = EmbedConfig.batch_size  # papers per forward pass, as the embedding section
 ST_CONFIG = "config_sentence_transformers.json"
 ST_LENGTH_CONFIG = "sentence_bert_config.json"
 

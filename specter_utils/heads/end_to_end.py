@@ -42,7 +42,7 @@ from transformers import (
     set_seed,
 )
 
-from specter_utils.config import EndToEndConfig, HeadsConfig
+from specter_utils.config import EmbedConfig, EndToEndConfig, HeadsConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
@@ -222,7 +222,7 @@ def training_arguments(config: EndToEndConfig, seed: int, output_dir: Path) -> T
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=max(config.batch_size, 32),
+        per_device_eval_batch_size=max(config.batch_size, EmbedConfig.batch_size),
         learning_rate=config.learning_rate,  # the scheduler's reference; the optimiser's groups hold the rates
         lr_scheduler_type="linear",
         warmup_steps=config.warmup_ratio,  # a float < 1 is a fraction of the total steps (transformers >= 5)
@@ -289,7 +289,7 @@ def train_end_to_end(
     if run.batch_norm and len(datasets["train"]) % config.batch_size == 1:
         datasets["train"] = datasets["train"][:-1]  # BatchNorm cannot normalise a last batch of one paper
     if start_train_vectors is None:
-        start_train_vectors = _encode(encoder, texts["train"], max(config.batch_size, 32))
+        start_train_vectors = _encode(encoder, texts["train"], max(config.batch_size, EmbedConfig.batch_size))
     mean, scale = standardization(start_train_vectors, True)  # always: the encoder's scale is unknown to the head
     set_seed(run.seed)  # the head's initialisation depends on the seed only
     head = build_head(
