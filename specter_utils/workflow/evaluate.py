@@ -9,10 +9,8 @@ from specter_utils.config import EvalConfig
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.evaluation.suite import evaluate as evaluate_suite
 from specter_utils.io import atomic_write, write_json
-from specter_utils.presentation.tables import render
+from specter_utils.presentation.tables import FIRST_ROWS, render
 from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
-
-FIRST_ROWS = ("trained", "base")  # the table opens with the run's model and the model it started from
 
 
 def evaluate_file(
