@@ -17,6 +17,7 @@ field                 what it is
 ``embeddings``        which of the original's three embedding files serves it
 ``metadata``          which ``paper_metadata_*.json`` describes its papers
 ``splits``            the splits stored in its folder, each as ``<split><suffix>``
+``suffix``            the file ending of its splits (``.csv`` rows, ``.qrel`` relevance judgements)
 ``citation_corpus``   whether a benchmark built from a citation corpus has it too (the README always shows it)
 ``readme``            the README's Table 1 label of each metric it shows
 ``paper``             the SPECTER paper's Table 1 values: model -> one value per metric
