@@ -223,8 +223,9 @@ def padding_report(triplets_dir: Path, metadata: Path, seq_len: int, batch: int,
 
 def dp_worker(args: argparse.Namespace) -> None:
     """One process of a ``torchrun`` launch: time the project trainer; rank 0 writes the row to ``args.dp_worker``."""
+    from specter_utils.training.distributed import world_size
     from specter_utils.training.losses import build_loss
-    from specter_utils.training.train import specter_model, trainer_class, training_arguments, world_size
+    from specter_utils.training.train import specter_model, trainer_class, training_arguments
 
     world = world_size()
     seq_len, batch = args.seq_lens[0], args.batch

@@ -422,7 +422,7 @@ def test_too_few_triplets_for_one_global_batch_is_an_error(citation_data, random
 def test_a_loss_that_cannot_gather_is_an_error_unless_gathering_is_off():
     from specter_utils.errors import DataError
     from specter_utils.training.config import make_config
-    from specter_utils.training.train import check_gathering
+    from specter_utils.training.distributed import check_gathering
 
     class LocalOnlyLoss(torch.nn.Module):  # an in-batch loss without the library's gathering option
         pass
@@ -439,7 +439,7 @@ def test_a_loss_that_cannot_gather_is_an_error_unless_gathering_is_off():
 def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
     from specter_utils.errors import DataError
     from specter_utils.training.config import make_config
-    from specter_utils.training.train import CHECKPOINT_DONE, _prepare_run_dir, last_checkpoint
+    from specter_utils.training.run_folder import CHECKPOINT_DONE, last_checkpoint, prepare_run_dir
 
     run = tmp_path / "run"
     checkpoint = run / "checkpoints" / "checkpoint-4"
@@ -452,7 +452,7 @@ def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
 
     config = make_config(triplets="t", metadata="m", out=str(run), batch_size=4, effective_batch_size=8)
     write_json(run / "train_config.json", {**config.to_dict(), "world_size": 2, "global_batch_size": 8})
-    assert _prepare_run_dir(config, run, world=1) == checkpoint  # 1 x 4 x 2 accumulation: the same global batch
+    assert prepare_run_dir(config, run, world=1) == checkpoint  # 1 x 4 x 2 accumulation: the same global batch
     fixed = make_config(
         triplets="t",
         metadata="m",
@@ -463,7 +463,7 @@ def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
     )
     write_json(run / "train_config.json", {**fixed.to_dict(), "world_size": 1, "global_batch_size": 8})
     with pytest.raises(DataError, match="its global batch was 8 triplets per step .* now 16"):
-        _prepare_run_dir(fixed, run, world=2)
+        prepare_run_dir(fixed, run, world=2)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import LinearSVC
 
-from specter_utils.evaluation import classification
+from specter_utils.evaluation import svm
 from specter_utils.evaluation.classification import PAPER_CS, SVM_VARIANTS, classify, fit_svm_path, select_c
 
 
@@ -54,9 +54,9 @@ def test_same_choice_and_f1_as_gridsearch_linearsvc():
 def test_weights_reach_liblinears_optimum(monkeypatch, gram):
     """Both inner solvers (CG over X, exact Gram Newton) reach the optimum liblinear converges to."""
     if gram:  # make the Gram path win the cost comparison from the first step
-        monkeypatch.setattr(classification._PathSolver, "_worth_gram", lambda self, steps, active: True)
+        monkeypatch.setattr(svm.PathSolver, "_worth_gram", lambda self, steps, active: True)
     else:
-        monkeypatch.setattr(classification._PathSolver, "_worth_gram", lambda self, steps, active: False)
+        monkeypatch.setattr(svm.PathSolver, "_worth_gram", lambda self, steps, active: False)
     X, y = blobs(600, 3, 8, 1.2, seed=2)
     Cs = (0.01, 1.0, 30.0)
     ours = fit_svm_path(X, y, Cs, tol=1e-8)

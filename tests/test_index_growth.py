@@ -17,6 +17,7 @@ faiss = pytest.importorskip("faiss")
 from specter_utils import search  # noqa: E402
 from specter_utils.cli import main  # noqa: E402
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings  # noqa: E402
+from specter_utils.errors import DataError  # noqa: E402
 from specter_utils.search import build_index, choose_kind, load_index  # noqa: E402
 
 INFO = {"model": "minilm", "pooling": "model", "pooling_detail": "mean+normalize", "max_length": 64}
@@ -72,16 +73,16 @@ def test_update_replaces_a_paper_and_duplicates_are_errors(kind: str) -> None:
     index = build_index(papers(200), kind)
     moved = papers(1, start=1)  # p1 is in cluster 1; give it cluster 2's position
     moved.vectors[:] = papers(1, start=2).vectors
-    with pytest.raises(search.DataError, match="already indexed .*--update") as error:
+    with pytest.raises(DataError, match="already indexed .*--update") as error:
         index.add(moved.ids, moved.vectors, ["new title"])
     assert error.value.record_id == "p1" and len(index) == 200
     assert index.add(moved.ids, moved.vectors, ["new title"], update=True) == {"added": 0, "updated": 1}
     assert len(index) == 200 and index.titles[index.row("p1")] == "new title"
     hits = [h.paper_id for h in wide(index).search(index.vector("p1"), 4, exclude=["p1"])[0]]
     assert all(int(pid[1:]) % 8 == 2 for pid in hits)
-    with pytest.raises(search.DataError, match="appears twice"):
+    with pytest.raises(DataError, match="appears twice"):
         index.add(["q1", "q1"], np.ones((2, 16), dtype=np.float32))
-    with pytest.raises(search.DataError, match="not indexed") as error:
+    with pytest.raises(DataError, match="not indexed") as error:
         index.remove(["p3", "nope"])
     assert error.value.record_id == "nope" and len(index) == 200
 
@@ -98,8 +99,8 @@ def test_kind_auto_by_size(monkeypatch, tmp_path: Path, capsys) -> None:
     assert choose_kind("auto", search.EXACT_MAX) == "flat"
     assert choose_kind("auto", search.EXACT_MAX + 1) == "ivf"
     assert choose_kind("auto", search.COMPRESSED_MIN + 1) == "ivf-pq"
-    monkeypatch.setattr(search, "EXACT_MAX", 50)
-    monkeypatch.setattr(search, "COMPRESSED_MIN", 100)
+    monkeypatch.setattr(search.index, "EXACT_MAX", 50)  # where choose_kind reads them
+    monkeypatch.setattr(search.index, "COMPRESSED_MIN", 100)
     write_embeddings(tmp_path / "e.jsonl", papers(120))
     assert main(["index", "--embeddings", str(tmp_path / "e.jsonl"), "--out", str(tmp_path / "i.npz")]) == 0
     assert "ivf-pq index of 120 papers" in capsys.readouterr().out

@@ -150,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     check_paths(config)
     if not config.progress_bar:
         silence_progress()
-    from specter_utils.training.train import is_main_process, train_specter
+    from specter_utils.training.distributed import is_main_process
+    from specter_utils.training.train import train_specter
 
     final_dir = train_specter(config)
     if is_main_process():  # one line, not one per torchrun process

@@ -27,6 +27,7 @@ from specter_utils.models import (
 )
 
 DTYPES = ("auto", "float32", "bfloat16")
+MODEL_POOLING = "model"  # what an Encoder records for a sentence-transformers model's own pooling ("auto" resolved)
 
 
 def resolve_device(device: str | None) -> str:
@@ -57,7 +58,7 @@ class Encoder:
     model: Any  # sentence_transformers.SentenceTransformer
     model_name: str
     model_path: str
-    pooling: str  # "cls", "mean" or "model"
+    pooling: str  # "cls", "mean" or MODEL_POOLING
     pooling_detail: str  # e.g. "mean+normalize" for a sentence-transformers model's own pooling
     max_length: int
     device: str
@@ -148,6 +149,9 @@ def load_encoder(
     Args:
         pooling: ``cls`` (final-layer ``[CLS]``, SPECTER's representation), ``mean`` (masked mean),
             or ``None``/``auto``: the model's own pooling for a sentence-transformers model, else ``cls``.
+            ``model``, the word an encoder records for a model's own pooling (:attr:`Encoder.pooling`, an
+            index's or embeddings file's ``pooling``), asks for the same as ``auto``, so a recorded pooling
+            is passed back as it was written.
         max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
             (``models.build_model``'s one rule), never a silent cap.
         devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
@@ -155,11 +159,12 @@ def load_encoder(
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
     path = resolve_model(model_name_or_path)
-    chosen = resolve_pooling(path, pooling)
+    request = "auto" if pooling is None or pooling == MODEL_POOLING else pooling
+    chosen = resolve_pooling(path, request)
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
-    model = build_model(model_name_or_path, chosen if chosen != "model" else "auto", max_length=max_length)
-    detail = model_pooling_detail(path) if chosen == "model" else chosen
+    model = build_model(model_name_or_path, request, max_length=max_length)
+    detail = model_pooling_detail(path) if chosen == MODEL_POOLING else chosen
     effective = max_length
     model.eval()
     devices = list(devices or [])

@@ -1,2 +1,3 @@
-"""SPECTER training: data (``data``), losses (``losses``), the trainer entry point (``train.train_specter``), the
-model card (``model_card``). Its configuration, ``TrainConfig``, lives with every other in ``specter_utils.config``."""
+"""SPECTER training: data (``data``), losses (``losses``), the trainer entry point (``train.train_specter``), its
+process guards under ``torchrun`` (``distributed``), the run folder it writes (``run_folder``), the model card
+(``model_card``). Its configuration, ``TrainConfig``, lives with every other in ``specter_utils.config``."""

@@ -1,38 +1,25 @@
 """Train a SPECTER model with the sentence-transformers trainer (no hand-written loop).
 
 ``train_specter(config)`` reads top to bottom: 1 model, 2 data, 3 loss, 4 arguments, 5 evaluator,
-6 trainer, 7 train, 8 save with a model card. The run directory ``config.out`` holds::
-
-    model/              the final sentence-transformers model (written to a temp dir, then renamed)
-    checkpoints/        checkpoint-N/ every save_steps optimiser steps (a killed run resumes from the last)
-    train_config.json   the TrainConfig of the run (a resumed run must match it), its world_size and global_batch_size
-    log_history.json    every logged training / validation loss
+6 trainer, 7 train, 8 save with a model card, into the run folder ``config.out`` (training.run_folder).
 
 The same call runs data parallel under ``torchrun`` (one process per GPU, or gloo on CPU; the trainer wraps
-the model in DDP). Each process trains on its own slice of every global batch (training.sampler); in-batch
-losses gather the other processes' embeddings (training.losses); only the first process (rank 0) logs
-and writes the run files, the checkpoints (each process adds its RNG state) and the final model.
+the model in DDP); training.distributed holds the process guards. Only the first process (rank 0) logs and
+writes the run files, the checkpoints (each process adds its RNG state) and the final model.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import logging
-import os
-import platform
 import re
 import shutil
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
-import sentence_transformers
 import torch
-import torch.distributed as dist
-import transformers
 from sentence_transformers import (
     SentenceTransformer,
     SentenceTransformerModelCardData,
@@ -43,8 +30,8 @@ from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
 from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
 from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set_seed
 
+from specter_utils.config import IN_BATCH_LOSSES, TrainConfig
 from specter_utils.errors import DataError
-from specter_utils.io import read_json, write_json
 from specter_utils.models import (
     base_model_id,
     build_model,
@@ -52,94 +39,35 @@ from specter_utils.models import (
     resolve_model,
     resolve_pooling,
 )
-from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
+from specter_utils.training.distributed import (
+    check_enough_triplets,
+    check_gathering,
+    check_world_size,
+    global_batch_size,
+    in_batch_negatives,
+    is_main_process,
+    mask_counts,
+    quiet_other_ranks,
+    world_size,
+)
 from specter_utils.training.losses import build_loss
-from specter_utils.training.model_card import write_model_card
 from specter_utils.training.released import BERT_ADAM_EPS, BertAdam, GradientValueClipping, slanted_triangular_scheduler
+from specter_utils.training.run_folder import (
+    CHECKPOINT_DIR,
+    MODEL_DIR,
+    CheckpointDone,
+    prepare_run_dir,
+    record_config,
+    run_summary,
+    save_final_model,
+    write_log_history,
+)
 from specter_utils.training.sampler import EpochSeededBatchSampler, training_batch_sampler
 
 logger = logging.getLogger(__name__)
 
-MODEL_DIR, CHECKPOINT_DIR, CONFIG_FILE, LOG_FILE = "model", "checkpoints", "train_config.json", "log_history.json"
-# Written into checkpoint-N by rank 0 once every process has saved its part (model, optimiser, each RNG state).
-CHECKPOINT_DONE = "specter_checkpoint.json"
 NO_DECAY_PATTERN = re.compile(r"bias|layernorm|layer_norm|(?:^|\.)norm(?:$|\.)", re.IGNORECASE)
-
-
-def world_size() -> int:
-    """Number of processes of a ``torchrun`` launch (1 otherwise)."""
-    return int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def is_main_process() -> bool:
-    return int(os.environ.get("RANK", "0")) == 0
-
-
-def launch_name(world: int) -> str:
-    """Where a process-count error comes from, for its message."""
-    return f"torchrun (WORLD_SIZE={world})"
-
-
-def global_batch_size(config: TrainConfig, world: int) -> int:
-    """Triplets per optimiser step over all processes: per-process batch x processes x accumulation."""
-    return config.batch_size * world * config.accumulation_steps(world)
-
-
-def check_world_size(config: TrainConfig, world: int) -> None:
-    """Before anything is loaded: the number of processes fits the batch settings (a DataError says why not)."""
-    per_step = config.batch_size * world
-    if world > 1 and not config.gradient_accumulation_steps and per_step > config.effective_batch_size:
-        most = max(1, config.effective_batch_size // config.batch_size)
-        raise DataError(
-            f"{world} processes x per-process batch {config.batch_size} = {per_step} triplets per step, "
-            f"more than effective_batch_size={config.effective_batch_size}: launch at most {most} process(es) "
-            "(--nproc_per_node x --nnodes), or lower --batch-size, or raise --effective-batch-size",
-            launch_name(world),
-        )
-    config.accumulation_steps(world)  # a DataError when the effective batch is not a multiple of the step
-
-
-def check_enough_triplets(config: TrainConfig, world: int, train_triplets: int, val_triplets: int = 0) -> None:
-    """Several processes drop an epoch's incomplete global batch: the data must fill at least one (the
-    validation triplets too, or the validation loss is left out: a warning)."""
-    per_step = config.batch_size * world
-    if world > 1 and 0 < val_triplets < per_step:
-        logger.warning(
-            "%d validation triplets do not fill one batch of %d processes x %d: no validation loss will be logged "
-            "(the triplet accuracy still is); raise --max-val-triplets or lower --batch-size",
-            val_triplets,
-            world,
-            config.batch_size,
-        )
-    if world > 1 and train_triplets < per_step:
-        raise DataError(
-            f"{train_triplets} training triplets do not fill one batch of {world} processes x "
-            f"{config.batch_size}: use fewer processes, a smaller --batch-size or more triplets",
-            launch_name(world),
-        )
-
-
-def check_gathering(loss, config: TrainConfig, world: int) -> None:
-    """An in-batch loss asked to gather across processes must be able to (else its negatives shrink N times)."""
-    if world == 1 or not config.gather_across_devices or config.loss not in IN_BATCH_LOSSES:
-        return
-    if not getattr(loss, "gather_across_devices", False):
-        raise DataError(
-            f"loss={config.loss!r} ({type(loss).__name__}) cannot gather embeddings across processes, so each "
-            f"process would draw its in-batch negatives from its own 1/{world} of the batch; pass "
-            "--no-gather-across-devices to train that way",
-            launch_name(world),
-            record_id="gather_across_devices",
-        )
-
-
-def quiet_other_ranks() -> None:
-    """Logs come from rank 0 only: the other processes report errors (their warnings repeat rank 0's)."""
-    if not is_main_process():
-        for name in ("specter_utils", "sentence_transformers"):  # transformers': log_level_replica
-            logging.getLogger(name).setLevel(logging.ERROR)
-        warnings.filterwarnings("ignore")
 
 
 def resolve_precision(precision: str) -> str:
@@ -331,140 +259,6 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def checkpoint_complete(path: Path) -> bool:
-    """Rank 0 wrote the trainer state last; a checkpoint of several processes also needs every process's part."""
-    if not (path / "trainer_state.json").exists():
-        return False
-    several_processes = (path / "rng_state_0.pth").exists()  # one process writes rng_state.pth
-    return not several_processes or (path / CHECKPOINT_DONE).exists()
-
-
-def last_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The highest-numbered complete ``checkpoint-N`` directory, if any."""
-    if not checkpoint_dir.is_dir():
-        return None
-    done = [
-        p for p in checkpoint_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit() and checkpoint_complete(p)
-    ]
-    return max(done, key=lambda p: int(p.name.split("-")[-1]), default=None)
-
-
-class CheckpointDone(TrainerCallback):
-    """After each checkpoint: wait for every process to finish its part, then rank 0 marks it complete."""
-
-    def __init__(self, world: int, global_batch: int) -> None:
-        self.record = {"world_size": world, "global_batch_size": global_batch}
-
-    def on_save(self, args, state, control, **kwargs) -> None:
-
-        if dist.is_available() and dist.is_initialized():
-            dist.barrier()
-        if state.is_world_process_zero:
-            write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / CHECKPOINT_DONE, self.record)
-
-
-def _prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path | None:
-    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any).
-
-    A resumed run may have another number of processes (an elastic restart) but must keep the global batch.
-    """
-    final_dir = run_dir / MODEL_DIR
-    if final_dir.exists() and not config.overwrite:
-        raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
-    checkpoint = last_checkpoint(run_dir / CHECKPOINT_DIR) if config.resume else None
-    config_path = run_dir / CONFIG_FILE
-    if checkpoint is not None and config_path.exists():
-        changed = differing_fields(read_json(config_path), config)
-        if changed:
-            detail = "; ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in sorted(changed.items()))
-            raise DataError(
-                f"cannot resume from {checkpoint.name} with different settings ({detail}); "
-                "restore them, pass --no-resume to start over, or use another --out",
-                config_path,
-            )
-        saved = read_json(config_path)
-        batch = global_batch_size(config, world)
-        if saved.get("global_batch_size", batch) != batch:
-            raise DataError(
-                f"cannot resume from {checkpoint.name}: its global batch was {saved['global_batch_size']} triplets per "
-                f"step ({saved.get('world_size')} process(es)), now {batch} ({world}); keep per-process batch x "
-                "processes x accumulation the same, pass --no-resume to start over, or use another --out",
-                config_path,
-            )
-        if saved.get("world_size", world) != world:
-            logger.warning(
-                "resuming %s with %d processes, saved with %d: same global batch, but another split of its rows "
-                "and other dropout draws than an uninterrupted run",
-                checkpoint.name,
-                world,
-                saved["world_size"],
-            )
-    return checkpoint
-
-
-def _record_config(config: TrainConfig, run_dir: Path, world: int = 1) -> None:
-    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
-    config_path = run_dir / CONFIG_FILE
-    if is_main_process():
-        run_dir.mkdir(parents=True, exist_ok=True)
-        for stale in run_dir.glob(f".{MODEL_DIR}.tmp-*"):  # a final save killed part-way
-            shutil.rmtree(stale, ignore_errors=True)
-        write_json(
-            config_path,
-            {
-                **config.to_dict(),
-                "resolved_pooling": describe_pooling(config.base_model, config.pooling),
-                "world_size": world,
-                "global_batch_size": global_batch_size(config, world),
-            },
-        )
-
-
-def _device_name() -> str:
-
-    if torch.cuda.is_available():
-        return f"{world_size()} x {torch.cuda.get_device_name(0)}"
-    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-
-
-def _results(log_history: list[dict[str, Any]], train_metrics: dict[str, Any]) -> dict[str, Any]:
-    """Losses and accuracies worth a line in the model card, from the trainer's log history."""
-    results: dict[str, Any] = {}
-    train_logs = [e for e in log_history if "loss" in e]
-    if train_logs:
-        results["train_loss_first_logged"] = train_logs[0]["loss"]
-        results["train_loss_last_logged"] = train_logs[-1]["loss"]
-    if "train_loss" in train_metrics:
-        results["train_loss_mean_this_process"] = train_metrics["train_loss"]
-    evals = [e for e in log_history if "eval_loss" in e]
-    if evals:
-        results["val_loss_before"] = evals[0]["eval_loss"]
-        results["val_loss_final"] = evals[-1]["eval_loss"]
-        for key, value in evals[-1].items():
-            if key.endswith("accuracy"):
-                results[key.removeprefix("eval_") + "_final"] = value
-        for key, value in evals[0].items():
-            if key.endswith("accuracy"):
-                results[key.removeprefix("eval_") + "_before"] = value
-    return results
-
-
-def save_final_model(model, final_dir: Path, summary: dict[str, Any]) -> Path:
-    """Write the model and its card to a temp dir beside ``final_dir``, then rename it into place."""
-    tmp_dir = final_dir.with_name(f".{final_dir.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    model.save_pretrained(str(tmp_dir))
-    write_model_card(tmp_dir, summary)
-    old_dir = None
-    if final_dir.exists():
-        old_dir = final_dir.with_name(f".{final_dir.name}.old-{os.getpid()}")
-        os.rename(final_dir, old_dir)
-    os.rename(tmp_dir, final_dir)
-    if old_dir is not None:
-        shutil.rmtree(old_dir, ignore_errors=True)
-    return final_dir
-
-
 def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     """Train SPECTER as ``config`` says and return the final model directory (``config.out/model``).
 
@@ -479,7 +273,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     started = time.time()
     run_dir = Path(config.out)
     precision = resolve_precision(config.dtype)
-    checkpoint = _prepare_run_dir(config, run_dir, world)
+    checkpoint = prepare_run_dir(config, run_dir, world)
     set_seed(config.seed)
 
     # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
@@ -504,7 +298,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
     check_enough_triplets(config, world, data.train.used, data.val.used if data.val else 0)
-    _record_config(config, run_dir, world)
+    record_config(config, run_dir, describe_pooling(config.base_model, config.pooling), world)
 
     # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses), which under
     # torchrun gather every process's embeddings so the negatives span the global batch.
@@ -562,37 +356,30 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     if base is not None and config.merge_with_base < 1.0:
         merged = merge_with_base(trainer.model, base, config.merge_with_base)
         logger.info("merged %d weight tensors with the base model (alpha %.2f)", merged, config.merge_with_base)
-    mask_counts = _mask_counts(loss)  # a collective: every process takes part
+    masked = mask_counts(loss)  # a collective: every process takes part
     if trainer.is_world_process_zero():
-        log_history = trainer.state.log_history
-        write_json(run_dir / LOG_FILE, log_history)
-        summary = {
-            "config": config.to_dict(),
-            "base_model_id": base_model_id(config.base_model),
-            "sep_token": sep_token,
-            "data": data.counts(),
-            "derived": {
+        write_log_history(run_dir, trainer.state.log_history)
+        summary = run_summary(
+            config,
+            base_model_id=base_model_id(config.base_model),
+            sep_token=sep_token,
+            data_counts=data.counts(),
+            derived={
                 "pooling": describe_pooling(config.base_model, config.pooling),
                 "loss": type(loss).__name__,
-                **mask_counts,
+                **masked,
                 "world_size": world,
                 "global_batch_size": global_batch_size(config, world),
-                "in_batch_negatives": _in_batch_negatives(config, world, gather),
+                "in_batch_negatives": in_batch_negatives(config, world, gather),
                 "gradient_accumulation_steps": args.gradient_accumulation_steps,
                 "precision": precision,
                 "total_steps": trainer.state.max_steps,
             },
-            "results": {
-                **_results(log_history, output.metrics),
-                "global_step": trainer.state.global_step,
-                **_best_checkpoint(trainer.state, config),
-            },
-            "resumed_from": checkpoint.name if checkpoint else None,
-            "runtime_s": round(time.time() - started, 1),
-            "finished_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "device": _device_name(),
-            "versions": _versions(),
-        }
+            state=trainer.state,
+            train_metrics=output.metrics,
+            resumed_from=checkpoint,
+            started=started,
+        )
         card = trainer.model.model_card_data
         card.base_model = base_model_id(config.base_model)  # the trainer resets it to the resolved local path
         card.widget = []  # full abstracts as widget examples only bloat the card
@@ -603,47 +390,3 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         print(json.dumps({"model": str(final_dir), **summary["results"]}, indent=None))
     trainer.accelerator.wait_for_everyone()
     return final_dir
-
-
-def _best_checkpoint(state, config: TrainConfig) -> dict[str, Any]:
-    """With ``best_by_val_loss``: the step whose weights became the final model, and its validation loss."""
-    if not config.best_by_val_loss or not state.best_model_checkpoint:
-        return {}
-    return {"best_step": int(state.best_model_checkpoint.rsplit("-", 1)[-1]), "best_val_loss": state.best_metric}
-
-
-def _in_batch_negatives(config: TrainConfig, world: int, gather: bool) -> str | None:
-    """Where an in-batch loss's negatives came from (None for the triplet loss)."""
-    if config.loss not in IN_BATCH_LOSSES:
-        return None
-    if world == 1:
-        return "the batch"
-    return f"the global batch (gathered from {world} processes)" if gather else f"each process's 1/{world} of the batch"
-
-
-def _mask_counts(loss) -> dict[str, Any]:
-    """How many in-batch scores ``mnrl-citation`` masked as false negatives, summed over processes (else nothing).
-
-    Under torchrun every process must call it (an all-reduce).
-    """
-    if not hasattr(loss, "scored"):
-        return {}
-    counts = [loss.masked, loss.scored]
-
-    if dist.is_available() and dist.is_initialized():
-        on_gpu = dist.get_backend() == "nccl"  # NCCL reduces GPU tensors only, gloo CPU ones
-        total = torch.tensor(counts, dtype=torch.long, device="cuda" if on_gpu else "cpu")
-        dist.all_reduce(total)
-        counts = total.tolist()
-    if not counts[1]:
-        return {}
-    return {"false_negatives_masked": counts[0], "in_batch_scores": counts[1]}
-
-
-def _versions() -> dict[str, str]:
-
-    return {
-        "sentence_transformers": sentence_transformers.__version__,
-        "transformers": transformers.__version__,
-        "torch": torch.__version__,
-    }

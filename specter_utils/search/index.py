@@ -1,12 +1,9 @@
-"""Similar-paper search: a FAISS index over an embeddings file, queried by paper id or by free text.
+"""The paper index: FAISS kinds, how ``auto`` chooses one, building, growing, searching and loading.
 
-An index is one file (``.npz``, a zip written atomically: temporary file, then rename) holding the FAISS
-index (streamed, never copied whole in memory), the paper ids and titles in row order, and a JSON header
-with how the vectors were made (model, pooling, maximum length, dimension). Vectors are L2-normalised
-before indexing, so a score is a cosine similarity. A query made with other settings than the index's is
-an error, never a silent mismatch. Papers can be added, updated and removed without a rebuild
-(:meth:`PaperIndex.add`, :meth:`PaperIndex.remove`); each change rewrites the one file atomically, so a
-crash leaves the old index whole.
+An index holds unit vectors (:mod:`specter_utils.search.vectors`), so a score is a cosine similarity, and
+the settings that made them. Papers can be added, updated and removed without a rebuild
+(:meth:`PaperIndex.add`, :meth:`PaperIndex.remove`); each change rewrites the one file
+(:mod:`specter_utils.search.storage`) atomically, so a crash leaves the old index whole.
 
 Kinds (figures in ``docs/benchmarks.md``, measured on this project's 2-core machine by ``bench/bench_index.py``):
 
@@ -22,25 +19,19 @@ Kinds (figures in ``docs/benchmarks.md``, measured on this project's 2-core mach
 
 from __future__ import annotations
 
-import json
 import time
-import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from specter_utils.data.records import Paper
-from specter_utils.embedding.encoder import load_encoder
-from specter_utils.embedding.io import EmbeddingSet, read_embeddings
+from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
-from specter_utils.io import atomic_write
+from specter_utils.search.storage import read_index_file, write_index_file
+from specter_utils.search.vectors import load_faiss, normalise, set_threads, vector_settings
 
-FORMAT = "specter-utils-index/2"
-LEGACY_FORMATS = ("specter-utils-index/1",)  # the FAISS index serialised as one npy array
 KINDS = ("auto", "flat", "hnsw", "ivf", "ivf-pq")
 EXACT_MAX = 200_000  # auto: exact search up to here (tens of ms a query on 2 cores)
 COMPRESSED_MIN = 1_000_000  # auto: ivf-pq above this many vectors, ivf from EXACT_MAX to here
@@ -78,51 +69,6 @@ def choose_kind(kind: str, n: int) -> str:
     if kind != "auto":
         return kind
     return "flat" if n <= EXACT_MAX else "ivf" if n <= COMPRESSED_MIN else "ivf-pq"
-
-
-# The settings that decide a vector: a query must match the index on every one of them.
-VECTOR_KEYS = ("model", "pooling", "pooling_detail", "max_length", "dim")
-
-
-def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:  # an optional extra
-        raise DataError("search needs faiss: pip install 'specter-utils[search]' (faiss-cpu)") from exc
-    return faiss
-
-
-def set_threads(threads: int | None) -> None:
-    """FAISS's OpenMP threads (None: leave FAISS's default, all cores)."""
-    if threads:
-        _faiss().omp_set_num_threads(threads)
-
-
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), float32 and C-contiguous for FAISS."""
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.ascontiguousarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
-
-
-def vector_settings(info: dict[str, Any], dim: int) -> dict[str, Any]:
-    """The settings of an embeddings file that decide its vectors (missing ones are None)."""
-    settings = {key: info.get(key) for key in VECTOR_KEYS}
-    settings["dim"] = dim
-    return settings
-
-
-def check_settings(index_settings: dict[str, Any], query_settings: dict[str, Any], what: str) -> None:
-    """DataError naming every setting in which ``what`` differs from the index (None means unknown)."""
-    differs = [
-        f"{key} {query_settings[key]!r} (index: {index_settings.get(key)!r})"
-        for key in VECTOR_KEYS
-        if query_settings.get(key) is not None
-        and index_settings.get(key) is not None
-        and query_settings[key] != index_settings[key]
-    ]
-    if differs:
-        raise DataError(f"{what} differ from the index in " + "; ".join(differs))
 
 
 @dataclass
@@ -179,7 +125,7 @@ class PaperIndex:
     def vector(self, paper_id: str) -> np.ndarray:
         """The indexed (unit) vector of ``paper_id`` (``ivf-pq``: its 8-bit codes decoded)."""
         row = self.row(paper_id)
-        store = _faiss().downcast_index(self.index.refine_index) if self.kind == "ivf-pq" else self.index
+        store = load_faiss().downcast_index(self.index.refine_index) if self.kind == "ivf-pq" else self.index
         return store.reconstruct(row).reshape(1, -1)
 
     def set_search_width(self, nprobe: int | None = None, ef_search: int | None = None, k: int = 10) -> None:
@@ -187,7 +133,7 @@ class PaperIndex:
         if nprobe is not None:
             if self.kind not in ("ivf", "ivf-pq"):
                 raise DataError(f"--nprobe applies to an IVF index; {self.path or 'this index'} is {self.kind}")
-            _faiss().extract_index_ivf(self.index).nprobe = nprobe
+            load_faiss().extract_index_ivf(self.index).nprobe = nprobe
         if ef_search is not None:
             if self.kind != "hnsw":
                 raise DataError(f"--ef-search applies to an HNSW index; {self.path or 'this index'} is {self.kind}")
@@ -252,7 +198,7 @@ class PaperIndex:
         for start in range(0, len(ids), CHUNK):
             self.index.add(normalise(np.asarray(vectors[start : start + CHUNK])))
         if self.kind == "ivf-pq":
-            self.index.ntotal = _faiss().downcast_index(self.index.base_index).ntotal
+            self.index.ntotal = load_faiss().downcast_index(self.index.base_index).ntotal
         self.ids.extend(ids)
         self.titles.extend(titles)
         self._rows = None
@@ -264,7 +210,7 @@ class PaperIndex:
 
     def remove(self, paper_ids: list[str], source: str | None = None) -> int:
         """Remove papers by id (an unknown id is a DataError); rows after them move up. Returns the count."""
-        faiss = _faiss()
+        faiss = load_faiss()
         missing = [pid for pid in paper_ids if pid not in self._row]
         if missing:
             raise DataError(
@@ -315,17 +261,9 @@ class PaperIndex:
     # ------------------------------------------------------------ file
     def save(self, path: str | Path) -> None:
         """Write the index as one ``.npz`` (zip) file, atomically; the FAISS index is streamed, not copied."""
-        faiss = _faiss()
         if self.kind in ("ivf", "ivf-pq"):
-            self.info[_ivf_key(self.kind)]["nprobe"] = int(faiss.extract_index_ivf(self.index).nprobe)
-        header = {"format": FORMAT, **self.info, "dim": self.dim, "count": len(self)}
-        with atomic_write(path, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED) as archive:
-            archive.writestr("header.json", json.dumps(header))
-            for name, values in (("ids", self.ids), ("titles", self.titles)):
-                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.array(values, dtype=str), allow_pickle=False)
-            with archive.open("index.faiss", "w", force_zip64=True) as member:
-                faiss.write_index(self.index, faiss.PyCallbackIOWriter(member.write))
+            self.info[_ivf_key(self.kind)]["nprobe"] = int(load_faiss().extract_index_ivf(self.index).nprobe)
+        write_index_file(path, self.index, self.ids, self.titles, self.info)
 
 
 def _ivf_key(kind: str) -> str:
@@ -334,7 +272,7 @@ def _ivf_key(kind: str) -> str:
 
 def _renumber_lists(ivf: Any, removed: np.ndarray) -> None:
     """After ``remove_ids(removed)``, shift the row numbers an IVF index stores so they stay dense."""
-    faiss = _faiss()
+    faiss = load_faiss()
     lists = ivf.invlists
     for number in range(ivf.nlist):
         size = lists.list_size(number)
@@ -353,7 +291,7 @@ def _pq_subquantisers(dim: int) -> int:
 
 def _new_index(kind: str, dim: int, n: int) -> Any:
     """An empty FAISS index of ``kind`` (``auto`` already resolved) sized for ``n`` vectors."""
-    faiss = _faiss()
+    faiss = load_faiss()
     if kind == "flat":
         return faiss.IndexFlatIP(dim)
     if kind == "hnsw":
@@ -404,7 +342,7 @@ def build_index_chunks(
 
     ``train`` is a random sample of at least :func:`train_size` rows (IVF kinds; ignored by the others).
     """
-    faiss = _faiss()
+    faiss = load_faiss()
     n, dim = len(ids), (train.shape[1] if train is not None and train.ndim == 2 else None)
     chosen = choose_kind(kind, n)
     set_threads(threads)
@@ -417,7 +355,7 @@ def build_index_chunks(
             dim = chunk.shape[1]
             index = _new_index(chosen, dim, n)
             if chosen in ("ivf", "ivf-pq"):
-                lists = _faiss().extract_index_ivf(index).nlist
+                lists = load_faiss().extract_index_ivf(index).nlist
                 if train is None or len(train) < lists:
                     raise ValueError(f"an {chosen} index needs a training sample of about {train_size(chosen, n)} rows")
                 index.train(normalise(train))
@@ -489,160 +427,20 @@ def build_index(
 
 def load_index(path: str | Path) -> PaperIndex:
     """Read an index written by ``PaperIndex.save``; a missing or foreign file is a DataError."""
-    faiss = _faiss()
-    path = Path(path)
-    if not path.exists():
-        raise DataError("index file not found", path)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            if "header.json" not in names:
-                return _load_legacy(path)
-            header = json.loads(archive.read("header.json"))
-            with archive.open("ids.npy") as member:
-                ids = np.lib.format.read_array(member, allow_pickle=False).tolist()
-            with archive.open("titles.npy") as member:
-                titles = np.lib.format.read_array(member, allow_pickle=False).tolist()
-            if header.get("format") != FORMAT:
-                raise DataError(f"index format {header.get('format')!r}, expected {FORMAT!r}", path)
-            with archive.open("index.faiss") as member:
-                index = faiss.read_index(faiss.PyCallbackIOReader(member.read))
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, RuntimeError) as exc:
-        if isinstance(exc, DataError):
-            raise
-        raise DataError(
-            f"not a specter-utils index ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", path
-        ) from None
-    return _finish_load(index, ids, titles, header, path)
-
-
-def _load_legacy(path: Path) -> PaperIndex:
-    """An index written before the zip layout: the FAISS index serialised as one npy array."""
-    faiss = _faiss()
-    with np.load(path, allow_pickle=False) as data:
-        header = json.loads(str(data["header"]))
-        raw = data["index"]
-        ids = [str(x) for x in data["ids"]]
-        titles = [str(x) for x in data["titles"]]
-    if header.get("format") not in LEGACY_FORMATS:
-        raise DataError(f"index format {header.get('format')!r}, expected {FORMAT!r}", path)
-    return _finish_load(faiss.deserialize_index(raw), ids, titles, header, path)
-
-
-def _finish_load(index: Any, ids: list[str], titles: list[str], header: dict[str, Any], path: Path) -> PaperIndex:
-    faiss = _faiss()
-    if index.ntotal != len(ids) or len(titles) != len(ids):
-        raise DataError(f"index holds {index.ntotal} vectors but {len(ids)} ids and {len(titles)} titles", path)
-    if "ef_search" in header.get("hnsw", {}):
-        index.hnsw.efSearch = int(header["hnsw"]["ef_search"])
-    if header.get("kind") in ("ivf", "ivf-pq"):
+    faiss = load_faiss()
+    index, ids, titles, info = read_index_file(path)
+    if "ef_search" in info.get("hnsw", {}):
+        index.hnsw.efSearch = int(info["hnsw"]["ef_search"])
+    if info.get("kind") in ("ivf", "ivf-pq"):
         ivf = faiss.extract_index_ivf(index)
-        ivf.nprobe = int(header.get("ivf", {}).get("nprobe", ivf.nprobe))
-        if header["kind"] == "ivf" and ivf.direct_map.type == faiss.DirectMap.NoMap:
+        ivf.nprobe = int(info.get("ivf", {}).get("nprobe", ivf.nprobe))
+        if info["kind"] == "ivf" and ivf.direct_map.type == faiss.DirectMap.NoMap:
             ivf.make_direct_map()
-        if header["kind"] == "ivf-pq":
-            index.k_factor = int(header.get("ivf", {}).get("rerank", PQ_RERANK))
-    info = {k: v for k, v in header.items() if k not in {"format", "dim", "count"}}
-    return PaperIndex(index, [str(x) for x in ids], [str(x) for x in titles], info, str(path))
-
-
-def query_vectors_from_embeddings(index: PaperIndex, path: str | Path, paper_ids: list[str]) -> np.ndarray:
-    """Vectors of ``paper_ids`` from another embeddings file, which must match the index's settings."""
-    embeddings = read_embeddings(path)
-    if embeddings.dim != index.dim:
-        raise DataError(f"embeddings have {embeddings.dim} dimensions, the index {index.path} has {index.dim}", path)
-    check_settings(index.settings, vector_settings(embeddings.info, embeddings.dim), f"embeddings {path}")
-    vectors, found = embeddings.lookup(paper_ids)
-    if not found.all():
-        missing = paper_ids[int(np.argmin(found))]
-        raise DataError(f"unknown paper id {missing!r}: not in the embeddings", path)
-    return vectors
-
-
-def embed_query(
-    index: PaperIndex,
-    texts: list[tuple[str, str]],
-    model: str | None = None,
-    pooling: str | None = None,
-    max_length: int | None = None,
-    device: str | None = None,
-) -> np.ndarray:
-    """Embed ``(title, abstract)`` pairs with the index's model, pooling and maximum length.
-
-    An explicit ``model``/``pooling``/``max_length`` that differs from the index is a DataError.
-    """
-
-    settings = index.settings
-    for title, abstract in texts:
-        if not (title or "").strip() and not (abstract or "").strip():
-            raise DataError("empty query: give a title, an abstract or --text")
-    asked = {"model": model, "pooling": pooling, "max_length": max_length}
-    check_settings(settings, {k: v for k, v in asked.items() if v is not None}, "query settings")
-    model_ref = (
-        settings.get("model_path") if settings.get("model_path") and Path(settings["model_path"]).exists() else None
-    )
-    model_ref = model_ref or settings.get("model")
-    if not model_ref or settings.get("max_length") is None:
-        raise DataError("the index does not record its model and max length (built from embeddings without .meta.json)")
-    pooling_arg = "auto" if settings.get("pooling") == "model" else settings.get("pooling")
-    encoder = load_encoder(model_ref, pooling_arg, int(settings["max_length"]), device=device, dtype="float32")
-    made = {**settings, "pooling": encoder.pooling, "pooling_detail": encoder.pooling_detail, "dim": encoder.dim}
-    made["max_length"] = encoder.max_length
-    made["model"] = settings.get("model")
-    check_settings(settings, made, "the query encoder's settings")
-    papers = [Paper("query", title or "", abstract or "") for title, abstract in texts]
-    return encoder.encode([paper.text(encoder.sep) for paper in papers], batch_size=32)
-
-
-def neighbours_table(index: PaperIndex | str | Path, paper_ids: list[str], k: int = 5) -> Any:
-    """A pandas DataFrame of the ``k`` neighbours of each paper (query id, query title, rank, id, title, score).
-
-    The notebook section on similar papers calls this with a few well-known papers.
-    """
-
-    index = index if isinstance(index, PaperIndex) else load_index(index)
-    queries = np.vstack([index.vector(pid) for pid in paper_ids])
-    rows = []
-    for pid, hits in zip(paper_ids, index.search(queries, k, exclude=list(paper_ids)), strict=True):
-        query_title = index.titles[index._row[pid]]
-        rows += [
-            {
-                "query_id": pid,
-                "query_title": query_title,
-                "rank": h.rank,
-                "paper_id": h.paper_id,
-                "title": h.title,
-                "score": round(h.score, 4),
-            }
-            for h in hits
-        ]
-    return pd.DataFrame(rows)
-
-
-def format_table(hits: list[Neighbour], width: int = 100) -> str:
-    """A plain terminal table: rank, score, paper id, title (cut to fit ``width``)."""
-    id_width = max([8] + [len(h.paper_id) for h in hits])
-    lines = [f"{'rank':>4}  {'score':>6}  {'paper_id':<{id_width}}  title"]
-    room = max(20, width - (4 + 2 + 6 + 2 + id_width + 2))
-    for h in hits:
-        title = " ".join(h.title.split())
-        title = title if len(title) <= room else title[: room - 1] + "…"
-        lines.append(f"{h.rank:>4}  {h.score:6.4f}  {h.paper_id:<{id_width}}  {title}")
-    return "\n".join(lines)
+        if info["kind"] == "ivf-pq":
+            index.k_factor = int(info.get("ivf", {}).get("rerank", PQ_RERANK))
+    return PaperIndex(index, ids, titles, info, str(path))
 
 
 def index_bytes(index: PaperIndex) -> int:
     """Serialised size of the FAISS index (a proxy for its memory)."""
-    return int(_faiss().serialize_index(index.index).nbytes)
-
-
-__all__ = [
-    "PaperIndex",
-    "Neighbour",
-    "build_index",
-    "load_index",
-    "embed_query",
-    "query_vectors_from_embeddings",
-    "neighbours_table",
-    "format_table",
-]
+    return int(load_faiss().serialize_index(index.index).nbytes)
