@@ -76,7 +76,7 @@ def test_backend_auto_choice(monkeypatch) -> None:
     import argparse
     import importlib.util
 
-    from specter_utils.commands.embed import _wants_openvino
+    from specter_utils.embedding.backends import wants_openvino as _wants_openvino
 
     def args(**kw):
         return argparse.Namespace(**{"backend": "auto", "dtype": "auto", "device": "cpu", **kw})
