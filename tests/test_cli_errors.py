@@ -306,7 +306,7 @@ def test_benchmark_rebuild_replaces_out_whole(tmp_path, capsys, monkeypatch) -> 
     from specter_utils.data.synthetic import generate_synthetic_corpus
 
     small = generate_synthetic_corpus(n_papers=120, n_topics=3, seed=0)
-    monkeypatch.setattr("specter_utils.data.load.load_corpus", lambda *args, **kwargs: small)
+    monkeypatch.setattr("specter_utils.workflow.prepare.load_corpus", lambda *args, **kwargs: small)
     out = tmp_path / "b"
     argv = ["build-benchmark", "--corpus", "synthetic", "--out", str(out), "--n-queries", "10"]
     assert main(argv) == 0
@@ -325,14 +325,14 @@ def test_failed_build_leaves_nothing(tmp_path, capsys, monkeypatch) -> None:
     from specter_utils.errors import DataError
 
     small = generate_synthetic_corpus(n_papers=60, n_topics=2, seed=0)
-    monkeypatch.setattr("specter_utils.data.load.load_corpus", lambda *args, **kwargs: small)
+    monkeypatch.setattr("specter_utils.workflow.prepare.load_corpus", lambda *args, **kwargs: small)
 
     def half_then_fail(corpus, out_dir, **kwargs):
         (Path(out_dir) / "train").mkdir(parents=True)
         (Path(out_dir) / "train" / "data.json").write_text("{}")
         raise DataError("no paper has 3+ references with text")
 
-    monkeypatch.setattr("specter_utils.benchmark.build.build_benchmark", half_then_fail)
+    monkeypatch.setattr("specter_utils.workflow.prepare.build_benchmark", half_then_fail)
     fails(["build-benchmark", "--corpus", "synthetic", "--out", str(tmp_path / "b")], capsys, "3+ references")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 

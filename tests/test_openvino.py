@@ -76,7 +76,7 @@ def test_backend_auto_choice(monkeypatch) -> None:
     import argparse
     import importlib.util
 
-    from specter_utils.commands.embed import _wants_openvino
+    from specter_utils.embedding.backends import wants_openvino as _wants_openvino
 
     def args(**kw):
         return argparse.Namespace(**{"backend": "auto", "dtype": "auto", "device": "cpu", **kw})
@@ -88,3 +88,18 @@ def test_backend_auto_choice(monkeypatch) -> None:
     assert not _wants_openvino(args(), ["cuda:0", "cuda:1"])
     assert not _wants_openvino(args(backend="torch"), None)
     assert _wants_openvino(args(backend="openvino", device="cuda"), None)  # tries, then falls back saying why
+
+
+def test_backend_registry_names(monkeypatch) -> None:
+    """The encoder is picked by name: int8 first, then the probe (dtype auto asked for, on one CPU), then openvino."""
+    from specter_utils.embedding import backends
+    from specter_utils.embedding.backends import ENCODERS, BackendChoice, backend_name
+
+    monkeypatch.setattr(backends, "wants_openvino", lambda choice, devices: choice.backend != "torch")
+    assert set(ENCODERS) == {"torch", "openvino", "int8", "probe"}
+    assert backend_name(BackendChoice(dtype="int8")) == "int8"
+    assert backend_name(BackendChoice(backend="auto", probe=True, device="cpu")) == "probe"
+    assert backend_name(BackendChoice(backend="torch", probe=True, device="cpu")) == "torch"
+    assert backend_name(BackendChoice(backend="auto", probe=True, device="cpu"), ["cuda:0", "cuda:1"]) == "openvino"
+    assert backend_name(BackendChoice(backend="openvino", device="cpu")) == "openvino"
+    assert backend_name(BackendChoice()) == "torch"  # the notebooks' default: the model as named, loaded by torch

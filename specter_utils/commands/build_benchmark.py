@@ -16,9 +16,10 @@ from specter_utils.commands.common import (
     given_config_values,
     staged_dir,
 )
-from specter_utils.config import MULTI_LABEL_RULES, CorpusConfig
+from specter_utils.config import CORPUS_KINDS, MULTI_LABEL_RULES, CorpusConfig
+from specter_utils.layout import BENCHMARK_FILE
 
-OWNED = ("benchmark.json",)  # an --out folder holding this was written by a benchmark build
+OWNED = (BENCHMARK_FILE,)  # an --out folder holding this was written by a benchmark build
 
 CORPUS_HELP = (
     "corpus kind: hepth (the SNAP folder), citeseer (the folder with citeseer_texts.txt and citeseer.cites; without "
@@ -34,14 +35,11 @@ LABEL_FIELD_HELP = (
     "hepth and synthetic, topic for citeseer (their only labels: another value is an error), label for tables (the "
     "papers table's column; aligned files: the labels file)"
 )
-TABLE_FLAGS = ("edges_by", "edge_order")  # tables only
-READER_FLAGS = {"edges_by": "--edges-by", "edge_order": "--edge-order", "unknown": "--unknown-papers"}
+READER_OPTIONS = ("edges_by", "edge_order", "unknown")  # the reader flags' dests (workflow.prepare.READER_FLAGS)
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, src_help: str, labels: bool = True) -> None:
     """``--corpus``, ``--src`` and (where labels are used) ``--label-field``: build-benchmark and data convert."""
-    from specter_utils.config import CORPUS_KINDS
-
     parser.add_argument("--corpus", choices=CORPUS_KINDS, default=None, help=CORPUS_HELP)
     parser.add_argument("--src", type=Path, default=None, help=src_help)
     if labels:
@@ -78,46 +76,15 @@ def add_reader_arguments(parser: argparse.ArgumentParser) -> None:
 
 def reader_flags(args: argparse.Namespace) -> dict[str, str]:
     """The reader options the command line set (``--edges-by``, ``--edge-order``, ``--unknown-papers``)."""
-    options = {name: getattr(args, name, None) for name in READER_FLAGS}
+    options = {name: getattr(args, name, None) for name in READER_OPTIONS}
     return {name: value for name, value in options.items() if value is not None}
 
 
-def check_reader_flags(kind: str, options: dict[str, str]) -> None:
-    """A DataError naming the first reader flag that does not apply to ``kind``."""
-    from specter_utils.errors import DataError
-
-    allowed = {"tables": set(READER_FLAGS), "citeseer": {"unknown"}}.get(kind, set())
-    for name in options:
-        if name not in allowed:
-            which = "tables" if name in TABLE_FLAGS else "citeseer and tables"
-            raise DataError(f"{READER_FLAGS[name]} applies to {which} corpora only, not {kind}", READER_FLAGS[name])
-
-
-def load_corpus_from_args(args: argparse.Namespace, command: str, **kw):
+def load_corpus_from_args(args: argparse.Namespace, **generator):
     """The corpus the flags name; an option that does not apply is a DataError (one line, exit 2)."""
-    from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
-    from specter_utils.errors import DataError
+    from specter_utils.workflow.prepare import load_corpus_from_source
 
-    if args.corpus is None and args.src is None:
-        raise DataError("give --corpus KIND or --src PATH (the kind is detected from it)", "--corpus")
-    if args.corpus is not None:
-        try:
-            check_corpus_options(args.corpus, args.src, args.label_field)
-        except ValueError as exc:
-            raise DataError(str(exc), "--corpus") from None
-    options = reader_flags(args)
-    if args.corpus == "synthetic":
-        if options:
-            raise DataError(f"{READER_FLAGS[next(iter(options))]} does not apply to --corpus synthetic", "--corpus")
-        return load_corpus("synthetic", **kw)
-    kind = args.corpus or detect_corpus_kind(args.src)
-    check_reader_flags(kind, options)
-    try:
-        return load_corpus(kind, args.src, label_field=args.label_field, **options)
-    except DataError:
-        raise
-    except ValueError as exc:  # an option that does not apply to the detected kind
-        raise DataError(str(exc), args.src) from None
+    return load_corpus_from_source(args.corpus, args.src, args.label_field, reader_flags(args), **generator)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -151,31 +118,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build, print the counts (also saved in benchmark.json)."""
-    from specter_utils.benchmark.build import build_benchmark
-    from specter_utils.workflow.prepare import benchmark_config
+    from specter_utils.workflow.prepare import build_benchmark_dir
 
     check_out_dir(args.out, args.overwrite, OWNED)
     data = CorpusConfig(**given_config_values(args, CorpusConfig))
-    corpus = load_corpus_from_args(args, "build-benchmark", seed=data.seed)
+    corpus = load_corpus_from_args(args, seed=data.seed)
     print(
         f"read {corpus.name} ({'SYNTHETIC, ' if corpus.synthetic else ''}labels: {corpus.label_field}): "
         f"{len(corpus.papers):,} papers, {len(corpus.edges):,} citations inside the corpus"
     )
     print(corpus.report.summary())
     with staged_dir(args.out) as stage:  # built aside, then put in place of --out whole (nothing left on failure)
-        info = build_benchmark(
-            corpus,
-            stage,
-            seed=data.seed,
-            config=benchmark_config(data),
-        )
+        info = build_benchmark_dir(corpus, stage, data)
     print(json.dumps(info["counts"], indent=2))
     note_class_cap(info["counts"]["mag"], data.max_class_papers)
     if "absent_because" in info["counts"]["mag"]:
         print(f"no classification task: {info['counts']['mag']['absent_because']}")
     if info["synthetic"]:
-        print("NOTE: SYNTHETIC corpus (benchmark.json says so); its numbers say nothing about real papers")
-    print(f"wrote {args.out}/scidocs, {args.out}/train and {args.out}/benchmark.json")
+        print(f"NOTE: SYNTHETIC corpus ({BENCHMARK_FILE} says so); its numbers say nothing about real papers")
+    print(f"wrote {args.out}/scidocs, {args.out}/train and {args.out}/{BENCHMARK_FILE}")
     return 0
 
 

@@ -44,10 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specter_utils.data.scidocs import read_qrel
-    from specter_utils.evaluation.paired import compare_rows, render_comparison, score_row
-    from specter_utils.evaluation.suite import task_name
     from specter_utils.io import write_json
+    from specter_utils.workflow.evaluate import compare_models
 
     input_dir(args.data_dir, "--data-dir")
     if args.out is not None:
@@ -71,15 +69,8 @@ def run(args: argparse.Namespace) -> int:
     unknown = [ref for ref in references if ref not in names]
     if unknown:
         raise DataError(f"--reference {unknown}: not a row name ({names})", "--reference")
-    qrels = {}
-    for task in args.tasks:
-        path = args.data_dir / task_name(task) / f"{args.split}.qrel"
-        if not path.is_file():
-            raise DataError(f"no {args.split} qrels for task {task!r}", path)
-        qrels[task] = read_qrel(path)
-    rows = [score_row(name, files, qrels) for name, files in rows_spec]
-    result = compare_rows(rows, references, list(qrels), n_resamples=args.resamples)
-    print(render_comparison(result))
+    result, table = compare_models(args.data_dir, rows_spec, references, args.tasks, args.split, args.resamples)
+    print(table)
     if args.out:
         write_json(args.out, result)
         print(f"wrote {args.out}")

@@ -18,9 +18,11 @@ from specter_utils.commands.common import (
     staged_dir,
 )
 from specter_utils.config import CORPUS_KINDS
+from specter_utils.errors import DataError
+from specter_utils.layout import BENCHMARK_FILE, DATA_FILE, METADATA_FILE
 
-SPECTER_OWNED = ("data.json", "metadata.json")  # an --out folder holding these was written by data convert
-BENCHMARK_OWNED = ("benchmark.json", "corpus.json")
+SPECTER_OWNED = (DATA_FILE, METADATA_FILE)  # an --out folder holding these was written by data convert
+BENCHMARK_OWNED = (BENCHMARK_FILE, "corpus.json")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -134,9 +136,7 @@ def _specter_counts(data: Any) -> str:
 def run_convert(args: argparse.Namespace) -> int:
     """Read a corpus and write it in the SPECTER training format."""
     from specter_utils.commands.build_benchmark import load_corpus_from_args
-    from specter_utils.data.convert import corpus_to_specter
-    from specter_utils.data.specter_format import write_specter_dir
-    from specter_utils.errors import DataError
+    from specter_utils.workflow.prepare import convert_corpus
 
     if args.val_fraction + args.test_fraction >= 1:
         raise DataError(
@@ -146,22 +146,19 @@ def run_convert(args: argparse.Namespace) -> int:
     if args.corpus != "synthetic" and args.papers is not None:
         raise DataError("--papers applies to --corpus synthetic only", "--papers")
     check_out_dir(args.out, args.overwrite, SPECTER_OWNED)
-    corpus = load_corpus_from_args(args, "data convert", n_papers=args.papers or 600, seed=args.seed)
+    corpus = load_corpus_from_args(args, n_papers=args.papers or 600, seed=args.seed)
     print(
         f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
     )
-    data = corpus_to_specter(corpus, val_fraction=args.val_fraction, test_fraction=args.test_fraction, seed=args.seed)
-    if not data.graph:
-        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
-        print(corpus.report.summary())
-        raise DataError(
-            f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
-            f"({dangling:,} citations point outside the corpus; the "
-            f"oddities above say what was dropped). Nothing was written.",
-            args.src or corpus.info.get("source"),
-        )
     with staged_dir(args.out) as stage:
-        write_specter_dir(stage, data)
+        data = convert_corpus(
+            corpus,
+            stage,
+            val_fraction=args.val_fraction,
+            test_fraction=args.test_fraction,
+            seed=args.seed,
+            source=args.src,
+        )
     print(f"wrote {args.out}: {_specter_counts(data)}")
     print(corpus.report.summary())
     print(data.report.summary())
@@ -170,73 +167,63 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     """Print the counts of a data path."""
-    from specter_utils.commands.build_benchmark import check_reader_flags, reader_flags
-    from specter_utils.data.stats import corpus_stats, detect_format, format_stats
-    from specter_utils.errors import DataError
+    from specter_utils.commands.build_benchmark import reader_flags
+    from specter_utils.workflow.prepare import data_stats
 
     if not args.path.exists():
         raise DataError("no such file or folder", args.path)
-    options = reader_flags(args)
-    if options:
-        check_reader_flags(detect_format(args.path), options)
-    stats = corpus_stats(args.path, **options)
-    print(json.dumps(stats, indent=2, default=str) if args.json else format_stats(stats))
+    stats, text = data_stats(args.path, reader_flags(args))
+    print(json.dumps(stats, indent=2, default=str) if args.json else text)
     return 0
 
 
 def run_download(args: argparse.Namespace) -> int:
     """Download one dataset."""
-    from specter_utils.data.download import download_dataset
+    from specter_utils.workflow.prepare import download
 
-    results = download_dataset(args.dataset, args.out, include_embeddings=not args.no_embeddings)
-    total = sum(r.bytes for r in results)
-    fetched = sum(1 for r in results if not r.skipped)
-    print(f"{args.dataset}: {len(results)} files in {args.out} ({fetched} downloaded, {total:,} bytes)")
+    counts = download(args.dataset, args.out, include_embeddings=not args.no_embeddings)
+    print(
+        f"{args.dataset}: {counts['files']} files in {args.out} ({counts['downloaded']} downloaded, "
+        f"{counts['bytes']:,} bytes)"
+    )
     return 0
 
 
 def run_synthetic(args: argparse.Namespace) -> int:
     """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
-    from specter_utils.benchmark.build import build_benchmark
-    from specter_utils.data.synthetic import generate_synthetic_corpus
-    from specter_utils.errors import DataError
-    from specter_utils.io import write_json
+    from specter_utils.config import CorpusConfig
+    from specter_utils.workflow.prepare import load_corpus_for_run, synthetic_benchmark
 
     if args.papers < 10 * args.topics:
         raise DataError(f"--papers {args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
     check_out_dir(args.out, args.overwrite, BENCHMARK_OWNED)
-    corpus = generate_synthetic_corpus(n_papers=args.papers, n_topics=args.topics, seed=args.seed)
+    corpus = load_corpus_for_run(CorpusConfig(n_papers=args.papers, n_topics=args.topics, seed=args.seed))
     print(
         f"SYNTHETIC corpus (seed {args.seed}): {len(corpus.papers):,} papers, "
         f"{len(corpus.edges):,} citations, {args.topics} topics"
     )
-    # build_benchmark writes OUT/scidocs, OUT/train (SPECTER format, without held-out queries) and benchmark.json;
-    # all of it is built aside and put in place of --out whole.
+    # the benchmark (OUT/scidocs, OUT/train without held-out queries, benchmark.json) and corpus.json are built
+    # aside and put in place of --out whole.
     with staged_dir(args.out) as stage:
-        write_json(stage / "corpus.json", corpus.describe())
-        result = build_benchmark(corpus, stage, seed=args.seed)
+        result = synthetic_benchmark(corpus, stage, seed=args.seed)
     print(json.dumps(result, indent=2, default=str))
-    print(f"wrote the SYNTHETIC benchmark to {args.out} (labelled synthetic in benchmark.json and corpus.json)")
+    print(f"wrote the SYNTHETIC benchmark to {args.out} (labelled synthetic in {BENCHMARK_FILE} and corpus.json)")
     return 0
 
 
 def run_audit(args: argparse.Namespace) -> int:
     """Audit training triplets against a benchmark; exit 1 on overlap."""
-    from specter_utils.triplets.audit import audit_leakage
+    from specter_utils.workflow.mine import leakage_audit
 
     if not args.triplets.is_dir():
         input_file(args.triplets, "--triplets")
     input_dir(args.benchmark, "--benchmark")
-    audit = audit_leakage(args.triplets, args.benchmark)
+    audit, summary = leakage_audit(args.triplets, args.benchmark)
     print(json.dumps(audit, indent=2, default=str))
     if not audit["leak_free"]:
         print("LEAKAGE: the triplets touch held-out benchmark queries")
         return 1
-    others = {
-        name: audit[name]["distinct_ids"]
-        for name in ("candidate_overlap", "classification_overlap")
-        if audit[name]["distinct_ids"]
-    }
+    others = {name: summary[name] for name in ("candidate_overlap", "classification_overlap") if summary[name]}
     if others:
         listed = ", ".join(f"{name.replace('_', ' ')}: {count} papers" for name, count in others.items())
         print(

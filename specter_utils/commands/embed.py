@@ -158,143 +158,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _synthetic_flag(metadata: list[Path]) -> bool | None:
-    """The ``synthetic`` flag of a benchmark.json beside (or one level above) the metadata, if any."""
-    from specter_utils.io import read_json
-
-    for path in metadata:
-        for folder in (path.parent, path.parent.parent):
-            if (folder / "benchmark.json").exists():
-                value = read_json(folder / "benchmark.json").get("synthetic")
-                return bool(value) if value is not None else None
-    return None
-
-
-def _held_out_ids(paths: list[Path]) -> set[str]:
-    from specter_utils.data.scidocs import read_qrel
-    from specter_utils.io import read_lines
-
-    held: set[str] = set()
-    for path in paths:
-        held |= set(read_qrel(path)) if path.suffix == ".qrel" else set(read_lines(path))
-    return held
-
-
-def _run_baseline(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
-    from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
-    from specter_utils.embedding import baselines
-    from specter_utils.embedding.inputs import read_metadata_files
-    from specter_utils.embedding.io import EmbeddingSet, write_embeddings
-
-    name = args.baseline
-    graph = None
-    if name == "sgc":
-        edges = read_edge_list(args.edges) if args.edges else edges_from_paper_lists(papers)
-        if not edges:
-            raise DataError("sgc needs citations: none in the metadata; pass --edges FILE", "--baseline")
-        graph = CitationGraph.from_edges(edges)
-    extra = read_metadata_files(args.fit_metadata) if args.fit_metadata else None
-    result = baselines.baseline_embeddings(
-        name,
-        papers,
-        graph,
-        _held_out_ids(args.held_out),
-        seed=args.seed,
-        fit_papers=baselines.fit_corpus(papers, extra),
-        model=args.model,
-        model_kwargs={"batch_size": args.batch_size, "max_length": args.max_length, "progress": not args.quiet},
-    )
-    info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
-    write_embeddings(args.out, EmbeddingSet(result.ids, result.vectors, result.titles, info))
-    details = ", ".join(f"{k} {v}" for k, v in result.info.items() if k != "baseline")
-    print(f"{name}: {len(result)} papers x {result.dim} dims ({details}); wrote {args.out}")
-    return 0
-
-
-def _wants_openvino(args: argparse.Namespace, devices: list[str] | None) -> bool:
-    """``--backend auto``: OpenVINO for a float32 run on the CPU, when it is installed (it is faster there
-    at cosine 1.0 to torch; docs/benchmarks.md). Explicit ``openvino`` always tries it."""
-    if args.backend != "auto":
-        return args.backend == "openvino"
-    import importlib.util
-
-    if devices or args.dtype == "bfloat16" or importlib.util.find_spec("openvino") is None:
-        return False
-    from specter_utils.embedding.encoder import resolve_device
-
-    return resolve_device(args.device).startswith("cpu")
-
-
-def _openvino_encoder(args: argparse.Namespace, devices: list[str] | None):
-    """The model as an OpenVINO encoder, or the torch encoder with one line saying why not."""
-    from specter_utils.embedding.encoder import load_encoder
-
-    encoder = load_encoder(args.model, args.pooling, args.max_length, args.device, args.dtype, devices)
-    try:
-        from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
-    except ImportError as exc:  # sentence-transformers' module layout changed
-        print(f"embed: backend openvino unavailable ({exc}); using torch", file=sys.stderr)
-        return encoder
-    try:
-        return to_openvino(encoder, args.dtype)
-    except BackendUnavailable as exc:
-        print(f"embed: backend openvino unavailable: {exc}; using torch", file=sys.stderr)
-        return encoder
-
-
-def _probes(args: argparse.Namespace, devices: list[str] | None) -> bool:
-    """``--dtype auto`` runs the timed probe on one CPU, unless the torch backend is asked for."""
-    from specter_utils.embedding.encoder import resolve_device
-
-    return not devices and args.backend != "torch" and resolve_device(args.device).startswith("cpu")
-
-
-def _paper_texts(encoder, papers: dict) -> list[str]:
-    from specter_utils.embedding.embed import as_paper_list, paper_texts
-
-    return paper_texts(as_paper_list(papers), encoder.sep)
-
-
-def _int8_encoder(args: argparse.Namespace, papers: dict):
-    """``--dtype int8``: the model quantized on a sample of every paper given (so shards share one model)."""
-    from specter_utils.embedding.encoder import load_encoder
-    from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
-
-    encoder = load_encoder(args.model, args.pooling, args.max_length, args.device, "float32")
-    try:
-        return to_openvino(encoder, "int8", _paper_texts(encoder, papers), args.int8_scheme)
-    except BackendUnavailable as exc:
-        raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
-
-
-def _probed_encoder(args: argparse.Namespace, papers: dict):
-    """``--dtype auto`` on a CPU: the fastest precision within --min-cosine, and its record for the meta."""
-    from functools import partial
-
-    from specter_utils.embedding.embed import length_order, plan_batches
-    from specter_utils.embedding.encoder import load_encoder
-    from specter_utils.embedding.openvino_backend import BackendUnavailable
-    from specter_utils.embedding.precision_probe import choose_precision
-
-    encoder = load_encoder(args.model, args.pooling, args.max_length, args.device, "float32")
-
-    def plan(lengths):
-        return plan_batches(length_order(lengths), lengths, args.batch_size, args.token_budget)
-
-    try:
-        return choose_precision(
-            encoder,
-            _paper_texts(encoder, papers),
-            plan,
-            min_cosine=args.min_cosine if args.min_cosine is not None else EmbedConfig.min_cosine,
-            int8_scheme=args.int8_scheme,
-            log=partial(print, file=sys.stderr),
-        )
-    except BackendUnavailable as exc:
-        print(f"embed: --dtype auto: openvino cannot run this model ({exc}); float32 with torch", file=sys.stderr)
-        return encoder, {"chosen": "float32", "reason": str(exc)}
-
-
 def _check_arguments(args: argparse.Namespace) -> None:
     """Every flag and path, before any model is loaded or file written."""
     args.probe = args.dtype == "auto"  # asked for by name: the timed probe (on a CPU)
@@ -311,7 +174,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def _check_precision(args: argparse.Namespace) -> None:
     """--dtype int8 / auto, --min-cosine and --token-budget: what they need and what they clash with."""
-    import importlib.util
+    from specter_utils.workflow.embed import missing_int8_packages
 
     if args.min_cosine is not None:
         if not args.probe:
@@ -335,7 +198,7 @@ def _check_precision(args: argparse.Namespace) -> None:
     ]
     if clashes:
         raise DataError(f"int8 runs on the openvino backend on the CPU, not with {', '.join(clashes)}", "--dtype")
-    missing = [name for name in ("openvino", "nncf") if importlib.util.find_spec(name) is None]
+    missing = missing_int8_packages()
     if missing:
         raise DataError(f"int8 needs {' and '.join(missing)}: pip install 'specter-utils[openvino]'", "--dtype")
 
@@ -353,7 +216,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     if args.edges is not None:
         input_file(args.edges, "--edges")
     if args.baseline is not None:
-        from specter_utils.embedding.baselines import BASELINES
+        from specter_utils.workflow.embed import BASELINES
 
         if args.baseline not in BASELINES:
             raise DataError(f"unknown baseline {args.baseline!r}; known: {', '.join(BASELINES)}", "--baseline")
@@ -378,7 +241,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 def _check_ray(args: argparse.Namespace) -> None:
     """``--engine ray``: Ray places the work, so the flags that place it by hand do not apply."""
-    from specter_utils.embedding.ray_engine import check_address
+    from specter_utils.workflow.embed import check_ray_address
 
     clashes = [
         flag
@@ -394,104 +257,80 @@ def _check_ray(args: argparse.Namespace) -> None:
     if clashes:
         raise DataError(f"{', '.join(clashes)} cannot be used with --engine ray (Ray places the work)", "--engine")
     if args.ray_address:
-        check_address(args.ray_address)  # a dead address is one line now, not a minute's wait after the model loads
-
-
-def _run_ray(args: argparse.Namespace, papers: dict, synthetic: bool | None) -> int:
-    """``--engine ray``: the same output files, made by a Ray Data pipeline."""
-    from specter_utils.embedding.embed import describe
-    from specter_utils.embedding.ray_engine import embed_with_ray
-
-    result = embed_with_ray(
-        args.model,
-        papers,
-        args.out,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        pooling=args.pooling,
-        dtype=args.dtype,
-        workers=args.ray_workers,
-        address=args.ray_address,
-        chunk_size=args.chunk_size,
-        resume=not args.no_resume,
-        progress=not args.quiet,
-        info={"synthetic": synthetic} if synthetic is not None else None,
-    )
-    print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
-    return 0
+        check_ray_address(args.ray_address)  # a dead address is one line now, not a minute's wait after the model loads
 
 
 def run(args: argparse.Namespace) -> int:
     """Embed, compute a baseline, or merge shards."""
-    from specter_utils.data.records import ReadReport
-    from specter_utils.embedding.shards import merge_shard_files, parse_shard
+    from specter_utils.workflow.embed import (
+        BackendChoice,
+        describe,
+        embed_baseline,
+        embed_file,
+        merge_shards,
+        read_papers,
+        shard_range,
+        synthetic_flag,
+    )
 
     _check_arguments(args)
     if args.quiet:
         silence_progress()
     if args.merge:
-        merged = merge_shard_files(args.merge, args.out)
+        merged = merge_shards(args.merge, args.out)
         print(
             f"merged {merged.info['merged_shards']} shards: {len(merged)} papers x {merged.dim} dims; wrote {args.out}"
         )
         return 0
-    shard = None
-    if args.shard:
-        try:
-            shard = parse_shard(args.shard)
-        except ValueError as exc:
-            raise DataError(str(exc), "--shard") from None
-
-    from specter_utils.embedding.inputs import load_papers
-    from specter_utils.models import prepare_offline_env
-
-    prepare_offline_env()
-    report = ReadReport(source=", ".join(str(p) for p in args.metadata))
-    papers = load_papers(args.metadata, args.ids, report)
+    shard = shard_range(args.shard)
+    config = EmbedConfig(max_length=args.max_length, batch_size=args.batch_size)
+    papers, report = read_papers(args.metadata, args.ids)
     if report.counts:
         print(report.summary(), file=sys.stderr)
-    synthetic = _synthetic_flag(args.metadata)
+    synthetic = synthetic_flag(args.metadata)
+    info = {"synthetic": synthetic} if synthetic is not None else None
     if args.baseline:
-        return _run_baseline(args, papers, synthetic)
-
-    from specter_utils.embedding.embed import describe, embed_to_file
-
-    if args.engine == "ray":
-        return _run_ray(args, papers, synthetic)
-
-    devices = None
-    if args.multi_gpu:
-        import torch
-
-        count = torch.cuda.device_count()
-        if count > 1:
-            devices = [f"cuda:{i}" for i in range(count)]
-        else:
-            print(f"embed: --multi-gpu with {count} visible GPU(s): running on one device", file=sys.stderr)
-    model = args.model
-    info = {"synthetic": synthetic} if synthetic is not None else {}
-    if args.dtype == "int8":
-        model = _int8_encoder(args, papers)
-    elif args.probe and _probes(args, devices):
-        model, info["precision_choice"] = _probed_encoder(args, papers)
-    elif _wants_openvino(args, devices):
-        model = _openvino_encoder(args, devices)
-    result = embed_to_file(
-        model,
+        result = embed_baseline(
+            config,
+            args.baseline,
+            papers,
+            args.out,
+            edges=args.edges,
+            held_out=args.held_out,
+            fit_metadata=args.fit_metadata,
+            seed=args.seed,
+            model=args.model,
+            progress=not args.quiet,
+            info=info,
+        )
+        details = ", ".join(f"{k} {v}" for k, v in result.info.items() if k != "baseline")
+        print(f"{args.baseline}: {len(result)} papers x {result.dim} dims ({details}); wrote {args.out}")
+        return 0
+    choice = BackendChoice(
+        backend=args.backend,
+        dtype=args.dtype,
+        probe=args.probe,
+        device=args.device,
+        pooling=args.pooling,
+        int8_scheme=args.int8_scheme,
+        min_cosine=args.min_cosine,
+        token_budget=args.token_budget,
+    )
+    result = embed_file(
+        config,
+        args.model,
         papers,
         args.out,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        pooling=args.pooling,
-        device=args.device,
-        dtype=args.dtype,
-        devices=devices,
-        chunk_size=args.chunk_size,
+        choice,
+        engine=args.engine,
+        ray_address=args.ray_address,
+        ray_workers=args.ray_workers,
+        multi_gpu=args.multi_gpu,
         shard=shard,
+        chunk_size=args.chunk_size,
         resume=not args.no_resume,
         progress=not args.quiet,
-        info=info or None,
-        token_budget=args.token_budget,
+        info=info,
     )
     print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
     return 0

@@ -17,6 +17,7 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
+from specter_utils.config import EmbedConfig
 
 EPILOG = """\
 examples:
@@ -62,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         None,
         "with --model: wordpieces per paper (default: the model's recorded max_seq_length, else 512)",
     )
-    add_batch_size(parser, 32, "with --model: papers per forward pass (default: 32)")
+    add_batch_size(
+        parser, EmbedConfig.batch_size, f"with --model: papers per forward pass (default: {EmbedConfig.batch_size})"
+    )
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from specter_utils.errors import DataError
-    from specter_utils.evaluation.suite import evaluate
+    from specter_utils.workflow.evaluate import check_scidocs_dir, score_embeddings
 
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
     groups = {"cls": args.cls, "user-citation": args.user_citation, "recomm": args.recomm}
@@ -118,10 +121,7 @@ def run(args: argparse.Namespace) -> int:
             "give --model NAME, --embeddings FILE, or --cls / --user-citation / --recomm files", "--embeddings"
         )
     input_dir(args.data_dir, "--data-dir")
-    from specter_utils.evaluation.beir import is_beir_dir
-
-    if is_beir_dir(args.data_dir):
-        raise DataError("a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) is scored with --model", args.data_dir)
+    check_scidocs_dir(args.data_dir)
     for flag, path in (("--embeddings", args.embeddings), *((f"--{g}", p) for g, p in groups.items())):
         if path is not None:
             input_file(path, flag)
@@ -131,23 +131,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         embeddings = {group: path for group, path in groups.items() if path is not None}
     paper_rows = _paper_rows(args.compare)
-    result = evaluate(
-        args.data_dir,
-        embeddings,
-        **_suite_options(args),
-    )
+    result = score_embeddings(args.data_dir, embeddings, out=args.out, **_suite_options(args))
     return _report_scidocs(args, result, paper_rows)
 
 
 def _suite_options(args: argparse.Namespace) -> dict:
     """What the SCIDOCS suite takes from the flags, the same for an embeddings file and for ``--model``."""
-    from specter_utils.evaluation.recomm import DEFAULT_SEEDS
-
     return {
         "tasks": args.tasks,
         "split": args.split,
         "n_jobs": args.n_jobs,
-        "recomm_seeds": tuple(args.recomm_seeds or DEFAULT_SEEDS),
+        "recomm_seeds": args.recomm_seeds,
         "svm_variant": args.svm,
     }
 
@@ -165,10 +159,9 @@ def _paper_rows(compare: list[str] | None) -> tuple[str, ...]:
 
 
 def _report_scidocs(args: argparse.Namespace, result: dict, paper_rows: tuple[str, ...]) -> int:
-    from specter_utils.evaluation.suite import write_results
+    """Print the table of a written SCIDOCS result (and the paper's rows asked for), what was skipped, and where."""
     from specter_utils.presentation.tables import render
 
-    write_results(args.out, result)
     _, markdown = render(result, paper_rows)
     print(markdown)
     for key, reason in result["skipped"].items():
@@ -184,78 +177,36 @@ def _report_scidocs(args: argparse.Namespace, result: dict, paper_rows: tuple[st
     return 0
 
 
-def _cache_dir(args: argparse.Namespace) -> Path:
-    """``--cache-dir`` or ``DATA_DIR/.embeddings-cache``, checked writable before any work."""
-    import os
-
-    from specter_utils.errors import DataError
-
-    cache = args.cache_dir or args.data_dir / ".embeddings-cache"
-    parent = cache if cache.exists() else cache.parent
-    if cache.exists() and not cache.is_dir():
-        raise DataError("--cache-dir: is a file, expected a folder", cache)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise DataError("cannot write the embeddings cache here; pass --cache-dir DIR", cache)
-    return cache
-
-
 def _run_model(args: argparse.Namespace) -> int:
     """``--model``: a BEIR folder gets MTEB's retrieval scores, a SCIDOCS folder the whole suite."""
-    from specter_utils.errors import DataError
-    from specter_utils.evaluation.beir import is_beir_dir
-    from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
-    from specter_utils.io import write_json
+    from specter_utils.workflow.evaluate import evaluate_model
 
     input_dir(args.data_dir, "--data-dir")
     check_out_file(args.out, args.overwrite)
     paper_rows = _paper_rows(args.compare)
-    progress = not args.quiet
-    if is_beir_dir(args.data_dir):
-        if args.tasks:
-            raise DataError("--tasks is for a SCIDOCS folder; a BEIR folder has one retrieval task", "--tasks")
-        result = evaluate_model_beir(
-            args.model,
-            args.data_dir,
-            _cache_dir(args),
-            max_length=args.max_length,
-            batch_size=args.batch_size,
-            split="test" if args.split == "test" else "dev",
-            progress=progress,
-        )
-        write_json(args.out, result)
-        config = result["config"]
-        print(
-            f"nDCG@10 {100 * result['ndcg_at_10']:.2f}, MAP@100 {100 * result['map_at_100']:.2f}, "
-            f"Recall@100 {100 * result['recall_at_100']:.2f} (x 100) over {config['queries']} queries and "
-            f"{config['documents']} documents, {config['similarity']} similarity"
-        )
-        for part, record in config["embeddings"].items():
-            print(
-                f"{part}: {record['papers']} embedded at {record.get('max_length')} wordpieces "
-                f"({config['length_source']}), {record['embedded_now']} now in {record['embed_seconds']} s, "
-                f"{record['from_cache']} from the cache"
-            )
-        print(f"results: {args.out} ({config['seconds']} s)")
-        return 0
-    from specter_utils.workflow.embed import papers_to_embed
-
-    try:
-        # an absolute path: the workflow resolves a relative one against the repository, not the working directory
-        papers = papers_to_embed(args.data_dir.resolve(), args.split, args.tasks)
-    except FileNotFoundError:
-        raise DataError(
-            "no paper_metadata_*.json: neither a SCIDOCS folder with paper metadata nor a BEIR folder", args.data_dir
-        ) from None
-    if not papers:
-        raise DataError("the tasks read no paper of the metadata files", args.data_dir)
-    result = evaluate_model_scidocs(
+    kind, result = evaluate_model(
         args.model,
         args.data_dir,
-        papers,
-        _cache_dir(args),
+        args.out,
+        args.cache_dir,
         max_length=args.max_length,
         batch_size=args.batch_size,
-        progress=progress,
+        progress=not args.quiet,
         **_suite_options(args),
     )
-    return _report_scidocs(args, result, paper_rows)
+    if kind == "scidocs":
+        return _report_scidocs(args, result, paper_rows)
+    config = result["config"]
+    print(
+        f"nDCG@10 {100 * result['ndcg_at_10']:.2f}, MAP@100 {100 * result['map_at_100']:.2f}, "
+        f"Recall@100 {100 * result['recall_at_100']:.2f} (x 100) over {config['queries']} queries and "
+        f"{config['documents']} documents, {config['similarity']} similarity"
+    )
+    for part, record in config["embeddings"].items():
+        print(
+            f"{part}: {record['papers']} embedded at {record.get('max_length')} wordpieces "
+            f"({config['length_source']}), {record['embedded_now']} now in {record['embed_seconds']} s, "
+            f"{record['from_cache']} from the cache"
+        )
+    print(f"results: {args.out} ({config['seconds']} s)")
+    return 0

@@ -65,21 +65,13 @@ def run(args: argparse.Namespace) -> int:
         return _change(args)
     if args.embeddings is None or args.out is None:
         raise DataError("give --embeddings and --out to build an index, or --index with --add or --remove")
-    from specter_utils.embedding.io import read_embeddings
-    from specter_utils.search import build_index
+    from specter_utils.workflow.search import index_embeddings
 
     input_file(args.embeddings, "--embeddings")
     for path in args.metadata:
         input_file(path, "--metadata")
     check_out_file(args.out, args.overwrite, suffix=".npz")
-    embeddings = read_embeddings(args.embeddings)
-    titles = None
-    if args.metadata:
-        from specter_utils.embedding.inputs import read_metadata_files
-
-        titles = {pid: paper.title for pid, paper in read_metadata_files(args.metadata).items()}
-    index = build_index(embeddings, args.kind, titles, source=str(args.embeddings), threads=args.threads)
-    index.save(args.out)
+    index = index_embeddings(args.embeddings, args.out, args.kind, metadata=args.metadata, threads=args.threads)
     info = index.info
     print(
         f"{info['kind']} index of {len(index)} papers x {index.dim} dims (model {info.get('model')}, pooling "
@@ -105,7 +97,7 @@ def read_id_list(spec: str) -> tuple[list[str], str | None]:
 
 
 def _change(args: argparse.Namespace) -> int:
-    from specter_utils.search import check_settings, load_index, set_threads, vector_settings
+    from specter_utils.workflow.search import add_papers, remove_papers
 
     if args.index is None:
         raise DataError("--add and --remove change an existing index: give it with --index")
@@ -116,23 +108,13 @@ def _change(args: argparse.Namespace) -> int:
     if args.update and args.add is None:
         raise DataError("--update applies to --add")
     input_file(args.index, "--index")
-    set_threads(args.threads)
-    index = load_index(args.index)
     if args.remove is not None:
         paper_ids, source = read_id_list(args.remove)
-        removed = index.remove(paper_ids, source=source or "--remove")
-        index.save(args.index)
+        removed, index = remove_papers(args.index, paper_ids, source or "--remove", args.threads)
         print(f"removed {removed} papers; {len(index)} remain in {args.index}")
         return 0
-    from specter_utils.embedding.io import read_embeddings
-
     input_file(args.add, "--add")
-    new = read_embeddings(args.add)
-    if new.dim != index.dim:
-        raise DataError(f"embeddings have {new.dim} dimensions, the index {args.index} has {index.dim}", args.add)
-    check_settings(index.settings, vector_settings(new.info, new.dim), f"embeddings {args.add}")
-    counts = index.add(list(new.ids), new.vectors, new.titles, update=args.update, source=str(args.add))
-    index.save(args.index)
+    counts, index = add_papers(args.index, args.add, args.update, args.threads)
     print(f"added {counts['added']} and updated {counts['updated']} papers; {len(index)} in {args.index}")
     if index.retrain_due():
         ivf = index.info["ivf"]

@@ -22,8 +22,9 @@ from specter_utils.commands.common import (
 )
 from specter_utils.config import POSITIVE_SIGNALS, STRATEGIES, SamplerConfig
 from specter_utils.errors import DataError
+from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
 
-OWNED = ("train.jsonl", "metrics.json")  # an --out folder holding one of these was written by mine
+OWNED = (TRIPLETS_TRAIN_FILE, METRICS_FILE)  # an --out folder holding one of these was written by mine
 # The SamplerConfig fields that are flags; ``seed`` is one too, as every command's.
 FLAG_FIELDS = (
     "strategy",
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         values["strategy"] = "spectroid"
     config = SamplerConfig(**values)
     input_dir(args.data_dir, "--data-dir")
-    for name in ("data.json", "metadata.json"):
+    for name in (DATA_FILE, METADATA_FILE):
         if not (args.data_dir / name).is_file():
             raise DataError(f"--data-dir: no {name} in the folder (a SPECTER training folder)", args.data_dir)
     if config.strategy == "scincl":
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         print(f"papers: {json.dumps(metrics['papers'])}")
-    print(f"wrote {args.out}/train.jsonl, val.jsonl, metrics.json")
+    print(f"wrote {args.out}/{TRIPLETS_TRAIN_FILE}, {TRIPLETS_VAL_FILE}, {METRICS_FILE}")
     return 0
 
 

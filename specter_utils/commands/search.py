@@ -68,14 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specter_utils.search import (
-        check_settings,
-        embed_query,
-        format_table,
-        load_index,
-        query_vectors_from_embeddings,
-        set_threads,
-    )
+    from specter_utils.workflow.search import QuerySettings, format_table, open_index, search_paper, search_texts
 
     text_given = any(v is not None for v in (args.title, args.abstract, args.text))
     batch_given = args.paper_id_file is not None or args.text_file is not None
@@ -104,30 +97,21 @@ def run(args: argparse.Namespace) -> int:
             input_file(path, flag)
     if args.out is not None:
         check_out_file(args.out, args.overwrite, suffix=".jsonl")
-    set_threads(args.threads)
-    index = load_index(args.index)
-    index.set_search_width(args.nprobe, args.ef_search, args.top_k)
+    index = open_index(args.index, args.threads, args.nprobe, args.ef_search, args.top_k)
+    settings = QuerySettings(args.model, args.pooling, args.max_length, args.device)
     if batch_given:
-        return _run_batch(args, index)
-    exclude = None
+        return _run_batch(args, index, settings)
     if args.paper_id is not None:
         paper_id = args.paper_id.strip()
         if not paper_id:
             raise DataError("empty query: --paper-id is blank")
-        asked = {"model": args.model, "pooling": args.pooling, "max_length": args.max_length}
-        check_settings(index.settings, {k: v for k, v in asked.items() if v is not None}, "query settings")
-        if args.embeddings is not None:
-            vectors = query_vectors_from_embeddings(index, args.embeddings, [paper_id])
-        else:
-            vectors = index.vector(paper_id)
-        exclude = [paper_id]
+        hits = search_paper(index, paper_id, args.top_k, settings, args.embeddings)
         query = {"paper_id": paper_id, "title": index.titles[index.row(paper_id)] if paper_id in index else ""}
     else:
         title = args.text if args.text is not None else (args.title or "")
         abstract = "" if args.text is not None else (args.abstract or "")
-        vectors = embed_query(index, [(title, abstract)], args.model, args.pooling, args.max_length, args.device)
+        hits = search_texts(index, [(title, abstract)], args.top_k, settings).hits[0]
         query = {"title": title, "abstract": abstract}
-    hits = index.search(vectors, args.top_k, exclude=exclude)[0]
     if args.json:
         print(
             json.dumps(
@@ -159,60 +143,36 @@ def read_queries(args: argparse.Namespace) -> list[dict]:
     return [{"title": line.strip(), "abstract": ""} for line in read_lines(args.text_file) if line.strip()]
 
 
-def _run_batch(args: argparse.Namespace, index) -> int:
+def _run_batch(args: argparse.Namespace, index, settings) -> int:
     import sys
-    import time
-
-    import numpy as np
 
     from specter_utils.io import atomic_write
-    from specter_utils.search import embed_query, query_vectors_from_embeddings
+    from specter_utils.workflow.search import search_papers, search_texts
 
     source = args.paper_id_file or args.text_file
     queries = read_queries(args)
     if not queries:
         raise DataError("no queries: the file has no non-blank line", source)
-    start = time.perf_counter()
-    exclude = None
     if args.paper_id_file is not None:
         ids = [q["paper_id"] for q in queries]
-        if args.embeddings is not None:
-            vectors = query_vectors_from_embeddings(index, args.embeddings, ids)
-        else:
-            missing = next((pid for pid in ids if pid not in index), None)
-            if missing is not None:
-                line = ids.index(missing) + 1
-                raise DataError(
-                    f"unknown paper id {missing!r}: not among the {len(index)} indexed papers", source, line
-                )
-            vectors = np.vstack([index.vector(pid) for pid in ids])
-        exclude = ids
+        result = search_papers(index, ids, args.top_k, args.embeddings, source)
     else:
-        vectors = embed_query(
-            index,
-            [(q["title"], q["abstract"]) for q in queries],
-            args.model,
-            args.pooling,
-            args.max_length,
-            args.device,
-        )
-    embedded = time.perf_counter()
-    results = index.search(vectors, args.top_k, exclude=exclude)
-    searched = time.perf_counter()
+        result = search_texts(index, [(q["title"], q["abstract"]) for q in queries], args.top_k, settings)
     lines = [
         json.dumps({"query": query, "neighbours": [h.__dict__ for h in hits]}, ensure_ascii=False)
-        for query, hits in zip(queries, results, strict=True)
+        for query, hits in zip(queries, result.hits, strict=True)
     ]
     if args.out is not None:
         with atomic_write(args.out) as handle:
             handle.write("\n".join(lines) + "\n")
     else:
         print("\n".join(lines))
-    seconds = searched - embedded
+    seconds = result.search_seconds
+    total = result.vector_seconds + result.search_seconds
     what = "vectors read" if args.paper_id_file is not None else "queries embedded"
     print(
         f"{len(queries)} queries: search {seconds:.3f} s ({len(queries) / max(seconds, 1e-9):,.0f} queries/s), "
-        f"{what} in {embedded - start:.3f} s ({len(queries) / max(searched - start, 1e-9):,.0f} queries/s in all)"
+        f"{what} in {result.vector_seconds:.3f} s ({len(queries) / max(total, 1e-9):,.0f} queries/s in all)"
         + (f"; wrote {args.out}" if args.out is not None else ""),
         file=sys.stderr,
     )

@@ -1,5 +1,6 @@
-"""Stage 4 (notebook 04): embed the benchmark papers at the run's one evaluation length, the baselines beside
-them, and index the trained vectors for similar-paper search."""
+"""Stage 4 (notebook 04, ``specter-utils embed``): embed papers with a model (on the backend asked for) or a
+baseline, at the run's one evaluation length; merge shard files; index the trained vectors for similar-paper
+search."""
 
 from __future__ import annotations
 
@@ -10,17 +11,28 @@ from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
 from specter_utils.config import EmbedConfig
-from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
-from specter_utils.data.scidocs import METADATA_FILES, papers_needed
+from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
+from specter_utils.data.records import ReadReport
+from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
 from specter_utils.data.specter_format import read_metadata
-from specter_utils.embedding.baselines import compute_baselines, fit_corpus
-from specter_utils.embedding.embed import embed_to_file
-from specter_utils.embedding.inputs import read_metadata_files
-from specter_utils.embedding.io import read_embeddings
+from specter_utils.embedding.backends import BackendChoice, load_backend, missing_int8_packages, visible_gpus
+from specter_utils.embedding.baselines import BASELINES, baseline_embeddings, compute_baselines, fit_corpus
+from specter_utils.embedding.embed import describe, embed_to_file
+from specter_utils.embedding.inputs import load_papers, read_metadata_files
+from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
+from specter_utils.embedding.shards import merge_shard_files, parse_shard
 from specter_utils.errors import DataError
 from specter_utils.evaluation.suite import task_name
+from specter_utils.io import read_json, read_lines
+from specter_utils.layout import BENCHMARK_FILE, METADATA_FILE
+from specter_utils.models import prepare_offline_env
 from specter_utils.runs import resolve
-from specter_utils.search import build_index, neighbours_table
+from specter_utils.search import neighbours_table
+from specter_utils.workflow.search import index_embeddings
+
+# What the embed command reads from this stage besides its functions: the baselines it may name, the encoder
+# settings it fills in, the one-line summary of a result and the checks it makes before loading anything.
+__all__ = ["BASELINES", "BackendChoice", "describe", "missing_int8_packages"]
 
 EMBEDDING_INFO = ("model", "model_path", "pooling", "max_length", "dtype", "device")  # what a table row records
 
@@ -45,18 +57,94 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     return {pid: paper for pid, paper in papers.items() if pid in wanted}
 
 
-def embed(config: EmbedConfig, model: str | Path, papers: dict[str, Any], out: str | Path) -> dict[str, Any]:
-    """Embed ``papers`` with ``model`` at the run's one evaluation length (``embedding.max_length``)."""
-    started = time.time()
-    result = embed_to_file(
-        str(model),
+def read_papers(metadata: list[Path], ids: Path | None = None) -> tuple[dict[str, Any], ReadReport]:
+    """The papers of ``metadata`` files (merged), restricted to the ``ids`` file if given, and the oddities met."""
+    prepare_offline_env()
+    report = ReadReport(source=", ".join(str(p) for p in metadata))
+    return load_papers(metadata, ids, report), report
+
+
+def synthetic_flag(metadata: list[Path]) -> bool | None:
+    """The ``synthetic`` flag of a benchmark.json beside (or one level above) the metadata, if any."""
+    for path in metadata:
+        for folder in (path.parent, path.parent.parent):
+            if (folder / BENCHMARK_FILE).exists():
+                value = read_json(folder / BENCHMARK_FILE).get("synthetic")
+                return bool(value) if value is not None else None
+    return None
+
+
+def embed_file(
+    config: EmbedConfig,
+    model: str | Path,
+    papers: dict[str, Any],
+    out: str | Path,
+    choice: BackendChoice | None = None,
+    *,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
+    multi_gpu: bool = False,
+    shard: tuple[int, int] | None = None,
+    chunk_size: int | None = None,
+    resume: bool = True,
+    progress: bool = False,
+    info: dict[str, Any] | None = None,
+) -> EmbeddingSet:
+    """Embed ``papers`` with ``model`` into ``out`` (+ .npy, .ids.txt, .meta.json), resumably.
+
+    ``choice`` picks the encoder (:mod:`specter_utils.embedding.backends`; default: torch, the model's own
+    pooling); ``engine="ray"`` runs the torch encoder on Ray Data instead. ``shard=(i, n)`` embeds one shard
+    (:func:`shard_range`).
+    """
+    choice = choice or BackendChoice()
+    if engine == "ray":
+        from specter_utils.embedding.ray_engine import embed_with_ray  # pyarrow and ray: the scale extra
+
+        return embed_with_ray(
+            str(model),
+            papers,
+            out,
+            batch_size=config.batch_size,
+            max_length=config.max_length,
+            pooling=choice.pooling,
+            dtype=choice.dtype,
+            workers=ray_workers,
+            address=ray_address,
+            chunk_size=chunk_size,
+            resume=resume,
+            progress=progress,
+            info=info or None,
+        )
+    devices = visible_gpus() if multi_gpu else None
+    encoder, backend_info = load_backend(
+        choice, str(model), papers, max_length=config.max_length, batch_size=config.batch_size, devices=devices
+    )
+    extra = {**(info or {}), **backend_info}
+    return embed_to_file(
+        encoder,
         papers,
         out,
         batch_size=config.batch_size,
         max_length=config.max_length,
-        pooling=None,  # the model's own pooling: [CLS] or mean, as it was trained
-        progress=False,
+        pooling=choice.pooling,
+        device=choice.device,
+        dtype=choice.dtype,
+        devices=devices,
+        chunk_size=chunk_size,
+        shard=shard,
+        resume=resume,
+        progress=progress,
+        info=extra or None,
+        token_budget=choice.token_budget,
     )
+
+
+def embed(config: EmbedConfig, model: str | Path, papers: dict[str, Any], out: str | Path) -> dict[str, Any]:
+    """Embed ``papers`` with ``model`` at the run's one evaluation length (``embedding.max_length``), with the
+    model's own pooling ([CLS] or mean, as it was trained); returns what a table row records."""
+    started = time.time()
+    result = embed_file(config, model, papers, out)
     return {
         "file": str(out),
         "count": len(result),
@@ -64,6 +152,74 @@ def embed(config: EmbedConfig, model: str | Path, papers: dict[str, Any], out: s
         **{k: result.info[k] for k in EMBEDDING_INFO if k in result.info},
         "seconds": round(time.time() - started, 1),
     }
+
+
+def shard_range(text: str | None) -> tuple[int, int] | None:
+    """``"i/n"`` as ``(i, n)`` (0 <= i < n); None for none; anything else is a DataError."""
+    if not text:
+        return None
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise DataError(str(exc), "--shard") from None
+
+
+def check_ray_address(address: str) -> None:
+    """A DataError now, in one line, when no Ray cluster answers at ``address`` (not a minute's wait later)."""
+    from specter_utils.embedding.ray_engine import check_address
+
+    check_address(address)
+
+
+def merge_shards(shard_files: list[Path], out: str | Path) -> EmbeddingSet:
+    """Merge shard ``.jsonl`` files (``embed_file(..., shard="i/n")``) into ``out``, in the original order."""
+    return merge_shard_files(shard_files, out)
+
+
+def held_out_ids(paths: list[Path]) -> set[str]:
+    """Query ids whose citations a baseline must not see: a .qrel file's queries, else one id a line."""
+    held: set[str] = set()
+    for path in paths:
+        held |= set(read_qrel(path)) if path.suffix == ".qrel" else set(read_lines(path))
+    return held
+
+
+def embed_baseline(
+    config: EmbedConfig,
+    name: str,
+    papers: dict[str, Any],
+    out: str | Path,
+    *,
+    edges: Path | None = None,
+    held_out: list[Path] = (),
+    fit_metadata: list[Path] = (),
+    seed: int = 0,
+    model: str = "minilm",
+    progress: bool = False,
+    info: dict[str, Any] | None = None,
+) -> EmbeddingSet:
+    """Write one baseline's vectors of ``papers`` to ``out``. ``sgc``'s citations come from ``edges`` (else the
+    papers' reference lists) less those of the ``held_out`` queries; TF-IDF and SIF are also fitted on the
+    papers of ``fit_metadata`` (as :func:`embed_baselines` fits them on the training papers)."""
+    graph = None
+    if name == "sgc":
+        pairs = read_edge_list(edges) if edges else edges_from_paper_lists(papers)
+        if not pairs:
+            raise DataError("sgc needs citations: none in the metadata; pass --edges FILE", "--baseline")
+        graph = CitationGraph.from_edges(pairs)
+    extra = read_metadata_files(fit_metadata) if fit_metadata else None
+    result = baseline_embeddings(
+        name,
+        papers,
+        graph,
+        held_out_ids(list(held_out)),
+        seed=seed,
+        fit_papers=fit_corpus(papers, extra),
+        model=model,
+        model_kwargs={"batch_size": config.batch_size, "max_length": config.max_length, "progress": progress},
+    )
+    write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, {**result.info, **(info or {})}))
+    return result
 
 
 def embed_baselines(
@@ -83,7 +239,7 @@ def embed_baselines(
     if not config.baselines:
         return {}
     held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
-    metadata = Path(train_data_dir) / "metadata.json" if train_data_dir else None
+    metadata = Path(train_data_dir) / METADATA_FILE if train_data_dir else None
     extra = read_metadata(metadata) if metadata is not None and metadata.exists() else None
     started = time.time()
     files = compute_baselines(
@@ -113,9 +269,8 @@ def similar_papers(
     Writes the index to ``index_file`` (``specter-utils search --index`` reads it). Returns ``table`` (a
     DataFrame: query, rank, neighbour, score), ``queries`` (id -> in-corpus citations) and ``index`` settings.
     """
-    embeddings = read_embeddings(embeddings_file)
-    index = build_index(embeddings, titles={pid: p.title for pid, p in papers.items()}, source=str(embeddings_file))
-    index.save(index_file)
+    titles = {pid: p.title for pid, p in papers.items()}
+    index = index_embeddings(embeddings_file, index_file, titles=titles)
     cited = Counter(b for _, b in edges_from_paper_lists(papers))
     ranked = sorted((pid for pid in index.ids if cited[pid]), key=lambda pid: (-cited[pid], pid))
     queries = {pid: cited[pid] for pid in ranked[:n_queries]}

@@ -1,16 +1,28 @@
-"""Stage 5 (notebook 05): score every embeddings file of the run on the SCIDOCS-layout benchmark."""
+"""Stage 5 (notebook 05, ``specter-utils evaluate`` and ``compare``): score embeddings files, or a model, on a
+SCIDOCS-layout benchmark (or a BEIR folder), and compare models on the ranking tasks with paired tests."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import EvalConfig
+from specter_utils.config import EmbedConfig, EvalConfig
+from specter_utils.data.scidocs import read_qrel
 from specter_utils.embedding.io import read_embeddings_fast
+from specter_utils.errors import DataError
+from specter_utils.evaluation.beir import is_beir_dir
+from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
+from specter_utils.evaluation.paired import compare_rows, render_comparison, score_row
+from specter_utils.evaluation.recomm import DEFAULT_SEEDS
 from specter_utils.evaluation.suite import evaluate as evaluate_suite
+from specter_utils.evaluation.suite import task_name, write_results
 from specter_utils.io import atomic_write, write_json
 from specter_utils.presentation.tables import FIRST_ROWS, render
 from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
+from specter_utils.workflow.embed import papers_to_embed
+
+__all__ = ["DEFAULT_SEEDS"]  # the recommendation ranker's seeds when none are given
 
 
 def evaluate_file(
@@ -18,7 +30,129 @@ def evaluate_file(
 ) -> dict[str, Any]:
     """SCIDOCS results (x 100) of one embeddings file on a SCIDOCS-layout folder."""
     embeddings = read_embeddings_fast(embedding_file)
-    return evaluate_suite(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
+    return score_embeddings(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
+
+
+def score_embeddings(
+    scidocs_dir: str | Path,
+    embeddings: Any,
+    tasks: list[str] | None = None,
+    split: str = "test",
+    n_jobs: int = 1,
+    recomm_seeds: list[int] | tuple[int, ...] | None = None,
+    svm_variant: str = "sklearn",
+    out: str | Path | None = None,
+) -> dict[str, Any]:
+    """The SCIDOCS suite (x 100) of ``embeddings`` (one file or set for every task, or ``{"cls": ..,
+    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given."""
+    result = evaluate_suite(
+        scidocs_dir,
+        embeddings,
+        tasks=tasks,
+        split=split,
+        n_jobs=n_jobs,
+        recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
+        svm_variant=svm_variant,
+    )
+    if out is not None:
+        write_results(out, result)
+    return result
+
+
+def check_scidocs_dir(data_dir: Path) -> None:
+    """A DataError when ``data_dir`` is a BEIR folder, which only a model (not embeddings files) is scored on."""
+    if is_beir_dir(data_dir):
+        raise DataError("a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) is scored with --model", data_dir)
+
+
+def embeddings_cache_dir(data_dir: Path, cache_dir: Path | None = None) -> Path:
+    """``cache_dir`` or ``data_dir/.embeddings-cache``, checked writable before any work."""
+    cache = cache_dir or data_dir / ".embeddings-cache"
+    parent = cache if cache.exists() else cache.parent
+    if cache.exists() and not cache.is_dir():
+        raise DataError("--cache-dir: is a file, expected a folder", cache)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DataError("cannot write the embeddings cache here; pass --cache-dir DIR", cache)
+    return cache
+
+
+def evaluate_model(
+    model: str,
+    data_dir: Path,
+    out: str | Path,
+    cache_dir: Path | None = None,
+    *,
+    max_length: int | None = None,
+    batch_size: int = EmbedConfig.batch_size,
+    tasks: list[str] | None = None,
+    split: str = "test",
+    n_jobs: int = 1,
+    recomm_seeds: list[int] | tuple[int, ...] | None = None,
+    svm_variant: str = "sklearn",
+    progress: bool = True,
+) -> tuple[str, dict[str, Any]]:
+    """Embed what the tasks read with ``model`` (cached) and score it, writing ``out``: a BEIR folder gets MTEB's
+    retrieval scores, a SCIDOCS folder the whole suite. Returns ``("beir" or "scidocs", result)``."""
+    if is_beir_dir(data_dir):
+        if tasks:
+            raise DataError("--tasks is for a SCIDOCS folder; a BEIR folder has one retrieval task", "--tasks")
+        result = evaluate_model_beir(
+            model,
+            data_dir,
+            embeddings_cache_dir(data_dir, cache_dir),
+            max_length=max_length,
+            batch_size=batch_size,
+            split="test" if split == "test" else "dev",
+            progress=progress,
+        )
+        write_json(out, result)
+        return "beir", result
+    try:
+        # an absolute path: papers_to_embed resolves a relative one against the repository, not the working directory
+        papers = papers_to_embed(data_dir.resolve(), split, tasks)
+    except FileNotFoundError:
+        raise DataError(
+            "no paper_metadata_*.json: neither a SCIDOCS folder with paper metadata nor a BEIR folder", data_dir
+        ) from None
+    if not papers:
+        raise DataError("the tasks read no paper of the metadata files", data_dir)
+    result = evaluate_model_scidocs(
+        model,
+        data_dir,
+        papers,
+        embeddings_cache_dir(data_dir, cache_dir),
+        max_length=max_length,
+        batch_size=batch_size,
+        progress=progress,
+        tasks=tasks,
+        split=split,
+        n_jobs=n_jobs,
+        recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
+        svm_variant=svm_variant,
+    )
+    write_results(out, result)
+    return "scidocs", result
+
+
+def compare_models(
+    data_dir: Path,
+    rows: list[tuple[str, list[str]]],
+    references: list[str],
+    tasks: list[str],
+    split: str = "test",
+    n_resamples: int = 10_000,
+) -> tuple[dict[str, Any], str]:
+    """Each row (a name and one embeddings file per seed) on the ``tasks``' ranking queries: MAP mean and spread
+    over seeds, and paired tests against each of ``references``. Returns the comparison and its text table."""
+    qrels = {}
+    for task in tasks:
+        path = data_dir / task_name(task) / f"{split}.qrel"
+        if not path.is_file():
+            raise DataError(f"no {split} qrels for task {task!r}", path)
+        qrels[task] = read_qrel(path)
+    scored = [score_row(name, files, qrels) for name, files in rows]
+    result = compare_rows(scored, references, list(qrels), n_resamples=n_resamples)
+    return result, render_comparison(result)
 
 
 def evaluate(

@@ -31,23 +31,30 @@ def mine_triplets(config: SamplerConfig, train_data_dir: str | Path, triplets_di
     return mine_dir(train_data_dir, triplets_dir, config)
 
 
-def mine(spec: RunSpec, train_data_dir: str | Path, triplets_dir: str | Path, benchmark_dir: str | Path) -> dict:
-    """Mine triplets, then audit them: any held-out query in a triplet stops the run."""
-    mining = mine_triplets(spec.mining, train_data_dir, triplets_dir)
-    audit = audit_leakage(triplets_dir, benchmark_dir)
-    if not audit["leak_free"]:
-        raise DataError(
-            f"{audit['query_overlap']['distinct_ids']} held-out evaluation queries appear in the training triplets: "
-            f"{audit['query_overlap']['examples'][:3]}",
-            triplets_dir,
-        )
-    leakage = {
+def leakage_audit(triplets: str | Path, benchmark_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every overlap between triplets (a JSONL file or a mining dir) and a benchmark's held-out papers, and its
+    summary: ``leak_free`` and the distinct ids of each overlap (queries, candidates, classification papers)."""
+    audit = audit_leakage(triplets, benchmark_dir)
+    summary = {
         "leak_free": audit["leak_free"],
         **{
             name: audit[name]["distinct_ids"]
             for name in ("query_overlap", "candidate_overlap", "classification_overlap")
         },
     }
+    return audit, summary
+
+
+def mine(spec: RunSpec, train_data_dir: str | Path, triplets_dir: str | Path, benchmark_dir: str | Path) -> dict:
+    """Mine triplets, then audit them: any held-out query in a triplet stops the run."""
+    mining = mine_triplets(spec.mining, train_data_dir, triplets_dir)
+    audit, leakage = leakage_audit(triplets_dir, benchmark_dir)
+    if not audit["leak_free"]:
+        raise DataError(
+            f"{audit['query_overlap']['distinct_ids']} held-out evaluation queries appear in the training triplets: "
+            f"{audit['query_overlap']['examples'][:3]}",
+            triplets_dir,
+        )
     return {**mining, "leakage": leakage}
 
 

@@ -1,18 +1,29 @@
-"""Stage 1 (notebook 01): read or generate the corpus and build its SCIDOCS-layout benchmark."""
+"""Stage 1 (notebook 01, ``specter-utils build-benchmark`` and ``data``): read or generate the corpus, build its
+SCIDOCS-layout benchmark, convert it to SPECTER training files, count what a data path holds, download datasets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.config import BenchmarkConfig, CorpusConfig
+from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.download import download_dataset
-from specter_utils.data.load import load_corpus
-from specter_utils.data.stats import corpus_stats
+from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
+from specter_utils.data.specter_format import SpecterData, write_specter_dir
+from specter_utils.data.stats import corpus_stats, detect_format, format_stats
+from specter_utils.errors import DataError
+from specter_utils.io import write_json
 from specter_utils.runs import resolve
 from specter_utils.spec import RunSpec
+
+# The reader options of the citeseer and tables corpora, and how the command line spells them.
+READER_FLAGS = {"edges_by": "--edges-by", "edge_order": "--edge-order", "unknown": "--unknown-papers"}
+TABLE_FLAGS = ("edges_by", "edge_order")  # tables only
+CORPUS_FILE = "corpus.json"  # the synthetic benchmark's description of its generated corpus
 
 
 def load_corpus_for_run(config: CorpusConfig) -> Corpus:
@@ -25,6 +36,47 @@ def load_corpus_for_run(config: CorpusConfig) -> Corpus:
     return load_corpus(config.corpus, resolve(config.src) if config.src else None, label_field=label_field)
 
 
+def check_reader_options(kind: str, options: dict[str, str]) -> None:
+    """A DataError naming the first reader option (by its flag) that does not apply to ``kind``."""
+    allowed = {"tables": set(READER_FLAGS), "citeseer": {"unknown"}}.get(kind, set())
+    for name in options:
+        if name not in allowed:
+            which = "tables" if name in TABLE_FLAGS else "citeseer and tables"
+            raise DataError(f"{READER_FLAGS[name]} applies to {which} corpora only, not {kind}", READER_FLAGS[name])
+
+
+def load_corpus_from_source(
+    kind: str | None,
+    src: Path | None,
+    label_field: str | None = None,
+    options: dict[str, str] | None = None,
+    **generator: Any,
+) -> Corpus:
+    """The corpus ``kind`` (None: detected from ``src``) read from ``src`` with the reader ``options``
+    (``READER_FLAGS``), or generated (``synthetic``, with ``generator``'s settings). An option or a source that
+    does not apply is a DataError."""
+    options = options or {}
+    if kind is None and src is None:
+        raise DataError("give --corpus KIND or --src PATH (the kind is detected from it)", "--corpus")
+    if kind is not None:
+        try:
+            check_corpus_options(kind, src, label_field)
+        except ValueError as exc:
+            raise DataError(str(exc), "--corpus") from None
+    if kind == "synthetic":
+        if options:
+            raise DataError(f"{READER_FLAGS[next(iter(options))]} does not apply to --corpus synthetic", "--corpus")
+        return load_corpus("synthetic", **generator)
+    kind = kind or detect_corpus_kind(src)
+    check_reader_options(kind, options)
+    try:
+        return load_corpus(kind, src, label_field=label_field, **options)
+    except DataError:
+        raise
+    except ValueError as exc:  # an option that does not apply to the detected kind
+        raise DataError(str(exc), src) from None
+
+
 def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
     """The benchmark builder's settings for a run's ``data`` section (the protocol's shape stays SCIDOCS's)."""
     return BenchmarkConfig(
@@ -35,6 +87,62 @@ def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
     )
 
 
+def build_benchmark_dir(corpus: Corpus, benchmark_dir: str | Path, data: CorpusConfig) -> dict[str, Any]:
+    """Write ``corpus``'s SCIDOCS-layout benchmark (``scidocs/``, ``train/``, benchmark.json) with the ``data``
+    section's sizes and seed; returns the builder's summary."""
+    return build_benchmark(corpus, benchmark_dir, seed=data.seed, config=benchmark_config(data))
+
+
+def synthetic_benchmark(corpus: Corpus, benchmark_dir: str | Path, seed: int = 0) -> dict[str, Any]:
+    """The benchmark of a generated corpus, with ``corpus.json`` describing it beside benchmark.json."""
+    write_json(Path(benchmark_dir) / CORPUS_FILE, corpus.describe())
+    return build_benchmark_dir(corpus, benchmark_dir, CorpusConfig(seed=seed))
+
+
+def convert_corpus(
+    corpus: Corpus,
+    out_dir: str | Path,
+    val_fraction: float = 0.1,
+    test_fraction: float = 0.0,
+    seed: int = 0,
+    source: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> SpecterData:
+    """Write ``corpus`` as SPECTER training files (data.json, metadata.json, train/val/test.txt) to ``out_dir``.
+    A corpus without a query (no paper citing another with a title) is a DataError, after ``log``ging what the
+    reader dropped (the error names ``source``, default the corpus's); nothing is written then."""
+    data = corpus_to_specter(corpus, val_fraction=val_fraction, test_fraction=test_fraction, seed=seed)
+    if not data.graph:
+        dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
+        log(corpus.report.summary())
+        raise DataError(
+            f"no SPECTER queries: no paper of the corpus cites another paper of it with a title "
+            f"({dangling:,} citations point outside the corpus; the "
+            f"oddities above say what was dropped). Nothing was written.",
+            source or corpus.info.get("source"),
+        )
+    write_specter_dir(out_dir, data)
+    return data
+
+
+def data_stats(path: str | Path, options: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    """The counts of a data path (format detected) with the reader ``options``, and their text form."""
+    if options:
+        check_reader_options(detect_format(path), options)
+    stats = corpus_stats(path, **(options or {}))
+    return stats, format_stats(stats)
+
+
+def download(dataset: str, out_dir: str | Path, include_embeddings: bool = True) -> dict[str, int]:
+    """Download ``dataset`` (scidocs, specter, hepth) into ``out_dir``, resumably; counts of files and bytes."""
+    results = download_dataset(dataset, out_dir, include_embeddings=include_embeddings)
+    return {
+        "files": len(results),
+        "downloaded": sum(1 for r in results if not r.skipped),
+        "bytes": sum(r.bytes for r in results),
+    }
+
+
 def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """Read (or generate) the corpus, build the SCIDOCS-layout benchmark, fetch the real SCIDOCS if asked.
 
@@ -42,10 +150,10 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """
     data = spec.data
     corpus = load_corpus_for_run(data)
-    benchmark = build_benchmark(corpus, benchmark_dir, seed=data.seed, config=benchmark_config(data))
+    benchmark = build_benchmark_dir(corpus, benchmark_dir, data)
     scidocs_stats = None
     scidocs_dir = spec.evaluation.scidocs_dir
     if scidocs_dir:
-        download_dataset("scidocs", resolve(scidocs_dir))
-        scidocs_stats = corpus_stats(resolve(scidocs_dir))
+        download("scidocs", resolve(scidocs_dir))
+        scidocs_stats = data_stats(resolve(scidocs_dir))[0]
     return {"corpus": corpus, "benchmark": benchmark, "scidocs": scidocs_stats}

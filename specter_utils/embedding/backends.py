@@ -1,0 +1,174 @@
+"""Which encoder embeds the papers: plain torch, OpenVINO (float32 or bf16), OpenVINO int8, or the precision probe.
+
+The choice is made once, by name, from :data:`ENCODERS`; :func:`load_backend` is the one call the embed stage
+makes. The Ray engine is another way to run the torch encoder and is chosen by the stage itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from specter_utils.config import EmbedConfig
+from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
+from specter_utils.embedding.encoder import Encoder, load_encoder, resolve_device
+from specter_utils.errors import DataError
+
+BACKENDS = ("auto", "torch", "openvino")  # what may be asked for; auto: openvino where it is faster, else torch
+INT8_PACKAGES = ("openvino", "nncf")
+
+Log = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+@dataclass
+class BackendChoice:
+    """How the papers are to be embedded: the settings that pick and build the encoder."""
+
+    backend: str = "torch"  # auto, torch or openvino (BACKENDS)
+    dtype: str = "auto"  # auto, float32, bfloat16 or int8
+    probe: bool = False  # dtype auto was asked for by name: time float32, bf16 and int8 on a CPU
+    device: str | None = None
+    pooling: str | None = None
+    int8_scheme: str = "default"
+    min_cosine: float | None = None  # the probe's parity limit (default EmbedConfig.min_cosine)
+    token_budget: int | None = None
+
+
+def missing_int8_packages() -> list[str]:
+    """The packages int8 needs that are not installed."""
+    return [name for name in INT8_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def wants_openvino(choice: Any, devices: list[str] | None) -> bool:
+    """``backend auto``: OpenVINO for a float32 run on the CPU, when it is installed (it is faster there
+    at cosine 1.0 to torch; docs/benchmarks.md). Explicit ``openvino`` always tries it."""
+    if choice.backend != "auto":
+        return choice.backend == "openvino"
+    if devices or choice.dtype == "bfloat16" or importlib.util.find_spec("openvino") is None:
+        return False
+    return resolve_device(choice.device).startswith("cpu")
+
+
+def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
+    """``dtype auto`` runs the timed probe on one CPU, unless the torch backend is asked for."""
+    return not devices and choice.backend != "torch" and resolve_device(choice.device).startswith("cpu")
+
+
+def backend_name(choice: BackendChoice, devices: list[str] | None = None) -> str:
+    """The key of :data:`ENCODERS` that ``choice`` asks for on these devices."""
+    if choice.dtype == "int8":
+        return "int8"
+    if choice.probe and probes(choice, devices):
+        return "probe"
+    if wants_openvino(choice, devices):
+        return "openvino"
+    return "torch"
+
+
+def visible_gpus(log: Log = _stderr) -> list[str] | None:
+    """Every visible GPU for a multi-GPU run; None (one device) with a line saying so when there are fewer than 2."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if count > 1:
+        return [f"cuda:{i}" for i in range(count)]
+    log(f"embed: --multi-gpu with {count} visible GPU(s): running on one device")
+    return None
+
+
+def _texts(encoder: Encoder, papers: dict) -> list[str]:
+    return paper_texts(as_paper_list(papers), encoder.sep)
+
+
+def _torch(choice: BackendChoice, model: str, max_length: int, **_: Any) -> tuple[str, dict[str, Any]]:
+    """The model as named: the embedding loop loads it with torch."""
+    return model, {}
+
+
+def _openvino(
+    choice: BackendChoice, model: str, max_length: int, devices: list[str] | None, log: Log, **_: Any
+) -> tuple[Encoder, dict[str, Any]]:
+    """The model as an OpenVINO encoder (float32 or bf16), or the torch encoder with one line saying why not."""
+    encoder = load_encoder(model, choice.pooling, max_length, choice.device, choice.dtype, devices)
+    try:
+        from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+    except ImportError as exc:  # sentence-transformers' module layout changed
+        log(f"embed: backend openvino unavailable ({exc}); using torch")
+        return encoder, {}
+    try:
+        return to_openvino(encoder, choice.dtype), {}
+    except BackendUnavailable as exc:
+        log(f"embed: backend openvino unavailable: {exc}; using torch")
+        return encoder, {}
+
+
+def _int8(choice: BackendChoice, model: str, max_length: int, papers: dict, **_: Any) -> tuple[Encoder, dict]:
+    """int8: the model quantized on a sample of every paper given (so shards share one model)."""
+    from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+
+    encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")
+    try:
+        return to_openvino(encoder, "int8", _texts(encoder, papers), choice.int8_scheme), {}
+    except BackendUnavailable as exc:
+        raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
+
+
+def _probe(
+    choice: BackendChoice, model: str, max_length: int, papers: dict, batch_size: int, log: Log, **_: Any
+) -> tuple[Encoder, dict[str, Any]]:
+    """dtype auto on a CPU: the fastest precision within the parity limit, and its record for the meta."""
+    from specter_utils.embedding.openvino_backend import BackendUnavailable
+    from specter_utils.embedding.precision_probe import choose_precision
+
+    encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")
+
+    def plan(lengths):
+        return plan_batches(length_order(lengths), lengths, batch_size, choice.token_budget)
+
+    try:
+        chosen, record = choose_precision(
+            encoder,
+            _texts(encoder, papers),
+            plan,
+            min_cosine=choice.min_cosine if choice.min_cosine is not None else EmbedConfig.min_cosine,
+            int8_scheme=choice.int8_scheme,
+            log=log,
+        )
+    except BackendUnavailable as exc:
+        log(f"embed: --dtype auto: openvino cannot run this model ({exc}); float32 with torch")
+        return encoder, {"precision_choice": {"chosen": "float32", "reason": str(exc)}}
+    return chosen, {"precision_choice": record}
+
+
+# name -> builder(choice, model, max_length, papers=, batch_size=, devices=, log=) -> (model or encoder, meta info)
+ENCODERS: dict[str, Callable[..., tuple[str | Encoder, dict[str, Any]]]] = {
+    "torch": _torch,
+    "openvino": _openvino,
+    "int8": _int8,
+    "probe": _probe,
+}
+
+
+def load_backend(
+    choice: BackendChoice,
+    model: str,
+    papers: dict,
+    *,
+    max_length: int = EmbedConfig.max_length,
+    batch_size: int = EmbedConfig.batch_size,
+    devices: list[str] | None = None,
+    log: Log = _stderr,
+) -> tuple[str | Encoder, dict[str, Any]]:
+    """The model (a name for torch to load, or a loaded encoder) ``choice`` asks for, and what it adds to the meta.
+
+    ``papers`` are every paper to embed: int8 calibrates on a sample of them, the probe times another.
+    """
+    build = ENCODERS[backend_name(choice, devices)]
+    return build(choice, model, max_length, papers=papers, batch_size=batch_size, devices=devices, log=log)
