@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from specter_utils.errors import DataError, OfflineError
-from specter_utils.workflow.base_model_prior import prior_table
+from specter_utils.studies.base_model_prior import prior_table
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from specter_utils.errors import DataError
-from specter_utils.workflow.negative_relatedness import markdown, measure
+from specter_utils.studies.negative_relatedness import markdown, measure
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """The levers of a stronger CPU recipe: named settings x seeds, trained, embedded and scored on one benchmark.
 
 This file is the study's list of settings (``LEVERS``) and its command line; the rows run through
-``specter_utils.workflow.levers`` (mine + leakage audit, train, embed, per-query AP; the base model and TF-IDF-SVD
+``specter_utils.studies.levers`` (mine + leakage audit, train, embed, per-query AP; the base model and TF-IDF-SVD
 beside them), which appends every finished row as one JSON line to the results file (default
 ``RUN_DIR/levers/results.jsonl``) and skips a row already there, so a killed run loses at most the row in progress
 and a second invocation trains nothing. ``--table`` prints MAP mean ± sd over seeds per setting, the difference to
@@ -34,7 +34,7 @@ import yaml
 from specter_utils.errors import DataError
 from specter_utils.runs import RunPaths
 from specter_utils.spec import parse_override
-from specter_utils.workflow.levers import REFERENCE, RESULTS, TASKS, lever_table, run_levers
+from specter_utils.studies.levers import REFERENCE, RESULTS, TASKS, lever_table, run_levers
 
 CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
 ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch

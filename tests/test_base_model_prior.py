@@ -1,4 +1,4 @@
-"""The base model's citation-derived training data, read from its own folder (``workflow.base_model_prior``, with
+"""The base model's citation-derived training data, read from its own folder (``studies.base_model_prior``, with
 ``experiments/base_model_prior.py`` as its command line)."""
 
 import json
@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from specter_utils.paths import REPO_ROOT
-from specter_utils.workflow import base_model_prior as prior
+from specter_utils.studies import base_model_prior as prior
 
 
 def _script(*args: str) -> subprocess.CompletedProcess:

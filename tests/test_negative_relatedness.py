@@ -1,4 +1,4 @@
-"""How related each mined paper of a triplet is to its query (``workflow.negative_relatedness``, with
+"""How related each mined paper of a triplet is to its query (``studies.negative_relatedness``, with
 ``experiments/negative_relatedness.py`` as its command line)."""
 
 import json
@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from specter_utils.paths import REPO_ROOT
+from specter_utils.studies import negative_relatedness as nr
 from specter_utils.triplets.sampler import cocitation_graph
-from specter_utils.workflow import negative_relatedness as nr
 
 
 def _script(*args: str) -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""The recipe-lever study (``workflow.levers`` through ``workflow.sweep``, with ``experiments/recipe_levers.py`` as
+"""The recipe-lever study (``studies.levers`` through ``workflow.sweep``, with ``experiments/recipe_levers.py`` as
 its command line) end to end on the smoke preset's tiny data: 2 settings x 1 seed, a tiny random model, one optimiser
 step each; the resume (a second invocation trains nothing) and the table."""
 
@@ -18,7 +18,7 @@ from specter_utils.io import write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.runs import RunPaths
 from specter_utils.spec import load_spec
-from specter_utils.workflow import levers
+from specter_utils.studies import levers
 from specter_utils.workflow.prepare import prepare
 from specter_utils.workflow.sweep import append_row, read_rows
 
