@@ -32,7 +32,7 @@ from specter_utils.workflow.evaluate import evaluate_file
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.prepare import load_corpus_for_run
 from specter_utils.workflow.sweep import (
-    ROW_FILE,  # noqa: F401 (a row's record, read where reused rows are reported)
+    ROW_FILE,  # noqa: F401 (the record finished_ablation reads: tests and readers of a run name it from here)
     RowFolders,
     SweepRow,
     finished_row,

@@ -198,7 +198,9 @@ def scored_files(rows: Mapping[str, Sequence[str | Path]], qrels: Mapping[str, A
     return [score_row(name, list(files), qrels) for name, files in rows.items()]
 
 
-def scored_records(rows: Mapping[str, Sequence[Mapping[str, Any]]], file_of: Callable[[Mapping], str]) -> list:
+def scored_records(
+    rows: Mapping[str, Sequence[Mapping[str, Any]]], file_of: Callable[[Mapping[str, Any]], str]
+) -> list[RowScores]:
     """Each row's per-query AP as its seeds recorded it (``per_query_ap``), with each seed's embeddings file."""
     return [
         RowScores(name, [file_of(r) for r in results], [r["per_query_ap"] for r in results])
