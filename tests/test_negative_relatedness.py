@@ -1,27 +1,29 @@
-"""experiments/negative_relatedness.py: how related each mined paper of a triplet is to its query."""
+"""How related each mined paper of a triplet is to its query (``studies.negative_relatedness``, with
+``experiments/negative_relatedness.py`` as its command line)."""
 
-import importlib.util
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from specter_utils.paths import REPO_ROOT
+from specter_utils.studies import negative_relatedness as nr
+from specter_utils.triplets.sampler import cocitation_graph
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "negative_relatedness", REPO_ROOT / "experiments" / "negative_relatedness.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _script(*args: str) -> subprocess.CompletedProcess:
+    """The command line, run as a command with this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, str(REPO_ROOT / "experiments" / "negative_relatedness.py"), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_each_role_is_measured_against_its_own_query():
-    nr = _script()
     # q cites p and x; p cites h (so h is a hard negative of q); c cites q and h (h is co-cited with q)
     graph = {"q": {"p": 5, "x": 5, "h": 1}, "p": {"h": 5}, "c": {"q": 5, "h": 5}, "z": {"e": 5}}
-    cocited = nr.cocitation_graph(graph)
+    cocited = cocitation_graph(graph)
     assert cocited["q"]["h"] == 5 and cocited["q"].get("p") != 5  # a count-1 entry is not a citation
     triplets = [
         {"query": "q", "pos": "p", "neg": "h", "kind": "hard"},
@@ -47,19 +49,19 @@ def test_each_role_is_measured_against_its_own_query():
     assert "| easy negative | 1 | 0.0% | n/a | 0.0% (1) |" in text
 
 
-def test_a_folder_that_is_not_a_run_is_a_one_line_error(tmp_path, capsys):
-    nr = _script()
-    assert nr.main([str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
+def test_a_folder_that_is_not_a_run_is_a_one_line_error(tmp_path):
+    done = _script(str(tmp_path))
+    assert done.returncode == 2
+    err = done.stderr.strip()
     assert err.count("\n") == 0 and "pipeline.json" in err
 
 
 @pytest.mark.parametrize(("line", "message"), [("{not json", "not a JSON line"), ('{"query": "q"}', "needs query")])
-def test_a_bad_triplet_names_its_file_and_line(tmp_path, capsys, line, message):
-    nr = _script()
+def test_a_bad_triplet_names_its_file_and_line(tmp_path, line, message):
     (tmp_path / "pipeline.json").write_text(json.dumps({"preset": "smoke", "overrides": {}}))
     triplets = tmp_path / "t.jsonl"
     triplets.write_text('{"query": "q", "pos": "p", "neg": "h"}\n' + line + "\n")
-    assert nr.main([str(tmp_path), "--triplets", str(triplets)]) == 2
-    err = capsys.readouterr().err.strip()
+    done = _script(str(tmp_path), "--triplets", str(triplets))
+    assert done.returncode == 2
+    err = done.stderr.strip()
     assert err.count("\n") == 0 and f"{triplets}:2" in err and message in err

@@ -1,10 +1,14 @@
-"""experiments/recipe_levers.py end to end on the smoke preset's tiny data: 2 settings x 1 seed, a tiny random
-model, one optimiser step each; the resume (a second invocation trains nothing) and the table."""
+"""The recipe-lever study (``studies.levers`` through ``workflow.sweep``, with ``experiments/recipe_levers.py`` as
+its command line) end to end on the smoke preset's tiny data: 2 settings x 1 seed, a tiny random model, one optimiser
+step each; the resume (a second invocation trains nothing) and the table."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
+import runpy
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,7 +18,11 @@ from specter_utils.io import write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.runs import RunPaths
 from specter_utils.spec import load_spec
+from specter_utils.studies import levers
 from specter_utils.workflow.prepare import prepare
+from specter_utils.workflow.sweep import append_row, read_rows
+
+SCRIPT = REPO_ROOT / "experiments" / "recipe_levers.py"
 
 SETTINGS = {
     "reference": {"training.max_steps": 1},
@@ -30,11 +38,10 @@ SETTINGS = {
 }
 
 
-def _driver():
-    spec = importlib.util.spec_from_file_location("recipe_levers", REPO_ROOT / "experiments" / "recipe_levers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _script(*args: str) -> subprocess.CompletedProcess:
+    """The study's command line, run as a command with this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +53,12 @@ def run_dir(tmp_path_factory):
     return run
 
 
-def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tmp_path, capsys):
-    levers = _driver()
+def test_the_command_line_has_help():
+    done = _script("--help")
+    assert done.returncode == 0 and "--table" in done.stdout and "--settings" in done.stdout
+
+
+def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tmp_path):
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump(SETTINGS, sort_keys=False))
     args = [
@@ -63,8 +74,9 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
         "--set",
         "embedding.max_length=32",
     ]
-    assert levers.main(args) == 0
-    out = capsys.readouterr().out
+    done = _script(*args)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.count("running") == 4  # base, tfidf-svd and the two settings
     results = run_dir / "levers" / "results.jsonl"
     rows = [json.loads(line) for line in results.read_text().splitlines()]
@@ -87,30 +99,34 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     # resume: everything is there, nothing runs again; a partial line left by a kill is ignored, then cut
     with open(results, "a") as handle:
         handle.write('{"setting": "cut by a kill"')
-    assert levers.main(args) == 0
-    assert "running" not in capsys.readouterr().out
-    assert len(levers.read_rows(results)) == 4
-    levers.append_row(results, {"setting": "x", "seed": 9, "kind": "trained", "overrides": {}})
-    assert [r["setting"] for r in levers.read_rows(results)][-2:] == ["levers", "x"]
+    done = _script(*args)
+    assert done.returncode == 0, done.stderr
+    assert "running" not in done.stdout
+    assert len(read_rows(results)) == 4
+    append_row(results, {"setting": "x", "seed": 9, "kind": "trained", "overrides": {}})
+    assert [r["setting"] for r in read_rows(results)][-2:] == ["levers", "x"]
     lines = results.read_text().splitlines()
     results.write_text("\n".join(lines[:-1]) + "\n")
 
     # a setting that changed under the same name is refused
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump({**SETTINGS, "reference": {"training.max_steps": 2}}, sort_keys=False))
-    assert levers.main([*args[:2], str(changed), *args[3:]]) == 2
-    assert "rename the setting" in capsys.readouterr().err
+    done = _script(*args[:2], str(changed), *args[3:])
+    assert done.returncode == 2
+    assert "rename the setting" in done.stderr
     # so is a finished row whose recorded values its setting no longer gives (a changed profile or default)
     assert reference["training"]["config"]["max_triplets"] == levers.STUDY_BASE["training.max_triplets"]
     kept_text = results.read_text()
     results.write_text(kept_text.replace('"learning_rate": 5e-05', '"learning_rate": 0.001', 1))
-    assert levers.main(args) == 2
-    err = capsys.readouterr().err
+    done = _script(*args)
+    assert done.returncode == 2
+    err = done.stderr
     assert "trained with learning_rate=0.001" in err and "Traceback" not in err
     results.write_text(kept_text)
 
-    assert levers.main([str(run_dir), "--table", "--n-resamples", "200"]) == 0
-    table = capsys.readouterr().out
+    done = _script(str(run_dir), "--table", "--n-resamples", "200")
+    assert done.returncode == 0, done.stderr
+    table = done.stdout
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
     assert table.count("\n| ") == 5  # the header and 4 rows
     assert "test split" in table and "evaluation length 32" in table
@@ -118,8 +134,8 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
 
     # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
     kept = tmp_path / "kept" / "results.jsonl"
-    assert levers.main([*args, "--only", "reference", "--results", str(kept)]) == 0
-    assert [r["setting"] for r in levers.read_rows(kept)] == ["base", "tfidf-svd", "reference"]
+    assert _script(*args, "--only", "reference", "--results", str(kept)).returncode == 0
+    assert [r["setting"] for r in read_rows(kept)] == ["base", "tfidf-svd", "reference"]
     assert sorted(p.name for p in kept.parent.iterdir()) == ["results.jsonl"]
     assert (run_dir / "levers" / "rows" / "reference" / "seed0" / "embeddings.jsonl").is_file()
 
@@ -127,9 +143,9 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
 def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
     import dataclasses
 
-    levers = _driver()
-    assert levers.REFERENCE in levers.LEVERS and levers.LEVERS[levers.REFERENCE] == {}
-    for name, overrides in levers.LEVERS.items():
+    built_in = runpy.run_path(str(SCRIPT))["LEVERS"]  # the study's list of settings, beside its command line
+    assert levers.REFERENCE in built_in and built_in[levers.REFERENCE] == {}
+    for name, overrides in built_in.items():
         spec = load_spec("hepth", {"data.n_queries": 500, **overrides})
         training = dataclasses.replace(spec.training, triplets="t", metadata="m.json").validate()
         assert training.accumulation_steps() == 1, name  # in-batch negatives come from one batch
@@ -138,7 +154,6 @@ def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
 
 
 def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
-    levers = _driver()
     rng = np.random.default_rng(0)
     queries = [str(q) for q in range(60)]
     base_ap = rng.uniform(40, 90, size=len(queries))
@@ -166,7 +181,7 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
         row("wide", 0, 3.0),
         row("wide", 1, 5.0),
     ):
-        levers.append_row(results, entry)
+        append_row(results, entry)
     table = levers.lever_table(results, n_resamples=200)
     wide = next(line for line in table.splitlines() if line.startswith("| wide |"))
     reference = next(line for line in table.splitlines() if line.startswith("| reference |"))
@@ -175,7 +190,7 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
     assert "± " in wide and "inside the seed spread: no difference" in table
     # the reading is computed from the same rows: 2 seeds are a screen; a third makes `wide` a finding
     assert "- Screens, not findings (fewer than 3 seeds): `wide` (2 seeds)." in table and "- `wide` (" not in table
-    levers.append_row(results, row("wide", 2, 4.0))
+    append_row(results, row("wide", 2, 4.0))
     reading = levers.lever_table(results, n_resamples=200).split("Reading, computed from the rows above:")[1]
     wide_line = next(line for line in reading.splitlines() if line.startswith("- `wide` (3 seeds)"))
     assert "no different from `reference` on cite" in wide_line and "inside the seed spread" in wide_line

@@ -1,6 +1,7 @@
 """Stage 7 (notebook 07): the Table 2 / Table 3 ablations, each the run's specification plus a few overrides.
 
-Every variant runs through the same stages as the main run (mine + audit, train, embed, evaluate). Its reference
+Every variant runs through the same stages as the main run (mine + audit, train, embed, evaluate), one row per
+(variant, seed) through the sweep runner (``workflow.sweep``), each kept in its own folder. Its reference
 row is the main run's own trained model, evaluated on the same papers at the same length; the reference row's
 other seeds are retrained with the main recipe, so every row has the same seeds and the same budget. Where
 ``ablations.max_triplets`` gives Table 2 a budget of its own, every row trains on that many triplets and the
@@ -12,17 +13,17 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from specter_utils.config import ABLATIONS, COMPARED_TO, REFERENCE, TEXT_FIELDS  # noqa: F401 (ABLATIONS: notebook 07)
 from specter_utils.data.records import read_paper_file
-from specter_utils.data.scidocs import RANKING_TASKS, available_tasks, read_scidocs_dir
-from specter_utils.evaluation.deltas import Delta, from_paired
-from specter_utils.evaluation.paired import compare_rows, score_row
+from specter_utils.data.scidocs import RANKING_TASKS, available_tasks
+from specter_utils.evaluation.deltas import Delta
 from specter_utils.evaluation.suite import task_name
 from specter_utils.io import read_json, write_json
+from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE
 from specter_utils.presentation.tables import PAPER_ROWS, seed_group_statistics  # noqa: F401 (notebook 07)
 from specter_utils.runs import RunPaths
 from specter_utils.spec import RunSpec
@@ -30,7 +31,20 @@ from specter_utils.workflow.embed import embed, papers_to_embed
 from specter_utils.workflow.evaluate import evaluate_file
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.prepare import load_corpus_for_run
+from specter_utils.workflow.sweep import (
+    ROW_FILE,  # noqa: F401 (the record finished_ablation reads: tests and readers of a run name it from here)
+    RowFolders,
+    SweepRow,
+    finished_row,
+    paired,
+    paired_deltas,
+    ranking_qrels,
+    run_sweep,
+    scored_files,
+    variant_rows,
+)
 from specter_utils.workflow.train import train
+
 
 def compared_to(name: str, rows: Mapping[str, Any]) -> str:
     """The row ``name`` is tested against: its ``COMPARED_TO`` row where that ran, else the reference row."""
@@ -91,10 +105,10 @@ def paper_text_fields(papers: dict[str, Any], fields: list[str], extra: dict[str
 
 
 def _variant_papers(spec: RunSpec, paths: RunPaths, out: Path) -> tuple[Path, dict[str, Any] | None]:
-    """For a text-field variant: a copy of the training dir's metadata.json (and data.json) with the variant's
+    """For a text-field variant: a copy of the training dir's metadata (and citation graph) with the variant's
     texts, and the corpus records that supply venues and authors. Otherwise the training metadata as it is."""
     fields = spec["ablations.text_fields"]
-    metadata = paths.train_data_dir / "metadata.json"
+    metadata = paths.train_data_dir / METADATA_FILE
     if list(fields) == ["title", "abstract"]:
         return metadata, None
     extra = None
@@ -102,9 +116,9 @@ def _variant_papers(spec: RunSpec, paths: RunPaths, out: Path) -> tuple[Path, di
         extra = load_corpus_for_run(dataclasses.replace(spec.data, label_field="")).papers
     papers = paper_text_fields(read_paper_file(metadata), fields, extra)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "metadata.json", {pid: p.to_specter_metadata() for pid, p in papers.items()}, indent=None)
-    shutil.copyfile(paths.train_data_dir / "data.json", out / "data.json")  # mnrl-citation reads it beside metadata
-    return out / "metadata.json", extra
+    write_json(out / METADATA_FILE, {pid: p.to_specter_metadata() for pid, p in papers.items()}, indent=None)
+    shutil.copyfile(paths.train_data_dir / DATA_FILE, out / DATA_FILE)  # mnrl-citation reads it beside metadata
+    return out / METADATA_FILE, extra
 
 
 def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
@@ -112,9 +126,9 @@ def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
     evaluated on the ablation tasks; nothing is retrained, so it equals the main results' trained row."""
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     tasks = spec["ablations.tasks"] or None
-    mined = read_json(paths.notebook_dir("02_mine_triplets") / "metrics.json")
-    trained = read_json(paths.notebook_dir("03_train_specter") / "metrics.json")
-    embedded = read_json(paths.notebook_dir("04_embed_papers") / "metrics.json")["embeddings"]["trained"]
+    mined = read_json(paths.notebook_dir("02_mine_triplets") / METRICS_FILE)
+    trained = read_json(paths.notebook_dir("03_train_specter") / METRICS_FILE)
+    embedded = read_json(paths.notebook_dir("04_embed_papers") / METRICS_FILE)["embeddings"]["trained"]
     return {
         "changes": {},
         "seed": spec.seed,
@@ -127,17 +141,33 @@ def reference_row(spec: RunSpec, paths: RunPaths) -> dict[str, Any]:
     }
 
 
-def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = None) -> dict[str, Any]:
-    """One variant (and seed) of notebook 07 through the same stages as the main run: mine + audit, train, embed,
-    evaluate. ``name`` may be the reference row with a seed other than the run's (the main recipe, retrained).
+def _row_folder(paths: RunPaths, per_seed: bool = True) -> Callable[[SweepRow], Path]:
+    """Where a row of notebook 07 is made and kept: ``ABLATIONS_DIR/name/seedN`` (``ABLATIONS_DIR/name`` for the
+    one row of a variant run without a seed)."""
+    return lambda row: paths.ablation_dir(row.name) / f"seed{row.seed}" if per_seed else paths.ablation_dir(row.name)
 
-    Only the papers the evaluation of ``ablations.tasks`` reads are embedded, at the run's evaluation length.
-    """
-    variant = ablation_spec(spec, name, seed)
-    out = paths.ablation_dir(name) if seed is None else paths.ablation_dir(name) / f"seed{variant.seed}"
-    done = finished_ablation(variant, out)
-    if done is not None:
-        return done
+
+def _row_store(paths: RunPaths, per_seed: bool = True) -> RowFolders:
+    return RowFolders(_row_folder(paths, per_seed), ablation_settings)
+
+
+def _make_row(spec: RunSpec, paths: RunPaths, per_seed: bool = True) -> Callable[[SweepRow], dict[str, Any]]:
+    """The sweep's row maker for notebook 07: the reference row from the main run's notebooks where it is not
+    retrained (a row not recorded), else the row's variant through every stage (:func:`make_ablation_row`)."""
+    folder = _row_folder(paths, per_seed)
+
+    def make(row: SweepRow) -> dict[str, Any]:
+        if not row.record:
+            return reference_row(spec, paths)
+        return make_ablation_row(row.spec, paths, row.name, folder(row))
+
+    return make
+
+
+def make_ablation_row(variant: RunSpec, paths: RunPaths, name: str, out: Path) -> dict[str, Any]:
+    """One variant (and seed) of notebook 07 through the same stages as the main run, in ``out``: mine + audit,
+    train, embed, evaluate. Only the papers the evaluation of ``ablations.tasks`` reads are embedded, at the run's
+    evaluation length."""
     started = time.time()
     metadata, extra = _variant_papers(variant, paths, out / "texts")
     mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
@@ -147,7 +177,7 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
     embedding_file = out / "embeddings.jsonl"
     papers = paper_text_fields(papers_to_embed(scidocs, split, tasks), variant["ablations.text_fields"], extra)
     embedded = embed(variant.embedding, trained["model_dir"], papers, embedding_file)
-    row = {
+    return {
         "changes": ABLATIONS.get(name, {}),
         "seed": variant.seed,
         "embedding_file": str(embedding_file),
@@ -158,14 +188,24 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
         "results": evaluate_file(scidocs, embedding_file, tasks, split),
         "seconds": round(time.time() - started, 1),
     }
-    write_json(out / ROW_FILE, {"settings": ablation_settings(variant), "row": row})  # last: marks the row done
-    return row
 
 
-# A finished row's record: the settings it ran with and its result. A later run of notebook 07 (after a crash, or
-# with more variants or seeds) reuses a row whose settings are unchanged instead of retraining it.
-ROW_FILE = "row.json"
-# Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row.
+def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = None) -> dict[str, Any]:
+    """One variant (and seed) of notebook 07 through the same stages as the main run: mine + audit, train, embed,
+    evaluate. ``name`` may be the reference row with a seed other than the run's (the main recipe, retrained).
+
+    A row finished earlier with the same settings is reused (:func:`finished_ablation`); a new one is recorded in
+    its folder's ``row.json`` last, which marks it done.
+    """
+    variant = ablation_spec(spec, name, seed)
+    row = SweepRow(name, variant.seed, ABLATIONS.get(name, {}), variant)
+    per_seed = seed is not None
+    rows = run_sweep([row], _make_row(spec, paths, per_seed), _row_store(paths, per_seed))
+    return rows[name][variant.seed]
+
+
+# Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row, so a
+# later run of notebook 07 (after a crash, or with more variants or seeds) reuses a row whose settings are unchanged.
 GRID_KEYS = ("variants", "seeds")
 # Settings that make a row only through another key the row's settings keep: ablations.max_triplets is written
 # into training.max_triplets, so a row trained on N triplets is the same row however N was set.
@@ -184,14 +224,23 @@ def ablation_settings(variant: RunSpec) -> dict[str, Any]:
 def finished_ablation(variant: RunSpec, out: Path) -> dict[str, Any] | None:
     """The row recorded in ``out/row.json`` when it ran with ``variant``'s settings and its embeddings are still
     there; None otherwise (not run, interrupted, or run with other settings: it is then run again)."""
-    record_file = out / ROW_FILE
-    if not record_file.is_file():
-        return None
-    record = read_json(record_file)
-    row = record.get("row", {})
-    if record.get("settings") != ablation_settings(variant) or not Path(row.get("embedding_file", "")).is_file():
-        return None
-    return {**row, "reused": str(record_file)}
+    return finished_row(out, ablation_settings(variant))
+
+
+def ablation_rows(spec: RunSpec) -> list[SweepRow]:
+    """The rows of notebook 07, row by row, each at every seed of ``ablations.seeds``: the reference row first
+    (its run seed read from the main run, not recorded, unless Table 2 has a budget of its own), then each variant."""
+    seeds = list(spec["ablations.seeds"]) or [spec.seed]
+    rows = [
+        SweepRow(REFERENCE, seed, {}, ablation_spec(spec, REFERENCE, seed))
+        if not (seed == spec.seed and reuses_main_model(spec))
+        else SweepRow(REFERENCE, seed, None, spec, record=False)
+        for seed in seeds
+    ]
+    variants = {name: ABLATIONS.get(name, {}) for name in spec["ablations.variants"]}
+    return rows + variant_rows(
+        spec, variants, seeds, lambda base, name, _overrides, seed: ablation_spec(base, name, seed)
+    )
 
 
 def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
@@ -200,22 +249,13 @@ def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict
     The reference row's run seed is the main run's model (not retrained) unless ``ablations.max_triplets`` sets
     another budget; its other seeds are retrained with the main recipe, so every row has the same seeds and budget.
     """
-    seeds = list(spec["ablations.seeds"]) or [spec.seed]
-    rows: dict[str, dict[int, dict[str, Any]]] = {REFERENCE: {}}
-    for seed in seeds:
-        if seed == spec.seed and reuses_main_model(spec):
-            rows[REFERENCE][seed] = reference_row(spec, paths)
-        else:
-            rows[REFERENCE][seed] = run_ablation(spec, paths, REFERENCE, seed)
-    for name in spec["ablations.variants"]:
-        rows[name] = {}
-        for seed in seeds:
-            rows[name][seed] = run_ablation(spec, paths, name, seed)
-            if progress:
-                row = rows[name][seed]
-                done = f"reused from {row['reused']}" if "reused" in row else f"done in {row['seconds']} s"
-                progress(f"{name} seed {seed} {done}")
-    return rows
+
+    def report(row: SweepRow, result: dict[str, Any], _reused: bool) -> None:
+        if progress and row.name != REFERENCE:
+            done = f"reused from {result['reused']}" if "reused" in result else f"done in {result['seconds']} s"
+            progress(f"{row.name} seed {row.seed} {done}")
+
+    return run_sweep(ablation_rows(spec), _make_row(spec, paths), _row_store(paths), finished=report)
 
 
 def ablation_statistics(
@@ -224,22 +264,18 @@ def ablation_statistics(
     """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and a paired test of each
     ranking task's per-query AP against the reference row (``evaluation.paired``, each query averaged over seeds)."""
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
-    split = spec["evaluation.split"]
     groups = {name: seed_group_statistics([r["results"] for r in by_seed.values()]) for name, by_seed in rows.items()}
     wanted = {task_name(t) for t in spec["ablations.tasks"]} or None
     ranking = [t for t in available_tasks(scidocs) if t in RANKING_TASKS and (wanted is None or t in wanted)]
-    data = read_scidocs_dir(scidocs, ranking or None)
-    qrels = {task: data.ranking[task][split] for task in ranking if split in data.ranking.get(task, {})}
-    paired: dict[str, Any] = {}
+    qrels = ranking_qrels(scidocs, spec["evaluation.split"], ranking)
+    comparison: dict[str, Any] = {}
     if qrels:
-        scored = [
-            score_row(name, [r["embedding_file"] for r in by_seed.values()], qrels) for name, by_seed in rows.items()
-        ]
+        files = {name: [r["embedding_file"] for r in by_seed.values()] for name, by_seed in rows.items()}
         references = [REFERENCE, *sorted({compared_to(name, rows) for name in rows} - {REFERENCE})]
-        paired = compare_rows(scored, references, list(qrels), n_resamples=n_resamples)
+        comparison = paired(scored_files(files, qrels), references, list(qrels), n_resamples=n_resamples)
     return {
         "groups": groups,
-        "paired": paired,
+        "paired": comparison,
         "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()},
         "max_triplets": ablation_budget(spec),
         "compared_to": {name: compared_to(name, rows) for name in rows if name != REFERENCE},
@@ -248,9 +284,4 @@ def ablation_statistics(
 
 def ablation_deltas(statistics: Mapping[str, Any]) -> list[Delta]:
     """Each row's paired difference per ranking task against the row it is tested against (``compared_to``)."""
-    paired = statistics.get("paired") or {}
-    against = statistics.get("compared_to", {})
-    deltas = []
-    for reference in paired.get("references", [REFERENCE]):
-        deltas += [d for d in from_paired(paired, reference) if against.get(d.row, REFERENCE) == reference]
-    return deltas
+    return paired_deltas(statistics.get("paired") or {}, statistics.get("compared_to", {}), REFERENCE)

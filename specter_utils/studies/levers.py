@@ -1,0 +1,359 @@
+"""The recipe-lever study: named settings x seeds, trained, embedded and scored on one benchmark, and its table.
+
+Each setting is a set of overrides of the run's specification (``training.*``, ``mining.*``); each (setting,
+seed) row goes through the workflow's own stages: mine + leakage audit (``workflow.mine``), train
+(``workflow.train``), embed the test papers of the ranking tasks at the run's one evaluation length
+(``workflow.embed``), and per-query AP on each task (``evaluation.paired``). Two fixed rows stand beside them:
+the base model (``training.base_model``, untrained) and the TF-IDF-SVD baseline. The study's list of settings and
+its command line are ``experiments/recipe_levers.py``.
+
+The rows run through the sweep runner (``workflow.sweep``): every finished row is appended as one JSON line to the
+results file (default ``RUN_DIR/levers/results.jsonl``), in one write; a row already there is skipped, so a killed
+run loses at most the row in progress and a second invocation trains nothing. :func:`lever_table` renders MAP
+mean ± sd over seeds per setting, the difference to the base model, TF-IDF and the reference recipe with a paired
+test over queries (bootstrap CI, sign-flip permutation p; each query averaged over seeds), and the training wall
+time, followed by a reading computed from the same rows.
+
+The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
+rows start from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from specter_utils.embedding.io import read_embeddings_fast
+from specter_utils.errors import DataError
+from specter_utils.evaluation.paired import per_query_ap
+from specter_utils.executed import machine_info, machine_label
+from specter_utils.io import read_json
+from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
+from specter_utils.pipeline import source_commit
+from specter_utils.presentation.interpret import evidence
+from specter_utils.presentation.tables import within_spread
+from specter_utils.runs import RunPaths, corpus_label
+from specter_utils.spec import RunSpec, load_spec
+from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
+from specter_utils.workflow.mine import mine
+from specter_utils.workflow.sweep import (
+    RowLines,
+    SweepRow,
+    paired,
+    ranking_qrels,
+    read_rows,
+    run_sweep,
+    scored_records,
+    variant_rows,
+)
+from specter_utils.workflow.train import train
+
+REFERENCE = "reference"  # the recipe the study started from: the run's specification with STUDY_BASE
+# The budget every setting starts from (the cpu profile's when the study began): pinned here, so that a later change
+# of the profile moves no row of the study; a setting changes it by its own overrides.
+STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000}
+# Recorded in each trained row: a finished row whose values differ from what its setting gives now is refused.
+RECORDED_CONFIG = ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
+BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
+TASKS = ("cite", "cocite")
+RESULTS = "levers/results.jsonl"  # under the run folder, unless --results says otherwise
+
+
+def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
+    """The specification the run folder was built with (``pipeline.json``: preset and overrides), with the study's
+    ``STUDY_BASE`` and then ``common``."""
+    record_file = run_dir / PIPELINE_FILE
+    if not record_file.is_file():
+        raise DataError(f"no {PIPELINE_FILE}: build the run folder with `specter-utils run --notebooks 01`", run_dir)
+    record = read_json(record_file)
+    return load_spec(record["preset"], {**record.get("overrides", {}), **STUDY_BASE, **common})
+
+
+def scores(embedding_file: Path, qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[str, Any]:
+    """Per-query AP (x 100) and MAP of one embeddings file on each task."""
+    embeddings = read_embeddings_fast(embedding_file)
+    per_query = {task: per_query_ap(task_qrels, embeddings, task) for task, task_qrels in qrels.items()}
+    return {
+        "map": {task: float(np.mean(list(ap.values()))) for task, ap in per_query.items()},
+        "per_query_ap": per_query,
+    }
+
+
+def _record(name: str, seed: int, overrides: Mapping[str, Any], common: Mapping[str, Any], **fields) -> dict:
+    return {
+        "setting": name,
+        "seed": seed,
+        "overrides": dict(overrides),
+        "common": dict(common),
+        **fields,
+        "commit": source_commit(),
+        "machine": machine_info(),  # cores, CPU and its flags: train_seconds means nothing without them
+        "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def trained_row(row: SweepRow, paths: RunPaths, work: Path, context: dict) -> dict[str, Any]:
+    """Mine, train, embed and score one (setting, seed); the model is removed afterwards unless ``keep_models``."""
+    variant = row.spec
+    out = work / row.name / f"seed{row.seed}"
+    mined = mine(variant, paths.train_data_dir, out / "triplets", paths.benchmark_dir)
+    started = time.time()
+    trained = train(variant, out / "triplets", paths.train_data_dir / METADATA_FILE, out / "train")
+    train_seconds = round(time.time() - started, 1)
+    embedding_file = out / "embeddings.jsonl"
+    embedded = embed(variant.embedding, trained["model_dir"], context["papers"], embedding_file)
+    if not context["keep_models"]:
+        shutil.rmtree(trained["model_dir"], ignore_errors=True)
+    summary = trained["summary"]
+    return {
+        "kind": "trained",
+        "train_seconds": train_seconds,
+        "training": {
+            "steps": summary["derived"]["total_steps"],
+            "global_batch_size": summary["derived"]["global_batch_size"],
+            "loss": summary["derived"]["loss"],
+            "data": summary["data"],
+            "results": summary["results"],
+            "config": {k: trained["config"][k] for k in RECORDED_CONFIG},
+        },
+        "triplets": mined["train"]["triplets"],
+        "mix": mined["train"].get("mix"),
+        "embedding": embedded,
+        **scores(embedding_file, context["qrels"]),
+    }
+
+
+def check_recorded_config(row: Mapping[str, Any], variant: RunSpec, results: Path) -> None:
+    """Refuse a finished row whose recorded training values differ from what its setting resolves to now (a changed
+    default or profile would otherwise put two recipes under one name)."""
+    recorded = (row.get("training") or {}).get("config") or {}
+    for key in RECORDED_CONFIG:
+        if key in recorded and recorded[key] != variant[f"training.{key}"]:
+            raise DataError(
+                f"row {row['setting']!r} seed {row['seed']} trained with {key}={recorded[key]!r}, its setting gives "
+                f"{variant[f'training.{key}']!r} now: rename the setting or use another --results file",
+                results,
+            )
+
+
+def fixed_row(spec: RunSpec, paths: RunPaths, name: str, work: Path, context: dict) -> dict[str, Any]:
+    """The base model, or the TF-IDF-SVD baseline fitted as notebook 04 fits it, on the same papers."""
+    out = work / name
+    if name == BASE:
+        embedding_file = out / "embeddings.jsonl"
+        embedded = embed(spec.embedding, spec.training.base_model, context["papers"], embedding_file)
+    else:
+        config = dataclasses.replace(spec.embedding, baselines=[TFIDF])
+        written = embed_baselines(
+            config, context["papers"], out, context["scidocs"], paths.train_data_dir, seed=spec.seed
+        )
+        embedding_file, embedded = Path(written[TFIDF]["file"]), written[TFIDF]
+    return {"kind": "baseline", "train_seconds": 0.0, "embedding": embedded, **scores(embedding_file, context["qrels"])}
+
+
+def check_finished_rows(
+    done: Mapping[tuple[str, int], Mapping[str, Any]],
+    settings: Mapping[str, Mapping[str, Any]],
+    common: Mapping[str, Any],
+    spec: RunSpec,
+    results: Path,
+) -> None:
+    """Refuse, before anything runs, a finished row of a setting whose overrides or common settings changed under
+    its name, or whose recorded training values its setting no longer gives (:func:`check_recorded_config`)."""
+    for (name, seed), row in done.items():
+        wanted = settings.get(name) if row.get("kind") == "trained" else {}
+        if wanted is not None and (row["overrides"] != dict(wanted) or row.get("common", {}) != common):
+            raise DataError(
+                f"row {name!r} seed {seed} ran with overrides {row['overrides']} and common {row.get('common')}, "
+                f"now {dict(wanted)} and {common}: rename the setting or use another --results file",
+                results,
+            )
+        if wanted is not None and row.get("kind") == "trained":
+            check_recorded_config(row, spec.with_overrides(dict(wanted)), results)
+
+
+def run_levers(
+    run_dir: str | Path,
+    settings: Mapping[str, Mapping[str, Any]],
+    seeds: Sequence[int],
+    results: str | Path | None = None,
+    common: Mapping[str, Any] | None = None,
+    tasks: Sequence[str] = TASKS,
+    keep_models: bool = False,
+    echo: Any = print,
+) -> list[dict[str, Any]]:
+    """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now.
+
+    The rows go through the sweep runner (``workflow.sweep``), kept as lines of the results file: the two fixed rows
+    at the run's seed first, then each setting at every seed."""
+    paths, common = RunPaths.of(run_dir), dict(common or {})
+    spec = run_spec(paths.run_dir, common)
+    results = Path(results) if results else paths.run_dir / RESULTS
+    work = paths.run_dir / "levers" / "rows"  # triplets, models, embeddings: in the run folder, wherever --results is
+    store = RowLines(results, name_key="setting")
+    check_finished_rows(store.rows, settings, common, spec, results)
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    split = spec["evaluation.split"]
+    context = {
+        "papers": papers_to_embed(scidocs, split, list(tasks)),
+        "qrels": ranking_qrels(scidocs, split, tasks),
+        "scidocs": scidocs,
+        "keep_models": keep_models,
+    }
+    queries = {task: len(qrels) for task, qrels in context["qrels"].items()}
+    echo(f"benchmark: {corpus_label(paths.run_dir)}, {split} queries {queries}, length {spec['embedding.max_length']}")
+    if min(queries.values(), default=0) < 400:
+        echo("note: fewer than 400 test queries per task; build the run with --set data.n_queries=500 for 400")
+    rows = [SweepRow(name, spec.seed, None, spec) for name in (BASE, TFIDF)]
+    rows += variant_rows(spec, settings, seeds)
+
+    def make(row: SweepRow) -> dict[str, Any]:
+        if row.overrides is None:
+            fields = fixed_row(spec, paths, row.name, work, context)
+        else:
+            fields = trained_row(row, paths, work, context)
+        record = _record(row.name, row.seed, row.overrides or {}, common, split=split, queries=queries, **fields)
+        record["eval_max_length"] = spec["embedding.max_length"]
+        return record
+
+    def started(row: SweepRow) -> None:
+        echo(f"[{row.name} seed {row.seed}] running")
+
+    ran = []
+
+    def finished(row: SweepRow, record: dict[str, Any], reused: bool) -> None:
+        if reused:
+            return
+        ran.append(record)
+        maps = ", ".join(f"{task} {value:.2f}" for task, value in record["map"].items())
+        echo(f"[{row.name} seed {row.seed}] MAP {maps}; trained in {record['train_seconds']:.0f} s")
+
+    run_sweep(rows, make, store, started, finished)
+    return ran
+
+
+# ---------------------------------------------------------------- the table
+def machines(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The machines the trained rows ran on, each with its row count ("not recorded" for rows written without)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row.get("kind") != "trained":
+            continue
+        label = machine_label(row["machine"]) if row.get("machine") else "machine not recorded"
+        counts[label] = counts.get(label, 0) + 1
+    return "; ".join(f"{label}: {n} row{'s' * (n != 1)}" for label, n in counts.items()) or "no trained row yet"
+
+
+def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = 10_000) -> str:
+    """Markdown: per setting, MAP mean ± sd over seeds per task, its paired difference to the base model, TF-IDF
+    and the reference recipe (95% bootstrap CI, permutation p over queries), and the mean training wall time."""
+    rows = read_rows(Path(results))
+    if not rows:
+        raise DataError("no rows yet", results)
+    by_setting: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_setting.setdefault(row["setting"], []).append(row)
+    tasks = list(rows[0]["per_query_ap"])
+    scored = scored_records(by_setting, lambda r: r["embedding"].get("file", ""))
+    references = [name for name in (BASE, TFIDF, reference) if name in by_setting]
+    compared = paired(scored, references, tasks, n_resamples=n_resamples)
+    first = rows[0]
+    queries = ", ".join(f"{task} {n}" for task, n in first["queries"].items())
+    lines = [
+        f"Benchmark: {first['split']} split, queries {queries}, evaluation length {first['eval_max_length']}; "
+        f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
+        f"95% bootstrap CI and permutation p. A difference no larger than the larger sd over seeds of the two "
+        f"rows is marked as inside the seed spread: no difference.",
+        "",
+        f"Training times on: {machines(rows)}.",
+        "",
+    ]
+    header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
+    header.append("train min")
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, entry in compared["rows"].items():
+        cells = [name, str(entry["seeds"])]
+        for task in tasks:
+            stats = entry["tasks"][task]
+            cells.append(f"{stats['map_mean']:.2f}" + (f" ± {stats['map_sd']:.2f}" if entry["seeds"] > 1 else ""))
+            for ref in references:
+                test = stats["versus"].get(ref)
+                if test is None:
+                    cells.append("")
+                    continue
+                p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
+                cell = f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}] p {p}"
+                # the larger sd over seeds of the two rows (a 1-seed row of a trained setting has none measured)
+                other = compared["rows"][ref]
+                if entry["seeds"] > 1 or other["seeds"] > 1:
+                    row_map, ref_map = (
+                        {"mean": t["map_mean"], "sd": t["map_sd"]} for t in (stats, other["tasks"][task])
+                    )
+                    if within_spread(row_map, ref_map):
+                        cell += f", inside the seed spread (sd {max(row_map['sd'], ref_map['sd']):.2f})"
+                cells.append(cell)
+        minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
+        cells.append(f"{minutes:.1f}" if minutes else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    reading = lever_reading(compared, by_setting, tasks, reference)
+    return "\n".join(lines + (["", *reading] if reading else []))
+
+
+FINDING_SEEDS = 3  # a setting with fewer seeds is a screen: its spread over training randomness is not measured
+
+
+def lever_reading(
+    compared: Mapping[str, Any],
+    by_setting: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Sequence[str],
+    reference: str,
+) -> list[str]:
+    """Sentences computed from the table: each trained setting with ``FINDING_SEEDS`` seeds or more against the
+    reference, the base model and TF-IDF (higher, lower or no difference: inside the seed spread, or an interval
+    that holds 0), its slowest seed's training time, and which settings are screens."""
+
+    def verdict(entry: Mapping[str, Any], other: str) -> str:
+        parts, signs = [], set()
+        for task in tasks:
+            stats, test = entry["tasks"][task], entry["tasks"][task]["versus"].get(other)
+            if test is None:
+                return ""
+            against = compared["rows"][other]["tasks"][task]
+            inside = within_spread(
+                {"mean": stats["map_mean"], "sd": stats["map_sd"]},
+                {"mean": against["map_mean"], "sd": against["map_sd"]},
+            )
+            signs.add(0 if inside else evidence(test["diff"], (test["ci_low"], test["ci_high"])))
+            p = "p < 0.001" if test["p"] < 0.001 else f"p {test['p']:.3f}"
+            parts.append(f"{task} {test['diff']:+.2f} ({p}{', inside the seed spread' if inside else ''})")
+        verdicts = {1: "higher than", -1: "lower than", 0: "no different from"}
+        word = verdicts[signs.pop()] if len(signs) == 1 else "not uniformly different from"
+        return f"{word} `{other}` on {' and '.join(tasks)}: {', '.join(parts)}"
+
+    lines, screens = [], []
+    for name, entry in compared["rows"].items():
+        group = by_setting[name]
+        if group[0].get("kind") != "trained" or name == reference:
+            continue
+        if entry["seeds"] < FINDING_SEEDS:
+            screens.append(f"`{name}` ({entry['seeds']} seed{'s' * (entry['seeds'] != 1)})")
+            continue
+        against = [
+            v for other in (reference, BASE, TFIDF) if other in compared["rows"] and (v := verdict(entry, other))
+        ]
+        slowest = max(r["train_seconds"] for r in group) / 60
+        lines.append(
+            f"- `{name}` ({entry['seeds']} seeds): "
+            + "; ".join(against)
+            + f"; slowest seed trained in {slowest:.1f} min."
+        )
+    if screens:
+        lines.append(f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}.")
+    return ["Reading, computed from the rows above:", "", *lines] if lines or screens else []
