@@ -43,6 +43,7 @@ from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
 from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
 from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set_seed
 
+from specter_utils.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.models import (
@@ -52,7 +53,6 @@ from specter_utils.models import (
     resolve_model,
     resolve_pooling,
 )
-from specter_utils.training.config import IN_BATCH_LOSSES, TrainConfig, differing_fields
 from specter_utils.training.data import load_training_data
 from specter_utils.training.losses import build_loss
 from specter_utils.training.model_card import write_model_card
