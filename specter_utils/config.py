@@ -575,6 +575,8 @@ def device_profile() -> str:
     import torch
 
     return "gpu" if torch.cuda.is_available() else "cpu"
+
+
 # Every key some recipe sets: a preset's value for one of these belongs to the preset's own recipe.
 RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)
 
@@ -767,6 +769,7 @@ SECTION_CLASSES: dict[str, type] = {
 }
 # Fields a run's workflow sets from elsewhere (the run's seed, its folders): not part of the specification.
 WORKFLOW_FIELDS = {"mining": ("seed",), "training": TRAIN_RUN_FIELDS}
+DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
 # Old spellings, kept for one release: a specification or flag using one gets the new name and a warning.

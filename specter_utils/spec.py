@@ -33,6 +33,7 @@ import pandas as pd
 import yaml
 
 from specter_utils.config import (
+    DEFAULT_PRESET,
     DEFAULT_RECIPE,
     DEPRECATED_KEYS,
     PROFILES,
@@ -52,7 +53,6 @@ from specter_utils.paths import PARAMS_DIR, presets
 
 SECTIONS = tuple(SECTION_CLASSES)
 EXTENDS = "extends"  # a file's key naming the preset (or file) it starts from
-DEFAULT_PRESET = "demo"  # what a run starts from when it names no preset, and what a file without 'extends' extends
 
 
 PRESETS = presets()

@@ -125,6 +125,60 @@ def test_cli_flags_override_the_preset():
         _parse(["--pooling", "max"])
 
 
+def test_train_without_a_profile_follows_the_machine(monkeypatch):
+    """No --profile: the profile of the machine (cpu without CUDA, gpu with it) and that profile's recipe, resolved
+    through the same layers as a run; the flags are the top layer."""
+    import torch
+
+    from specter_utils.commands.train import config_from_args
+
+    argv = ["--triplets", "T", "--metadata", "M", "--out", "O"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cpu = config_from_args(_parse(argv))
+    assert (cpu.profile, cpu.recipe, cpu.loss, cpu.max_length) == ("cpu", "citation-mnrl", "mnrl-citation", 64)
+    assert cpu.to_dict() == train_config("cpu", **PATHS | {"triplets": "T", "metadata": "M", "out": "O"}).to_dict()
+    assert config_from_args(_parse([*argv, "--learning-rate", "1e-4"])).learning_rate == 1e-4  # a flag wins
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu = config_from_args(_parse(argv))
+    assert (gpu.profile, gpu.recipe, gpu.loss) == ("gpu", "paper", "triplet")
+    assert config_from_args(_parse([*argv, "--profile", "cpu"])).profile == "cpu"  # a named profile wins
+
+
+def test_train_reads_a_specification_file(tmp_path, monkeypatch, capsys):
+    """--spec FILE: the flags start from its training section (a file without 'extends' starts from demo)."""
+    import torch
+
+    from specter_utils.cli import main
+    from specter_utils.commands.train import config_from_args
+    from specter_utils.spec import load_spec
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the file's profile wins over the machine's
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("training:\n  epochs: 3.0  # three passes\n")
+    config = config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--spec", str(mine), "--seed", "5"]))
+    demo = load_spec("demo").training
+    assert (config.epochs, config.profile, config.max_triplets) == (3.0, "cpu", demo.max_triplets)
+    assert (config.triplets, config.seed) == ("T", 5)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("training:\n  loss: foo\n")
+    assert main(["train", "--triplets", "T", "--metadata", "M", "--spec", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "training.loss='foo' must be one of" in err and str(bad) in err
+
+
+def test_the_train_command_goes_through_the_workflow():
+    """commands.train builds its config and hands it to workflow.train, the stage's one front door."""
+    import ast
+    import inspect
+
+    import specter_utils.commands.train as command
+
+    tree = ast.parse(inspect.getsource(command))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "specter_utils.workflow.train" in imported
+    assert not any(name.startswith("specter_utils.training") for name in imported)
+
+
 def test_cli_reports_bad_input_without_traceback(tmp_path, capsys):
     from specter_utils.cli import main
 
