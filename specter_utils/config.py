@@ -808,16 +808,20 @@ def renamed_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     return {DEPRECATED_TRAIN_FIELDS.get(k, k): v for k, v in values.items()}
 
 
+# Fields that name where the values came from (a profile, a recipe): the values themselves are compared.
+SOURCE_FIELDS = frozenset({"profile", "recipe"})
+
+
 def differing_fields(saved: Mapping[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
-    """Fields (other than run-only ones) whose value differs between a saved TrainConfig and ``config``: what a
-    resumed run may not change."""
+    """Fields (other than run-only ones and the names of a profile or recipe) whose value differs between a saved
+    TrainConfig and ``config``: what a resumed run may not change."""
     saved = renamed_fields(saved)
     current = config.to_dict()
     defaults = TrainConfig().to_dict()
     return {
         name: (saved.get(name), value)
         for name, value in current.items()
-        if name not in RUN_ONLY_FIELDS
+        if name not in RUN_ONLY_FIELDS | SOURCE_FIELDS
         and saved.get(name, defaults[name]) != value  # a field added since the save had its default then
     }
 
