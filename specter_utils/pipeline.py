@@ -235,7 +235,7 @@ def run_pipeline(
         preset: a preset of ``params_dir``, or the path of your own specification file (``run --spec``).
         run: name of ``results/<run>``; default: the preset's name (a file's: its stem).
         data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
-        corpus: the corpus kind of ``data_dir`` (``data.load.CORPUS_KINDS``) when it cannot be detected.
+        corpus: the corpus kind of ``data_dir`` (``config.CORPUS_KINDS``) when it cannot be detected.
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
         overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
         params_dir: where the specifications live (the notebooks themselves always read ``params/``).
