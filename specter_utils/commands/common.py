@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import canonical_value, setting_choices, setting_problem
+from specter_utils.config import canonical_value, setting_choices, setting_problem, setting_range
 from specter_utils.errors import DataError
 from specter_utils.io import _UMASK
 
@@ -149,14 +149,17 @@ def add_config_flags(
     hints = typing.get_type_hints(cls)
     declared = {f.name: f for f in dataclasses.fields(cls)}
     old_flags, metavars = old_flags or {}, metavars or {}
+    metavars_or_old = {*old_flags, *metavars}  # flags whose metavar hides their choices: the help lists them
     for name in fields:
         f = declared[name]
-        help_text = f"{f.metadata.get('help', '')} (default: {f.default})".replace("%", "%%")
         kind = hints[name]
+        choices = setting_choices(f)
+        allowed = setting_range(f) or (f"one of {', '.join(choices)}" if choices and name in metavars_or_old else "")
+        help_text = f"{f.metadata.get('help', '')} (default: {f.default}{'; ' + allowed if allowed else ''})"
+        help_text = help_text.replace("%", "%%")
         if kind is bool:
             parser.add_argument(config_flag(name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
             continue
-        choices = setting_choices(f)
         kwargs = {
             "type": config_type(f, kind) if kind in (int, float) else kind,
             "default": None,
