@@ -8,7 +8,11 @@ The layers, lowest first:
 4. ``preset NAME``: ``params/<NAME>.yaml``, which states only what it changes, and why;
 5. ``file PATH``: your own specification (``--spec my_run.yaml``), which starts from the preset it names with
    ``extends: hepth``, or from ``demo`` when it names none;
-6. ``override``: ``--set KEY=VALUE`` on the command line, a notebook's ``overrides``, an ablation variant.
+6. ``override``: ``--set KEY=VALUE`` on the command line, a notebook's ``overrides``, an ablation variant, the
+   flags of ``specter-utils train``.
+
+``specter-utils train`` resolves its TrainConfig through the same layers (:func:`train_config`); without a
+profile in any layer it starts from the machine's (a ``device`` layer below the preset: cpu, or gpu with CUDA).
 
 A recipe is applied at the layer that names it: choosing ``training.recipe=paper`` in an override gives exactly
 the paper's recipe, whatever the preset says for the same keys; only keys set in that same layer win over it.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from specter_utils.commands.common import add_flag
 from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args, spec_name
+from specter_utils.config import DEFAULT_PRESET
 from specter_utils.errors import DataError
 
 PRESET_HELP = (
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
         + PRESET_HELP,
     )
-    add_spec_arguments(parser, preset_default="demo")
+    add_spec_arguments(parser, preset_default=DEFAULT_PRESET)
     parser.add_argument(
         "--report",
         action="store_true",
