@@ -128,12 +128,21 @@ def _recipe_summary(name: str) -> str:
     return f"loss {values['loss']}, pooling {values['pooling']}, lr {values['learning_rate']:g}"
 
 
+def check_inputs(triplets: str | Path | None, metadata: str | Path | None) -> None:
+    """The triplets folder and the metadata file exist and are of the right kind (those given)."""
+    if triplets is not None:
+        folder = input_dir(Path(triplets), "--triplets")
+        if not (folder / TRIPLETS_TRAIN_FILE).is_file():
+            raise DataError(
+                f"--triplets: no {TRIPLETS_TRAIN_FILE} in the folder (run specter-utils mine first)", folder
+            )
+    if metadata is not None:
+        input_file(Path(metadata), "--metadata")
+
+
 def check_paths(config: TrainConfig) -> None:
     """Inputs exist and are of the right kind, the run folder can be written: before any model is loaded."""
-    triplets = input_dir(Path(config.triplets), "--triplets")
-    if not (triplets / TRIPLETS_TRAIN_FILE).is_file():
-        raise DataError(f"--triplets: no {TRIPLETS_TRAIN_FILE} in the folder (run specter-utils mine first)", triplets)
-    input_file(Path(config.metadata), "--metadata")
+    check_inputs(config.triplets, config.metadata)
     base = Path(config.base_model)
     if base.is_dir() and not any(base.iterdir()):
         raise DataError("--base-model: the model folder is empty", base)
@@ -142,6 +151,7 @@ def check_paths(config: TrainConfig) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.triplets, args.metadata)  # first: the machine's profile needs torch to see it
     config = config_from_args(args).validate()
     check_paths(config)
     if not config.progress_bar:
