@@ -161,7 +161,11 @@ def test_train_reads_a_specification_file(tmp_path, monkeypatch, capsys):
     assert (config.triplets, config.seed) == ("T", 5)
     bad = tmp_path / "bad.yaml"
     bad.write_text("training:\n  loss: foo\n")
-    assert main(["train", "--triplets", "T", "--metadata", "M", "--spec", str(bad)]) == 2
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "train.jsonl").write_text("")
+    (tmp_path / "m.json").write_text("{}")
+    argv = ["train", "--triplets", str(tmp_path / "t"), "--metadata", str(tmp_path / "m.json"), "--spec", str(bad)]
+    assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "training.loss='foo' must be one of" in err and str(bad) in err
 
