@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from transformers import TrainerCallback  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from specter_utils.training.config import make_config
+from specter_utils.spec import train_config
 from specter_utils.training.train import train_specter  # noqa: E402
 
 # name -> (recipe, TrainConfig overrides); the first is the baseline of the ratio column
@@ -55,7 +55,7 @@ class StepTimer(TrainerCallback):
 def measure(name: str, recipe: str, overrides: dict, triplets: Path, metadata: str, steps: int, length: int) -> dict:
     timer = StepTimer()
     with tempfile.TemporaryDirectory() as out:
-        config = make_config(
+        config = train_config(
             "cpu",
             recipe,
             triplets=str(triplets),

@@ -46,7 +46,7 @@ from transformers import AutoTokenizer, BertConfig, BertModel, TrainerCallback  
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from specter_utils.models import resolve_model  # noqa: E402
-from specter_utils.training.config import make_config  # noqa: E402
+from specter_utils.spec import train_config  # noqa: E402
 
 SCIBERT_VOCAB = 31090
 # Dense bf16 peak FLOP/s (vendor datasheets, no sparsity).
@@ -121,7 +121,7 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
 
     out = Path(tempfile.mkdtemp(prefix=f"bench_{name}_"))
     if kw.get("project"):
-        config = make_config(
+        config = train_config(
             "gpu",
             triplets="-",
             metadata="-",
@@ -230,7 +230,7 @@ def dp_worker(args: argparse.Namespace) -> None:
     world = world_size()
     seq_len, batch = args.seq_lens[0], args.batch
     out = Path(tempfile.mkdtemp(prefix="bench_dp_"))
-    config = make_config(
+    config = train_config(
         triplets="-",
         metadata="-",
         out=str(out),

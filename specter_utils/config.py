@@ -1,8 +1,10 @@
-"""Every setting of the project, once: one dataclass per stage, each default with the reason for its value.
+"""Every setting of the project, once: one dataclass per stage, each field declared with ``setting``: its default,
+its help (the reason for its value), its allowed values and its numeric range.
 
-This module is the only place a default lives. A run specification (``params/<preset>.yaml``, your own file,
-``--set`` overrides) is validated into these classes by :mod:`specter_utils.spec`; the command-line flags of
-``train``, ``mine`` and ``embed`` are generated from them; library functions take them whole.
+This module is the only place a default, a setting's help, its choices or its range lives. A run specification
+(``params/<preset>.yaml``, your own file, ``--set`` overrides) is validated into these classes by :mod:`specter_utils.spec`, every value against its field's
+choices and range; the command-line flags of ``train``, ``mine`` and ``build-benchmark`` are generated from them
+(help, choices, range); library functions take them whole.
 
 A section of the specification is one class:
 
@@ -20,7 +22,8 @@ section       class               stage (notebook)
 ============  ==================  ==========================================
 
 Training starts from a *profile* (``PROFILES``: fits a run to a machine) and a *recipe* (``RECIPES``: the
-scientific choices). The order of precedence is: defaults, profile, recipe, preset file, your file, overrides.
+scientific choices). The order of precedence is: defaults, profile, recipe, preset file, your file, overrides
+(:mod:`specter_utils.spec` applies it, for ``run``, ``spec show`` and ``train`` alike).
 
 This module imports nothing heavy, so ``--help`` stays instant.
 """
@@ -28,11 +31,8 @@ This module imports nothing heavy, so ``--help`` stays instant.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import io
 import math
-import re
-import tokenize
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,18 +46,139 @@ POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own 
 # with the frozen base model as guide (the library's own false-negative filter).
 LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
 IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
-TRAIN_DTYPES = ("auto", "bf16", "fp16", "fp32")
+# Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
+# the same precisions are accepted and mean the short name.
+DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by GPU; embed: a timed probe)
+DTYPE_ALIASES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+TRAIN_DTYPES = ("auto", "bf16", "fp16", "fp32")  # what training can run in (int8 is for embedding only)
+EMBED_DTYPES = ("auto", "fp32", "bf16", "int8")  # what embed can run in (int8: OpenVINO + NNCF on a CPU)
 OPTIMIZERS = ("adamw", "bert_adam")  # torch AdamW (bias-corrected); BertAdam of the released code (training.released)
 LR_SCHEDULES = ("linear", "slanted_triangular")  # warm-up then linear decay to 0; AllenNLP's lr/ratio -> lr -> lr/ratio
 POSITIVE_SIGNALS = ("citation", "cocitation", "mix")  # Table 3: what makes a positive
 STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (triplets.sampler, triplets.scincl)
 EMBED_SPLITS = ("all", "test", "val")
+EVAL_SPLITS = ("test", "val")  # the splits SCIDOCS scores (val: for choosing settings without touching test)
 INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
 # The corpus readers (data.load), by the name data.corpus gives
 CORPUS_KINDS = ("hepth", "citeseer", "tables", "s2orc", "openalex", "jsonl", "synthetic")
+ANALYSIS_METHODS = ("tsne", "umap")  # the 2-D maps of Figure 2 (analysis.geometry)
+ENCODERS_TO_TUNE = ("trained", "base")  # heads.end_to_end.model: notebook 03's model or training.base_model
+
+
+def canonical_dtype(name: str) -> str:
+    """A precision's short name (``bfloat16`` -> ``bf16``); a short name is returned as it is."""
+    return DTYPE_ALIASES.get(name, name)
+
+
+# ---------------------------------------------------------------- a setting: default, help, choices and range, once
+def setting(
+    default: Any = dataclasses.MISSING,
+    help: str = "",
+    *,
+    factory: Callable[[], Any] | Any = dataclasses.MISSING,
+    choices: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    aliases: Mapping[str, str] | None = None,
+) -> Any:
+    """A config field that declares, once, what the flags, ``spec show`` and the specification's checks read:
+
+    ``help``: what the setting does and the reason for its default; ``choices``: the allowed values (or a function
+    returning them, for a table defined further down), checked element by element for a list setting;
+    ``low``/``high``: its numeric range (ends open with ``low_open``/``high_open``); ``aliases``: other spellings
+    of a choice, accepted and read as the choice. A field's own default is always allowed ("" for none).
+    """
+    metadata = {
+        "help": help,
+        "choices": choices,
+        "low": low,
+        "high": high,
+        "low_open": low_open,
+        "high_open": high_open,
+        "aliases": dict(aliases or {}),
+    }
+    return field(default=default, default_factory=factory, metadata=metadata)
+
+
+def setting_help(cls: type) -> dict[str, str]:
+    """The help of each field of a config class (the command-line help and ``spec show``)."""
+    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+def setting_choices(f: dataclasses.Field) -> tuple[Any, ...] | None:
+    """The values field ``f`` allows (its aliases not included); None where any value of its type goes."""
+    choices = f.metadata.get("choices")
+    if choices is None:
+        return None
+    return tuple(choices() if callable(choices) else choices)
+
+
+def _number(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def setting_range(f: dataclasses.Field) -> str:
+    """Field ``f``'s range in words (``at least 1``, ``more than 0``, ``in [0, 1)``); "" without one."""
+    low, high = f.metadata.get("low"), f.metadata.get("high")
+    low_open, high_open = f.metadata.get("low_open"), f.metadata.get("high_open")
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{_number(low)}, {_number(high)}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'more than' if low_open else 'at least'} {_number(low)}"
+    if high is not None:
+        return f"{'less than' if high_open else 'at most'} {_number(high)}"
+    return ""
+
+
+def canonical_value(f: dataclasses.Field, value: Any) -> Any:
+    """``value`` with an alias of one of field ``f``'s choices replaced by the choice (``float32`` -> ``fp32``)."""
+    aliases = f.metadata.get("aliases") or {}
+    return aliases.get(value, value) if isinstance(value, str) else value
+
+
+def _out_of_range(f: dataclasses.Field, value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False  # a wrong type is the type check's to report
+    low, high = f.metadata.get("low"), f.metadata.get("high")
+    if value != value:  # NaN
+        return True
+    if low is not None and (value <= low if f.metadata.get("low_open") else value < low):
+        return True
+    return high is not None and (value >= high if f.metadata.get("high_open") else value > high)
+
+
+def setting_problem(f: dataclasses.Field, value: Any) -> str | None:
+    """What is wrong with ``value`` for field ``f`` (``must be one of a, b``, ``must be at least 1``); None if
+    nothing. The field's own default, and None, always pass."""
+    if value is None or (
+        f.default is not dataclasses.MISSING and value == f.default and type(value) is type(f.default)
+    ):
+        return None
+    choices = setting_choices(f)
+    if choices is not None:
+        allowed = ", ".join(map(str, choices))
+        if isinstance(value, (list, tuple)):
+            unknown = [item for item in value if item not in choices]
+            if unknown:
+                return f"must hold only {allowed}; {', '.join(map(repr, unknown))} is not one"
+        elif canonical_value(f, value) not in choices:
+            return f"must be one of {allowed}"
+    if _out_of_range(f, value):
+        return f"must be {setting_range(f)}"
+    return None
+
+
+def setting_problems(config: Any) -> Iterator[tuple[str, str]]:
+    """``(field, problem)`` for each field of a config instance whose value its declaration does not allow."""
+    for f in dataclasses.fields(config):
+        problem = setting_problem(f, getattr(config, f.name))
+        if problem:
+            yield f.name, problem
 
 
 # ---------------------------------------------------------------- 1. the corpus and its benchmark (notebook 01)
@@ -65,16 +186,32 @@ CORPUS_KINDS = ("hepth", "citeseer", "tables", "s2orc", "openalex", "jsonl", "sy
 class CorpusConfig:
     """Section ``data``: which corpus a run reads and how its SCIDOCS-layout benchmark is cut."""
 
-    corpus: str = "synthetic"  # hepth, citeseer, tables, s2orc, openalex, jsonl or synthetic (generated, no data)
-    src: str = ""  # the corpus file or folder; "": the kind's default (../shared/data/<kind>, or the bundled copy)
-    n_papers: int = 600  # synthetic corpus only: its size (a CPU-sized quick start)
-    n_topics: int = 6  # synthetic corpus only: its classes
-    n_queries: int = 1000  # held-out queries per ranking task (80% test), as SCIDOCS's ~1,000 per task
-    max_class_papers: int = 0  # 0: every labelled paper in the classification task; a number: a stratified sample
-    negative_pool: int = 0  # 0: random negatives from every paper with text; a number bounds the papers to embed
-    label_field: str = ""  # classification labels: venue, fields_of_study, labels or any field; "": the kind's own
-    multi_label: str = "first"  # a paper with several labels: first (its first label) or exactly-one (kept with one)
-    seed: int = 0  # the benchmark's seed, fixed so that runs with other seeds share one benchmark
+    corpus: str = setting(
+        "synthetic",
+        "hepth, citeseer, tables, s2orc, openalex, jsonl or synthetic (generated, no data)",
+        choices=CORPUS_KINDS,
+    )
+    src: str = setting(
+        "", 'the corpus file or folder; "": the kind\'s default (../shared/data/<kind>, or the bundled copy)'
+    )
+    n_papers: int = setting(600, "synthetic corpus only: its size (a CPU-sized quick start)", low=1)
+    n_topics: int = setting(6, "synthetic corpus only: its classes", low=1)
+    n_queries: int = setting(1000, "held-out queries per ranking task (80% test), as SCIDOCS's ~1,000 per task", low=1)
+    max_class_papers: int = setting(
+        0, "0: every labelled paper in the classification task; a number: a stratified sample", low=0
+    )
+    negative_pool: int = setting(
+        0, "0: random negatives from every paper with text; a number bounds the papers to embed", low=0
+    )
+    label_field: str = setting(
+        "", 'classification labels: venue, fields_of_study, labels or any field; "": the kind\'s own'
+    )
+    multi_label: str = setting(
+        "first",
+        "a paper with several labels: first (its first label) or exactly-one (kept with one)",
+        choices=MULTI_LABEL_RULES,
+    )
+    seed: int = setting(0, "the benchmark's seed, fixed so that runs with other seeds share one benchmark")
 
 
 @dataclass(frozen=True)
@@ -82,24 +219,38 @@ class BenchmarkConfig:
     """The benchmark builder's protocol: SCIDOCS's shape (<= 5 positives + 25 negatives per query). The sizes a run
     chooses (``n_queries``, ``max_class_papers``, ``negative_pool``, ``multi_label``) default to ``CorpusConfig``'s."""
 
-    n_queries: int = CorpusConfig.n_queries  # per ranking task, val + test together
-    val_fraction: float = 0.2  # of each ranking task's queries written to val.qrel
-    positives: int = 5
-    negatives: int = 25
-    min_positives: int = 3  # a query needs this many candidates with text to be eligible
-    max_heldout_fraction: float = 0.3  # of the papers with text, over both tasks: small corpora keep training data
-    min_class_size: int | None = None  # papers per label to keep a class; None: 100, less on small corpora
-    max_classes: int | None = None
-    # Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3
-    # papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.
-    max_class_papers: int | None = CorpusConfig.max_class_papers
-    multi_label: str = CorpusConfig.multi_label  # several labels: "first" takes the first, "exactly-one" drops it
-    # Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text).
-    # Each negative is still a uniformly random paper, but the papers to embed per model stop growing with
-    # n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.
-    negative_pool: int | None = CorpusConfig.negative_pool
-    classification_split: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, val, test
-    train_val_fraction: float = 0.1  # of training queries in DIR/train/val.txt
+    n_queries: int = setting(CorpusConfig.n_queries, "per ranking task, val + test together")
+    val_fraction: float = setting(
+        0.2, "of each ranking task's queries written to val.qrel", low=0.0, high=1.0, high_open=True
+    )
+    positives: int = setting(
+        5, "positives per query: papers it cites (cite) or is co-cited with (co-cite), as SCIDOCS", low=1
+    )
+    negatives: int = setting(25, "random papers per query, as SCIDOCS", low=0)
+    min_positives: int = setting(3, "a query needs this many candidates with text to be eligible", low=1)
+    max_heldout_fraction: float = setting(
+        0.3, "of the papers with text, over both tasks: small corpora keep training data"
+    )
+    min_class_size: int | None = setting(None, "papers per label to keep a class; None: 100, less on small corpora")
+    max_classes: int | None = setting(None, "the most frequent classes kept; None: every class")
+    max_class_papers: int | None = setting(
+        CorpusConfig.max_class_papers,
+        "Labelled papers kept over all classes (stratified sample); None or 0: all. Each kept class keeps at least 3 "
+        "papers (one per split), so with many small classes the total can exceed the cap by up to 3 per class.",
+    )
+    multi_label: str = setting(
+        CorpusConfig.multi_label,
+        'several labels: "first" takes the first, "exactly-one" drops it',
+        choices=MULTI_LABEL_RULES,
+    )
+    negative_pool: int | None = setting(
+        CorpusConfig.negative_pool,
+        "Random negatives come from a seeded uniform sample of this many papers (None or 0: every paper with text). "
+        "Each negative is still a uniformly random paper, but the papers to embed per model stop growing with "
+        "n_queries x negatives: on hep-th, 800 queries draw from 4,000 papers instead of about 15K distinct ones.",
+    )
+    classification_split: tuple[float, float, float] = setting((0.6, 0.2, 0.2), "train, val, test")
+    train_val_fraction: float = setting(0.1, "of training queries in DIR/train/val.txt")
 
 
 # ---------------------------------------------------------------- 2. triplets (notebook 02)
@@ -107,32 +258,39 @@ class BenchmarkConfig:
 class SamplerConfig:
     """Section ``mining``: the original SPECTER sampler's settings (docs/protocol.md, "Triplets")."""
 
-    strategy: str = "specter"  # specter (the original), spectroid (positives weighted by in-citations) or scincl
-    triplets_per_query: int = 5  # the original's samples_per_query
-    hard_ratio: float = 0.3  # ceil(0.3 * 5) = 2 hard triplets (a citation of a citation), 3 easy (a random paper)
-    margin_fraction: float = 0.5  # the original's default; with counts {5, 1} it makes the margin 2
-    no_hard_negatives: bool = False  # the Table 2 ablation: every negative a random paper
-    positives: str = "citation"  # citation (SPECTER); cocitation or mix: Table 3's task-specific signals
-    max_triplets: int = 0  # 0: mine every query; a cap takes whole random queries (SPECTROID's max_training_triplets)
-    scincl_fraction: float = 0.0  # share of the queries (of those both samplers serve) mined by SciNCL instead
-    # (triplets.mix), seeded: SciNCL's graph-neighbourhood positives beside citation positives; 0: citations only
-    seed: int = 0  # set from the run's seed by the workflow
+    strategy: str = setting(
+        "specter",
+        "specter (the original), spectroid (positives weighted by in-citations) or scincl",
+        choices=STRATEGIES,
+    )
+    triplets_per_query: int = setting(5, "the original's samples_per_query", low=1)
+    hard_ratio: float = setting(
+        0.3, "ceil(0.3 * 5) = 2 hard triplets (a citation of a citation), 3 easy (a random paper)", low=0.0, high=1.0
+    )
+    margin_fraction: float = setting(
+        0.5, "the original's default; with counts {5, 1} it makes the margin 2", low=0.0, high=1.0
+    )
+    no_hard_negatives: bool = setting(False, "the Table 2 ablation: every negative a random paper")
+    positives: str = setting(
+        "citation", "citation (SPECTER); cocitation or mix: Table 3's task-specific signals", choices=POSITIVE_SIGNALS
+    )
+    max_triplets: int = setting(
+        0, "0: mine every query; a cap takes whole random queries (SPECTROID's max_training_triplets)", low=0
+    )
+    scincl_fraction: float = setting(
+        0.0,
+        "share of the queries (of those both samplers serve) mined by SciNCL instead (triplets.mix), seeded: SciNCL's"
+        " graph-neighbourhood positives beside citation positives; 0: citations only",
+        low=0.0,
+        high=1.0,
+    )
+    seed: int = setting(0, "set from the run's seed by the workflow")
 
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise DataError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        if self.triplets_per_query < 1:
-            raise DataError(f"triplets_per_query must be >= 1, got {self.triplets_per_query}")
-        if not 0.0 <= self.hard_ratio <= 1.0:
-            raise DataError(f"hard_ratio must be in [0, 1], got {self.hard_ratio}")
         if self.max_triplets is None:  # the former spelling of "no cap"
             self.max_triplets = 0
-        if self.max_triplets < 0:
-            raise DataError(f"max_triplets must be 0 (no cap) or more, got {self.max_triplets}")
-        if self.positives not in POSITIVE_SIGNALS:
-            raise DataError(f"positives must be one of {POSITIVE_SIGNALS}, got {self.positives!r}")
-        if not 0.0 <= self.scincl_fraction <= 1.0:
-            raise DataError(f"scincl_fraction must be in [0, 1], got {self.scincl_fraction}")
+        for name, problem in setting_problems(self):
+            raise DataError(f"{name} {problem}, got {getattr(self, name)!r}")
         if self.scincl_fraction and self.strategy == "scincl":
             raise DataError("scincl_fraction mixes SciNCL into the specter or spectroid sampler; strategy is scincl")
 
@@ -161,60 +319,134 @@ class TrainConfig:
     """
 
     # --- data (scientific) ---
-    triplets: str = ""  # mining output dir with train.jsonl (and val.jsonl for a validation loss); paper ids only
-    metadata: str = ""  # SPECTER metadata.json: titles and abstracts are looked up here at training time
-    out: str = "runs/train"  # run dir: model/ (final model), checkpoints/, train_config.json, log_history.json
-    max_triplets: int = 0  # 0 = all; a cap (seeded sample) keeps CPU runs to minutes
-    max_val_triplets: int = 0  # 0 = all; the validation loss costs one forward pass per val triplet each time
-    drop_unknown: bool = False  # a triplet naming a paper missing from metadata is an error; True drops and counts it
+    triplets: str = setting(
+        "", "mining output dir with train.jsonl (and val.jsonl for a validation loss); paper ids only"
+    )
+    metadata: str = setting("", "SPECTER metadata.json: titles and abstracts are looked up here at training time")
+    out: str = setting("runs/train", "run dir: model/ (final model), checkpoints/, train_config.json, log_history.json")
+    max_triplets: int = setting(0, "0 = all; a cap (seeded sample) keeps CPU runs to minutes", low=0)
+    max_val_triplets: int = setting(
+        0, "0 = all; the validation loss costs one forward pass per val triplet each time", low=0
+    )
+    drop_unknown: bool = setting(
+        False, "a triplet naming a paper missing from metadata is an error; True drops and counts it"
+    )
     # --- model (scientific) ---
-    base_model: str = DEFAULT_MODEL  # offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased
-    pooling: str = "auto"  # auto: a sentence-transformers base keeps its own pooling (+ normalisation), a plain
-    # transformers base (SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)
-    max_length: int = 512  # SPECTER truncates "title [SEP] abstract" to 512 wordpieces
+    base_model: str = setting(
+        DEFAULT_MODEL, "offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased"
+    )
+    pooling: str = setting(
+        "auto",
+        "auto: a sentence-transformers base keeps its own pooling (+ normalisation), a plain transformers base "
+        "(SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)",
+        choices=POOLINGS,
+    )
+    max_length: int = setting(512, 'SPECTER truncates "title [SEP] abstract" to 512 wordpieces', low=2)
     # --- loss (scientific) ---
-    loss: str = "triplet"  # triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES
-    triplet_margin: float = 1.0  # SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's
-    mnrl_scale: float = 20.0  # in-batch losses: cosine x 20 (temperature 0.05), the library's default
-    cached_mini_batch: int = 0  # > 0: the Cached variant (GradCache) of mnrl / mnrl-citation / gist, whose memory
-    # depends on this mini-batch, not on the batch: large in-batch-negative batches (batch_size = effective_batch_size,
-    # e.g. 256-1024) on a small machine, at the same loss and gradients (costs one extra forward)
-    gather_across_devices: bool = True  # in-batch losses under torchrun: negatives from every process's slice (the
-    # global batch, as one process with that batch would see); off: each process's own slice only (N times fewer)
-    merge_with_base: float = 1.0  # WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge
+    loss: str = setting("triplet", "triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES", choices=LOSSES)
+    triplet_margin: float = setting(
+        1.0,
+        "SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's",
+        low=0.0,
+        low_open=True,
+    )
+    mnrl_scale: float = setting(
+        20.0, "in-batch losses: cosine x 20 (temperature 0.05), the library's default", low=0.0, low_open=True
+    )
+    cached_mini_batch: int = setting(
+        0,
+        "> 0: the Cached variant (GradCache) of mnrl / mnrl-citation / gist, whose memory depends on this mini-batch,"
+        " not on the batch: large in-batch-negative batches (batch_size = effective_batch_size, e.g. 256-1024) on a "
+        "small machine, at the same loss and gradients (costs one extra forward)",
+        low=0,
+    )
+    gather_across_devices: bool = setting(
+        True,
+        "in-batch losses under torchrun: negatives from every process's slice (the global batch, as one process with "
+        "that batch would see); off: each process's own slice only (N times fewer)",
+    )
+    merge_with_base: float = setting(
+        1.0, "WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge", low=0.0, high=1.0, low_open=True
+    )
     # --- optimisation (fixed: the paper's values) ---
-    learning_rate: float = 2e-5  # paper: Adam lr 2e-5
-    weight_decay: float = 0.01  # paper; never applied to biases or LayerNorm weights (checked at train start)
-    max_grad_norm: float = 1.0  # paper: gradient clipping at 1.0
-    warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, then decay (the paper's slanted triangular)
-    optimizer: str = "adamw"  # adamw; bert_adam: the released code's (no bias correction, eps 1e-6, per-tensor clip)
-    lr_schedule: str = "linear"  # linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr and back
-    stlr_ratio: float = 32.0  # slanted_triangular only: the lowest learning rate is learning_rate / stlr_ratio
-    grad_value_clip: float = 0.0  # > 0: clamp every gradient value to [-x, x] (AllenNLP grad_clipping; released: 1)
-    embedding_dropout: float = 0.0  # > 0: dropout on the embeddings before the triplet loss (released: 0.5)
-    best_by_val_loss: bool = False  # validate and save every epoch, keep the lowest validation loss (released)
-    effective_batch_size: int = 32  # paper: 4 per step x 8 accumulation on a 12 GB Titan V
-    batch_size: int = 4  # triplets per device in one forward pass (nuisance: as large as memory allows)
-    gradient_accumulation_steps: int = 0  # 0 = effective_batch_size / (batch_size x number of processes)
-    epochs: float = 2.0  # paper: 2 epochs over the 684K training triplets
-    max_steps: int = -1  # > 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs
-    seed: int = 42  # model head init, data order and dropout; report spread over several seeds
+    learning_rate: float = setting(2e-5, "paper: Adam lr 2e-5", low=0.0, high=1.0, low_open=True)
+    weight_decay: float = setting(
+        0.01, "paper; never applied to biases or LayerNorm weights (checked at train start)", low=0.0
+    )
+    max_grad_norm: float = setting(1.0, "paper: gradient clipping at 1.0", low=0.0, low_open=True)
+    warmup_ratio: float = setting(
+        0.1,
+        "linear warm-up over the first 10% of steps, then decay (the paper's slanted triangular)",
+        low=0.0,
+        high=1.0,
+        high_open=True,
+    )
+    optimizer: str = setting(
+        "adamw",
+        "adamw; bert_adam: the released code's (no bias correction, eps 1e-6, per-tensor clip)",
+        choices=OPTIMIZERS,
+    )
+    lr_schedule: str = setting(
+        "linear", "linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr and back", choices=LR_SCHEDULES
+    )
+    stlr_ratio: float = setting(
+        32.0, "slanted_triangular only: the lowest learning rate is learning_rate / stlr_ratio", low=1.0
+    )
+    grad_value_clip: float = setting(
+        0.0, "> 0: clamp every gradient value to [-x, x] (AllenNLP grad_clipping; released: 1)", low=0.0
+    )
+    embedding_dropout: float = setting(
+        0.0, "> 0: dropout on the embeddings before the triplet loss (released: 0.5)", low=0.0, high=1.0, high_open=True
+    )
+    best_by_val_loss: bool = setting(False, "validate and save every epoch, keep the lowest validation loss (released)")
+    effective_batch_size: int = setting(32, "paper: 4 per step x 8 accumulation on a 12 GB Titan V", low=1)
+    batch_size: int = setting(4, "triplets per device in one forward pass (nuisance: as large as memory allows)", low=1)
+    gradient_accumulation_steps: int = setting(
+        0, "0 = effective_batch_size / (batch_size x number of processes)", low=0
+    )
+    epochs: float = setting(2.0, "paper: 2 epochs over the 684K training triplets")
+    max_steps: int = setting(-1, "> 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs")
+    seed: int = setting(42, "model head init, data order and dropout; report spread over several seeds")
     # --- hardware (nuisance) ---
-    dtype: str = "auto"  # auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU
-    torch_compile: bool = False  # torch.compile the model; only worth it on GPU for long runs (compile takes minutes)
-    group_by_length: bool = False  # batch similar lengths together: less padding, slightly less random batches
-    dataloader_num_workers: int = 0  # tokenisation happens in the collator; workers help a fast GPU, not a CPU run
+    dtype: str = setting(
+        "auto",
+        "auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU",
+        choices=TRAIN_DTYPES,
+        aliases=DTYPE_ALIASES,
+    )
+    torch_compile: bool = setting(
+        False, "torch.compile the model; only worth it on GPU for long runs (compile takes minutes)"
+    )
+    group_by_length: bool = setting(False, "batch similar lengths together: less padding, slightly less random batches")
+    dataloader_num_workers: int = setting(
+        0, "tokenisation happens in the collator; workers help a fast GPU, not a CPU run", low=0
+    )
     # --- checkpoints and logging ---
-    save_steps: int = 500  # a checkpoint every N optimiser steps; a killed run resumes from the last one
-    save_total_limit: int = 2  # checkpoints kept on disk (each holds the optimiser state: about 3x the model)
-    keep_checkpoints: bool = False  # keep checkpoints/ after the final model is written
-    eval_steps: int = 500  # validation loss (and triplet accuracy) every N optimiser steps, and at the end
-    logging_steps: int = 50  # training loss, learning rate and gradient norm every N optimiser steps
-    resume: bool = True  # continue from the last checkpoint in out/checkpoints when there is one
-    overwrite: bool = False  # replace an existing final model in out/model (otherwise that is an error)
-    progress_bar: bool = True  # tqdm progress bar (turn off in logs of batch jobs)
-    profile: str = ""  # the machine profile these values started from (PROFILES; recorded in the model card)
-    recipe: str = ""  # the recipe (RECIPES) applied after the profile (recorded in the model card)
+    save_steps: int = setting(
+        500, "a checkpoint every N optimiser steps; a killed run resumes from the last one", low=1
+    )
+    save_total_limit: int = setting(
+        2, "checkpoints kept on disk (each holds the optimiser state: about 3x the model)", low=1
+    )
+    keep_checkpoints: bool = setting(False, "keep checkpoints/ after the final model is written")
+    eval_steps: int = setting(
+        500, "validation loss (and triplet accuracy) every N optimiser steps, and at the end", low=1
+    )
+    logging_steps: int = setting(50, "training loss, learning rate and gradient norm every N optimiser steps", low=1)
+    resume: bool = setting(True, "continue from the last checkpoint in out/checkpoints when there is one")
+    overwrite: bool = setting(False, "replace an existing final model in out/model (otherwise that is an error)")
+    progress_bar: bool = setting(True, "tqdm progress bar (turn off in logs of batch jobs)")
+    profile: str = setting(
+        "",
+        "the machine profile these values started from (PROFILES; recorded in the model card)",
+        choices=lambda: PROFILES,
+    )
+    recipe: str = setting(
+        "", "the recipe (RECIPES) applied after the profile (recorded in the model card)", choices=lambda: RECIPES
+    )
+
+    def __post_init__(self) -> None:
+        self.dtype = canonical_dtype(self.dtype)  # bfloat16 is bf16
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -225,60 +457,18 @@ class TrainConfig:
         def bad(name: str, why: str) -> DataError:
             return DataError(f"{name}={getattr(self, name)!r}: {why}", "TrainConfig", record_id=name)
 
-        if self.pooling not in POOLINGS:
-            raise bad("pooling", f"expected one of {POOLINGS}")
-        if self.loss not in LOSSES:
-            raise bad("loss", f"expected one of {LOSSES}")
+        for name, problem in setting_problems(self):  # each field against its declared choices and range
+            raise bad(name, problem)
         if self.loss in IN_BATCH_LOSSES and self.batch_size < 2:
             raise bad(
                 "batch_size",
                 f"loss={self.loss!r} uses the other papers of a batch as negatives, so a batch needs at least 2 "
                 "triplets (gradient accumulation does not add in-batch negatives)",
             )
-        if self.loss in IN_BATCH_LOSSES and self.cached_mini_batch < 0:
-            raise bad("cached_mini_batch", "must be 0 (off) or more")
-        if not 0.0 < self.merge_with_base <= 1.0:
-            raise bad("merge_with_base", "must be in (0, 1]: the trained model's share of the merged weights")
-        if self.mnrl_scale <= 0:
-            raise bad("mnrl_scale", "must be positive")
-        if self.optimizer not in OPTIMIZERS:
-            raise bad("optimizer", f"expected one of {OPTIMIZERS}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise bad("lr_schedule", f"expected one of {LR_SCHEDULES}")
-        if self.stlr_ratio < 1.0:
-            raise bad("stlr_ratio", "must be at least 1 (the lowest learning rate is learning_rate / stlr_ratio)")
-        if self.grad_value_clip < 0:
-            raise bad("grad_value_clip", "must be 0 (off) or positive")
         if self.grad_value_clip and self.dtype == "fp16":
             raise bad("grad_value_clip", "cannot clamp fp16's loss-scaled gradients; use bf16 or fp32")
-        if not 0.0 <= self.embedding_dropout < 1.0:
-            raise bad("embedding_dropout", "must be in [0, 1)")
         if self.embedding_dropout and self.loss != "triplet":
             raise bad("embedding_dropout", "is applied in the triplet loss only (loss='triplet')")
-        if self.dtype not in TRAIN_DTYPES:
-            raise bad("dtype", f"expected one of {TRAIN_DTYPES}")
-        for name in ("max_length", "effective_batch_size", "batch_size", "save_steps"):
-            if getattr(self, name) < 1:
-                raise bad(name, "must be at least 1")
-        for name in ("eval_steps", "logging_steps", "save_total_limit"):
-            if getattr(self, name) < 1:
-                raise bad(name, "must be at least 1")
-        for name in ("max_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"):
-            if getattr(self, name) < 0:
-                raise bad(name, "must be 0 or more")
-        if not 0.0 <= self.warmup_ratio < 1.0:
-            raise bad("warmup_ratio", "must be in [0, 1)")
-        if self.learning_rate <= 0:
-            raise bad("learning_rate", "must be positive")
-        if self.weight_decay < 0 or self.max_grad_norm <= 0 or self.triplet_margin <= 0:
-            name = (
-                "weight_decay"
-                if self.weight_decay < 0
-                else "max_grad_norm"
-                if self.max_grad_norm <= 0
-                else "triplet_margin"
-            )
-            raise bad(name, "out of range")
         if self.epochs <= 0 and self.max_steps <= 0:
             raise bad("epochs", "must be positive (or set max_steps)")
         if not self.triplets:
@@ -377,6 +567,16 @@ RECIPES: dict[str, dict[str, Any]] = {
     },
 }
 DEFAULT_RECIPE = {"cpu": "citation-mnrl", "gpu": "paper"}  # a profile's recipe when none is named
+
+
+def device_profile() -> str:
+    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. It imports torch, so it is
+    called only when a run is about to train (``specter-utils train`` without ``--profile``)."""
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
 # Every key some recipe sets: a preset's value for one of these belongs to the preset's own recipe.
 RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)
 
@@ -386,11 +586,19 @@ RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)
 class EmbedConfig:
     """Section ``embedding`` (and ``specter-utils embed``): how every row of every table is embedded."""
 
-    max_length: int = 512  # THE evaluation length, shared by every row of Tables 1 and 2: SPECTER's 512 wordpieces
-    batch_size: int = 32  # papers per forward pass
-    min_cosine: float = 0.99  # embed --dtype auto: the least cosine to float32 a faster precision may keep
-    split: str = "test"  # embed only the papers the test evaluation reads (all: every paper, so val can be scored)
-    baselines: list[str] = field(default_factory=lambda: ["random", "tfidf-svd", "sif", "sgc"])  # Table 1's
+    max_length: int = setting(
+        512, "THE evaluation length, shared by every row of Tables 1 and 2: SPECTER's 512 wordpieces", low=2
+    )
+    batch_size: int = setting(32, "papers per forward pass", low=1)
+    min_cosine: float = setting(
+        0.99, "embed --dtype auto: the least cosine to float32 a faster precision may keep", low=-1.0, high=1.0
+    )
+    split: str = setting(
+        "test",
+        "embed only the papers the test evaluation reads (all: every paper, so val can be scored)",
+        choices=EMBED_SPLITS,
+    )
+    baselines: list[str] = setting(factory=lambda: ["random", "tfidf-svd", "sif", "sgc"], help="Table 1's")
 
 
 # ---------------------------------------------------------------- 5. evaluation (notebook 05, evaluate)
@@ -398,10 +606,10 @@ class EmbedConfig:
 class EvalConfig:
     """Section ``evaluation``: what is scored, on which data and split."""
 
-    scidocs_dir: str = ""  # evaluation data; "": the benchmark built by notebook 01
-    split: str = "test"  # as reported in the paper
-    tasks: list[str] = field(default_factory=list)  # empty: every task present
-    models: list[str] = field(default_factory=list)  # embedding files to score; empty: all, trained and base first
+    scidocs_dir: str = setting("", 'evaluation data; "": the benchmark built by notebook 01')
+    split: str = setting("test", "as reported in the paper", choices=EVAL_SPLITS)
+    tasks: list[str] = setting(factory=list, help="empty: every task present")
+    models: list[str] = setting(factory=list, help="embedding files to score; empty: all, trained and base first")
 
 
 # ---------------------------------------------------------------- 6. analysis (notebook 06: Figure 2)
@@ -409,12 +617,14 @@ class EvalConfig:
 class AnalysisConfig:
     """Section ``analysis``: the t-SNE / UMAP plots and their DBSCAN homogeneity and completeness."""
 
-    models: list[str] = field(default_factory=lambda: ["base", "trained"])  # the paper compares SciBERT with SPECTER
-    methods: list[str] = field(default_factory=lambda: ["tsne", "umap"])  # t-SNE as in the paper, UMAP beside it
-    task: str = "mag"  # the classification slot whose labels colour the points
-    max_papers: int = 2000  # a random sample of labelled papers, the same for every model
-    max_classes: int = 10  # the most frequent classes keep the colours legible (0: every class)
-    perplexity: float = 30.0  # t-SNE's default
+    models: list[str] = setting(factory=lambda: ["base", "trained"], help="the paper compares SciBERT with SPECTER")
+    methods: list[str] = setting(
+        factory=lambda: ["tsne", "umap"], help="t-SNE as in the paper, UMAP beside it", choices=ANALYSIS_METHODS
+    )
+    task: str = setting("mag", "the classification slot whose labels colour the points")
+    max_papers: int = setting(2000, "a random sample of labelled papers, the same for every model", low=1)
+    max_classes: int = setting(10, "the most frequent classes keep the colours legible (0: every class)", low=0)
+    perplexity: float = setting(30.0, "t-SNE's default", low=0.0, low_open=True)
 
 
 # ---------------------------------------------------------------- 7. ablations (notebook 07: Tables 2 and 3)
@@ -422,20 +632,25 @@ class AnalysisConfig:
 class AblationConfig:
     """Section ``ablations``: each variant is the run's specification plus its overrides (workflow.ablations)."""
 
-    variants: list[str] = field(default_factory=lambda: ["no_hard_negatives"])  # rows beside the reference row
-    tasks: list[str] = field(default_factory=lambda: ["cite", "cocite"])  # the citation tasks; empty: every task
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])  # three seeds per row, for a mean and a spread
-    text_fields: list[str] = field(default_factory=lambda: ["title", "abstract"])  # SPECTER's input text, in this order
-    # 0: every row trains on the main run's budget (training.max_triplets) and the reference row's run seed is the
-    # main model. N: every row trains on N triplets, the reference row's seeds all retrained, so that a main run
-    # with a long budget keeps a Table 2 of many rows x 3 seeds affordable
-    max_triplets: int = 0
+    variants: list[str] = setting(
+        factory=lambda: ["no_hard_negatives"], help="rows beside the reference row", choices=lambda: ABLATIONS
+    )
+    tasks: list[str] = setting(factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task")
+    seeds: list[int] = setting(factory=lambda: [0, 1, 2], help="three seeds per row, for a mean and a spread")
+    text_fields: list[str] = setting(
+        factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=TEXT_FIELDS
+    )
+    max_triplets: int = setting(
+        0,
+        "0: every row trains on the main run's budget (training.max_triplets) and the reference row's run seed is the"
+        " main model. N: every row trains on N triplets, the reference row's seeds all retrained, so that a main run "
+        "with a long budget keeps a Table 2 of many rows x 3 seeds affordable",
+        low=0,
+    )
 
     def __post_init__(self) -> None:
-        if self.max_triplets < 0:
-            raise DataError(
-                f"ablations.max_triplets must be 0 (the main run's budget) or more, got {self.max_triplets}"
-            )
+        for name, problem in setting_problems(self):
+            raise DataError(f"ablations.{name} {problem}, got {getattr(self, name)!r}")
 
 
 # The variants of notebook 07 (workflow.ablations runs them).
@@ -475,43 +690,70 @@ COMPARED_TO: dict[str, str] = {"paper_no_hard_negatives": "paper_recipe"}
 class EndToEndConfig:
     """Section ``heads.end_to_end``: the encoder fine-tuned through a head with cross-entropy."""
 
-    model: str = "trained"  # the encoder to fine-tune: trained (notebook 03's model) or base (training.base_model)
-    architectures: list[str] = field(default_factory=lambda: ["linear", "1x64"])  # 2 of the 4 heads: the costly part
-    max_length: int = 64  # wordpieces per paper in training, scoring and the before/after geometry
-    max_train_papers: int = 480  # a stratified cap on the training papers (0: all)
-    max_val_papers: int = 200  # a stratified cap on the validation papers scored at every evaluation (0: all)
-    epochs: float = 1.0  # passes over the training papers
-    learning_rate: float = 5e-5  # the encoder's AdamW rate (a pretrained transformer: small)
-    head_learning_rate: float = 0.01  # the head trains from scratch in a few dozen steps: 10x Adam's usual rate
-    weight_decay: float = 0.01  # AdamW's, on weights only (no bias, LayerNorm or BatchNorm)
-    warmup_ratio: float = 0.1  # linear warm-up over this fraction of the steps
-    batch_size: int = 16  # papers per optimiser step
-    eval_steps: int = 10  # validation macro-F1 every this many optimiser steps (and at the last)
-    patience: int = 2  # evaluations without a better validation macro-F1 before stopping
+    model: str = setting(
+        "trained",
+        "the encoder to fine-tune: trained (notebook 03's model) or base (training.base_model)",
+        choices=ENCODERS_TO_TUNE,
+    )
+    architectures: list[str] = setting(factory=lambda: ["linear", "1x64"], help="2 of the 4 heads: the costly part")
+    max_length: int = setting(64, "wordpieces per paper in training, scoring and the before/after geometry", low=2)
+    max_train_papers: int = setting(480, "a stratified cap on the training papers (0: all)", low=0)
+    max_val_papers: int = setting(
+        200, "a stratified cap on the validation papers scored at every evaluation (0: all)", low=0
+    )
+    epochs: float = setting(1.0, "passes over the training papers", low=0.0, low_open=True)
+    learning_rate: float = setting(
+        5e-5, "the encoder's AdamW rate (a pretrained transformer: small)", low=0.0, low_open=True
+    )
+    head_learning_rate: float = setting(
+        0.01, "the head trains from scratch in a few dozen steps: 10x Adam's usual rate", low=0.0, low_open=True
+    )
+    weight_decay: float = setting(0.01, "AdamW's, on weights only (no bias, LayerNorm or BatchNorm)", low=0.0)
+    warmup_ratio: float = setting(
+        0.1, "linear warm-up over this fraction of the steps", low=0.0, high=1.0, high_open=True
+    )
+    batch_size: int = setting(16, "papers per optimiser step", low=1)
+    eval_steps: int = setting(10, "validation macro-F1 every this many optimiser steps (and at the last)", low=1)
+    patience: int = setting(2, "evaluations without a better validation macro-F1 before stopping", low=1)
 
 
 @dataclass
 class HeadsConfig:
     """Section ``heads``: SPECTROID's classification heads on frozen embeddings, beside SCIDOCS's linear SVM."""
 
-    models: list[str] = field(default_factory=lambda: ["base", "trained"])  # frozen heads read these embedding files
-    task: str = "mag"  # the classification slot; any SCIDOCS-format task folder works (mag, mesh, ...)
-    architectures: list[str] = field(default_factory=lambda: ["linear", "1x64", "3x64", "5x64"])  # the report's
-    n_seeds: int = 3  # seeds seed, seed + 1, ...: every seed, their mean and sd in the table
-    batch_norm: bool = True  # BatchNorm1d after each hidden Linear, as the report's heads (a linear head has none)
-    dropout: float = 0.2  # after each hidden ReLU (a linear head has none)
-    learning_rate: float = 1e-3  # Adam's usual rate; the head is small and trains from scratch
-    weight_decay: float = 1e-4  # mild L2 so that the head does not memorise the training papers
-    batch_size: int = 64  # papers per step
-    max_epochs: int = 200  # upper bound; early stopping on validation macro-F1 ends sooner
-    patience: int = 15  # epochs without a better validation macro-F1 before stopping
-    standardize: bool = True  # z-score inputs with training-split statistics (the SVM sees raw vectors)
-    val_fraction: float = 0.1  # carved from train (stratified) when the task has no val split
-    svm: bool = True  # the linear SVM beside the heads
-    # The SVM protocol changed one setting at a time (C by macro-F1, standardised inputs, class weights, a wider C
-    # grid) on the same split: measures why the SVM and the linear head disagree rather than guessing
-    svm_variants: bool = True
-    end_to_end: EndToEndConfig = field(default_factory=EndToEndConfig)
+    models: list[str] = setting(factory=lambda: ["base", "trained"], help="frozen heads read these embedding files")
+    task: str = setting("mag", "the classification slot; any SCIDOCS-format task folder works (mag, mesh, ...)")
+    architectures: list[str] = setting(factory=lambda: ["linear", "1x64", "3x64", "5x64"], help="the report's")
+    n_seeds: int = setting(3, "seeds seed, seed + 1, ...: every seed, their mean and sd in the table", low=1)
+    batch_norm: bool = setting(
+        True, "BatchNorm1d after each hidden Linear, as the report's heads (a linear head has none)"
+    )
+    dropout: float = setting(0.2, "after each hidden ReLU (a linear head has none)", low=0.0, high=1.0, high_open=True)
+    learning_rate: float = setting(
+        1e-3, "Adam's usual rate; the head is small and trains from scratch", low=0.0, low_open=True
+    )
+    weight_decay: float = setting(1e-4, "mild L2 so that the head does not memorise the training papers", low=0.0)
+    batch_size: int = setting(64, "papers per step", low=1)
+    max_epochs: int = setting(200, "upper bound; early stopping on validation macro-F1 ends sooner", low=1)
+    patience: int = setting(15, "epochs without a better validation macro-F1 before stopping", low=1)
+    standardize: bool = setting(True, "z-score inputs with training-split statistics (the SVM sees raw vectors)")
+    val_fraction: float = setting(
+        0.1,
+        "carved from train (stratified) when the task has no val split",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
+    svm: bool = setting(True, "the linear SVM beside the heads")
+    svm_variants: bool = setting(
+        True,
+        "The SVM protocol changed one setting at a time (C by macro-F1, standardised inputs, class weights, a wider C"
+        " grid) on the same split: measures why the SVM and the linear head disagree rather than guessing",
+    )
+    end_to_end: EndToEndConfig = setting(
+        factory=EndToEndConfig, help="the encoder fine-tuned through a head (section heads.end_to_end)"
+    )
 
 
 # ---------------------------------------------------------------- the sections of a run specification
@@ -527,6 +769,7 @@ SECTION_CLASSES: dict[str, type] = {
 }
 # Fields a run's workflow sets from elsewhere (the run's seed, its folders): not part of the specification.
 WORKFLOW_FIELDS = {"mining": ("seed",), "training": TRAIN_RUN_FIELDS}
+DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
 # Old spellings, kept for one release: a specification or flag using one gets the new name and a warning.
@@ -545,6 +788,44 @@ DEPRECATED_TRAIN_FIELDS = {
 }
 
 
+# Fields that only say where things go or how to report; a resumed run may change them freely.
+RUN_ONLY_FIELDS = frozenset(
+    {
+        "out",
+        "resume",
+        "overwrite",
+        "keep_checkpoints",
+        "progress_bar",
+        "logging_steps",
+        "dataloader_num_workers",
+        "drop_unknown",
+    }
+)
+
+
+def renamed_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with old TrainConfig field names (``max_seq_length``, ...) under the current ones."""
+    return {DEPRECATED_TRAIN_FIELDS.get(k, k): v for k, v in values.items()}
+
+
+# Fields that name where the values came from (a profile, a recipe): the values themselves are compared.
+SOURCE_FIELDS = frozenset({"profile", "recipe"})
+
+
+def differing_fields(saved: Mapping[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
+    """Fields (other than run-only ones and the names of a profile or recipe) whose value differs between a saved
+    TrainConfig and ``config``: what a resumed run may not change."""
+    saved = renamed_fields(saved)
+    current = config.to_dict()
+    defaults = TrainConfig().to_dict()
+    return {
+        name: (saved.get(name), value)
+        for name, value in current.items()
+        if name not in RUN_ONLY_FIELDS | SOURCE_FIELDS
+        and saved.get(name, defaults[name]) != value  # a field added since the save had its default then
+    }
+
+
 def defaults_tree() -> dict[str, Any]:
     """Every setting of a run at its default, as a nested mapping (the specification's shape)."""
     tree: dict[str, Any] = {"seed": RUN_SEED}
@@ -554,18 +835,3 @@ def defaults_tree() -> dict[str, Any]:
             values.pop(name, None)
         tree[section] = values
     return tree
-
-
-def field_comments(cls: type) -> dict[str, str]:
-    """The comment written beside each field of a config class (the command-line help and ``spec show``)."""
-    comments: dict[str, str] = {}
-    current = None
-    source = inspect.getsource(cls)
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.NAME and token.string == "def":
-            current = None  # methods follow the fields
-        elif token.type == tokenize.NAME and re.match(rf"\s{{4}}{token.string}\s*:", token.line):
-            current = token.string
-        elif token.type == tokenize.COMMENT and current and not token.line.lstrip().startswith("#"):
-            comments.setdefault(current, token.string.lstrip("#").strip())
-    return comments

@@ -23,12 +23,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from specter_utils.config import DEFAULT_PRESET
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind
 from specter_utils.errors import DataError
 from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info
 from specter_utils.io import atomic_write, read_json, write_json
+from specter_utils.layout import METRICS_FILE, PIPELINE_FILE, RESULTS_TABLE
 from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR
-from specter_utils.runs import METRICS_FILE, RESULTS_TABLE, resolve
+from specter_utils.runs import resolve
 from specter_utils.spec import load_spec
 
 NOTEBOOKS = (
@@ -212,7 +214,7 @@ def run_parameters(
 
 
 def run_pipeline(
-    preset: str = "demo",
+    preset: str = DEFAULT_PRESET,
     run: str | None = None,
     data_dir: str | None = None,
     notebooks: list[str] | tuple[str, ...] | None = None,
@@ -233,7 +235,7 @@ def run_pipeline(
         preset: a preset of ``params_dir``, or the path of your own specification file (``run --spec``).
         run: name of ``results/<run>``; default: the preset's name (a file's: its stem).
         data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
-        corpus: the corpus kind of ``data_dir`` (``data.load.CORPUS_KINDS``) when it cannot be detected.
+        corpus: the corpus kind of ``data_dir`` (``config.CORPUS_KINDS``) when it cannot be detected.
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
         overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
         params_dir: where the specifications live (the notebooks themselves always read ``params/``).
@@ -279,7 +281,6 @@ def run_pipeline(
 
 
 # ---------------------------------------------------------------- the run's record
-PIPELINE_FILE = "pipeline.json"  # in the run folder: how and when each notebook of the run last ran
 
 
 RUN_OUTPUTS = (":(exclude)figures", ":(exclude)reports")  # tracked folders that runs rewrite: not the source

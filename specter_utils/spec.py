@@ -6,13 +6,18 @@ The layers, lowest first:
 2. ``profile NAME``: the training profile (``training.profile``: ``cpu`` or ``gpu``), which fits a run to a machine;
 3. ``recipe NAME``: the training recipe (``training.recipe``), the scientific choices;
 4. ``preset NAME``: ``params/<NAME>.yaml``, which states only what it changes, and why;
-5. ``file PATH``: your own specification (``--spec my_run.yaml``), which may start from a preset with
-   ``extends: hepth``;
-6. ``override``: ``--set KEY=VALUE`` on the command line, a notebook's ``overrides``, an ablation variant.
+5. ``file PATH``: your own specification (``--spec my_run.yaml``), which starts from the preset it names with
+   ``extends: hepth``, or from ``demo`` when it names none;
+6. ``override``: ``--set KEY=VALUE`` on the command line, a notebook's ``overrides``, an ablation variant, the
+   flags of ``specter-utils train``.
+
+``specter-utils train`` resolves its TrainConfig through the same layers (:func:`train_config`); without a
+profile in any layer it starts from the machine's (a ``device`` layer below the preset: cpu, or gpu with CUDA).
 
 A recipe is applied at the layer that names it: choosing ``training.recipe=paper`` in an override gives exactly
 the paper's recipe, whatever the preset says for the same keys; only keys set in that same layer win over it.
-An unknown key is an error naming the closest valid one; a value must keep its setting's type::
+An unknown key is an error naming the closest valid one; a value must keep its setting's type and be one of its
+choices, in its range (both declared with the setting in :mod:`specter_utils.config`)::
 
     spec = load_spec("hepth", {"embedding.max_length": 128})
     spec["embedding.max_length"], spec.training.learning_rate, spec.source("training.loss")
@@ -21,6 +26,7 @@ An unknown key is an error naming the closest valid one; a value must keep its s
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import sys
 from collections.abc import Iterator, Mapping
@@ -31,15 +37,22 @@ import pandas as pd
 import yaml
 
 from specter_utils.config import (
+    DEFAULT_PRESET,
     DEFAULT_RECIPE,
     DEPRECATED_KEYS,
     PROFILES,
     RECIPES,
     SECTION_CLASSES,
+    TRAIN_RUN_FIELDS,
     EndToEndConfig,
     SamplerConfig,
+    TrainConfig,
+    canonical_value,
     defaults_tree,
+    renamed_fields,
+    setting_problem,
 )
+from specter_utils.errors import DataError
 from specter_utils.paths import PARAMS_DIR, presets
 
 SECTIONS = tuple(SECTION_CLASSES)
@@ -79,6 +92,20 @@ def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
 DEFAULTS = flatten(defaults_tree())
 
 
+def _fields(cls: type, prefix: str) -> dict[str, dataclasses.Field]:
+    out: dict[str, dataclasses.Field] = {}
+    for f in dataclasses.fields(cls):
+        if isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):  # heads.end_to_end
+            out.update(_fields(f.default_factory, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = f
+    return out
+
+
+# Each setting's declaration (its choices and range), by dotted key
+FIELDS = {key: f for section, cls in SECTION_CLASSES.items() for key, f in _fields(cls, f"{section}.").items()}
+
+
 def _same_type(old: Any, new: Any) -> bool:
     """A value keeps its setting's type (an int may stand for a float; any list for a list)."""
     if isinstance(old, bool) or isinstance(new, bool):
@@ -110,9 +137,20 @@ def check_value(key: str, value: Any, where: str) -> Any:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise KeyError(f"{where}: no setting {key!r}{hint}")
     default = DEFAULTS[key]
+    if key in FIELDS:
+        value = canonical_value(FIELDS[key], value)  # an alias of a choice (dtype float32) is the choice (fp32)
     if not _same_type(default, value):
         raise TypeError(f"{where}: {key}={value!r}: expected {type(default).__name__} like {default!r}")
     return float(value) if isinstance(default, float) else copy.deepcopy(value)
+
+
+def check_settings(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    """Every value against its setting's choices and range: a DataError naming the first bad one, where it came from,
+    and what is allowed."""
+    for key, value in values.items():
+        problem = setting_problem(FIELDS[key], value) if key in FIELDS else None
+        if problem:
+            raise DataError(f"{key}={value!r} {problem}", sources.get(key, "default"))
 
 
 def _layer(flat: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -127,7 +165,12 @@ def _layer(flat: Mapping[str, Any], where: str) -> dict[str, Any]:
 def read_spec_file(path: str | Path) -> dict[str, Any]:
     """The raw mapping of one specification file (a preset or your own)."""
     path = Path(path)
-    tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:  # one line: the file, the line and what yaml could not read there
+        mark = getattr(exc, "problem_mark", None)
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise DataError(f"not valid YAML: {problem}", path, line=mark.line + 1 if mark else None) from None
     if not isinstance(tree, dict):
         raise ValueError(f"{path}: expected a mapping of sections")
     for key, value in tree.items():
@@ -161,6 +204,8 @@ def file_layers(name: str, params_dir: Path = PARAMS_DIR, seen: tuple[Path, ...]
         raise ValueError(f"{path}: 'extends' makes a circle")
     tree = read_spec_file(path)
     parent = tree.pop(EXTENDS, None)
+    if parent is None and label.startswith("file"):  # your own file starts from the default preset's data
+        parent = DEFAULT_PRESET
     layers = file_layers(str(parent), params_dir, (*seen, path.resolve())) if parent else []
     return [*layers, (label, _layer(flatten(tree), str(path)))]
 
@@ -210,6 +255,7 @@ class RunSpec(Mapping[str, Any]):
     def __init__(self, layers: list[tuple[str, dict]], name: str = "", overrides: Mapping[str, Any] | None = None):
         self._layers = [(source, dict(settings)) for source, settings in layers]
         self._flat, self._sources = resolve_layers(self._layers)
+        check_settings(self._flat, self._sources)  # every value one of its choices, in its range
         self.preset = name
         self.overrides = dict(overrides or {})
         for section in SECTIONS:
@@ -311,6 +357,41 @@ def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_di
     layers = file_layers(preset, Path(params_dir))
     spec = RunSpec(layers, preset)
     return spec.with_overrides(overrides)
+
+
+def train_config(
+    profile: str | None = None,
+    recipe: str | None = None,
+    file: str | Path | None = None,
+    *,
+    device: str = "",
+    params_dir: str | Path = PARAMS_DIR,
+    **fields: Any,
+) -> TrainConfig:
+    """A TrainConfig resolved through the specification's layers, as a run resolves its ``training`` section:
+
+    ``device`` (the profile that fits the machine, used when no other layer names one), the specification
+    ``file`` (and the preset it extends), then ``profile``, ``recipe`` and ``fields`` as the override layer (a
+    field given as None is not given). Defaults, profile and recipe come below as in every run (``resolve_layers``).
+    The fields a workflow sets (``triplets``, ``metadata``, ``out``, ``seed``, ...) are set on the result::
+
+        train_config("cpu", triplets="runs/mine", metadata="data/metadata.json", out="runs/train")
+    """
+    fields = renamed_fields({k: v for k, v in fields.items() if v is not None})
+    unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(TrainConfig)})
+    if unknown:
+        raise DataError(f"unknown setting(s) {unknown}", "TrainConfig", record_id=unknown[0])
+    for kind, table, name in (("profile", PROFILES, profile), ("recipe", RECIPES, recipe)):
+        if name and name not in table:
+            raise DataError(f"unknown {kind} {name!r} (expected one of {sorted(table)})", "TrainConfig", record_id=kind)
+    run_fields = {k: fields.pop(k) for k in TRAIN_RUN_FIELDS if k in fields}
+    override = {f"training.{k}": v for k, v in fields.items()}
+    override.update({f"training.{k}": v for k, v in (("profile", profile), ("recipe", recipe)) if v})
+    layers = [("device", {"training.profile": device})] if device else []
+    if file is not None:
+        layers += file_layers(str(file), Path(params_dir))
+    layers.append(("override", _layer(override, "override")))
+    return dataclasses.replace(RunSpec(layers, str(file or ""), override).training, **run_fields)
 
 
 def parse_override(text: str) -> tuple[str, Any]:

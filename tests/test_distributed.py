@@ -134,7 +134,7 @@ def _sampler_batches(model_path: str, rank: int, in_batch: bool) -> dict:
     from datasets import Dataset
     from sentence_transformers.sentence_transformer.losses import TripletLoss
 
-    from specter_utils.training.config import make_config
+    from specter_utils.spec import train_config
     from specter_utils.training.train import specter_model, trainer_class, training_arguments
 
     n = 42  # 5 global batches of 2 x 4 and 2 rows left over
@@ -151,7 +151,7 @@ def _sampler_batches(model_path: str, rank: int, in_batch: bool) -> dict:
             "label": list(range(n)),
         }
     )
-    config = make_config(
+    config = train_config(
         triplets="-",
         metadata="-",
         out=os.environ["SAMPLER_OUT"],
@@ -402,11 +402,11 @@ def test_more_processes_than_the_batch_allows_is_a_one_line_error(citation_data,
 
 def test_too_few_triplets_for_one_global_batch_is_an_error(citation_data, random_tiny_model, tmp_path, monkeypatch):
     from specter_utils.errors import DataError
-    from specter_utils.training.config import make_config
+    from specter_utils.spec import train_config
     from specter_utils.training.train import train_specter
 
     _launch_env(monkeypatch, 2)
-    config = make_config(
+    config = train_config(
         triplets=str(citation_data),
         metadata=str(citation_data / "metadata.json"),
         out=str(tmp_path / "run"),
@@ -421,24 +421,24 @@ def test_too_few_triplets_for_one_global_batch_is_an_error(citation_data, random
 
 def test_a_loss_that_cannot_gather_is_an_error_unless_gathering_is_off():
     from specter_utils.errors import DataError
-    from specter_utils.training.config import make_config
+    from specter_utils.spec import train_config
     from specter_utils.training.distributed import check_gathering
 
     class LocalOnlyLoss(torch.nn.Module):  # an in-batch loss without the library's gathering option
         pass
 
-    config = make_config(triplets="t", metadata="m", loss="mnrl")
+    config = train_config(triplets="t", metadata="m", loss="mnrl")
     with pytest.raises(DataError, match="cannot gather embeddings across processes.*--no-gather-across-devices"):
         check_gathering(LocalOnlyLoss(), config, world=2)
     check_gathering(
-        LocalOnlyLoss(), make_config(triplets="t", metadata="m", loss="mnrl", gather_across_devices=False), 2
+        LocalOnlyLoss(), train_config(triplets="t", metadata="m", loss="mnrl", gather_across_devices=False), 2
     )
     check_gathering(LocalOnlyLoss(), config, world=1)  # one process: nothing to gather
 
 
 def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
     from specter_utils.errors import DataError
-    from specter_utils.training.config import make_config
+    from specter_utils.spec import train_config
     from specter_utils.training.run_folder import CHECKPOINT_DONE, last_checkpoint, prepare_run_dir
 
     run = tmp_path / "run"
@@ -450,10 +450,10 @@ def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
     write_json(checkpoint / CHECKPOINT_DONE, {"world_size": 2, "global_batch_size": 8})
     assert last_checkpoint(run / "checkpoints") == checkpoint
 
-    config = make_config(triplets="t", metadata="m", out=str(run), batch_size=4, effective_batch_size=8)
+    config = train_config(triplets="t", metadata="m", out=str(run), batch_size=4, effective_batch_size=8)
     write_json(run / "train_config.json", {**config.to_dict(), "world_size": 2, "global_batch_size": 8})
     assert prepare_run_dir(config, run, world=1) == checkpoint  # 1 x 4 x 2 accumulation: the same global batch
-    fixed = make_config(
+    fixed = train_config(
         triplets="t",
         metadata="m",
         out=str(run),

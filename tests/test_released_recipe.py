@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from specter_utils.config import RECIPES
 from specter_utils.errors import DataError
-from specter_utils.training.config import RECIPES, make_config
+from specter_utils.spec import train_config
 from specter_utils.training.released import (
     BertAdam,
     DropoutTripletLoss,
@@ -139,12 +140,12 @@ def test_embedding_dropout_is_active_only_while_training():
 
 
 def test_released_recipe_values_and_paper_unchanged():
-    config = make_config("cpu", "released", triplets="t", metadata="m.json")
+    config = train_config("cpu", "released", triplets="t", metadata="m.json")
     assert config.recipe == "released"
     assert (config.optimizer, config.lr_schedule, config.learning_rate) == ("bert_adam", "slanted_triangular", 3e-5)
     assert (config.warmup_ratio, config.stlr_ratio, config.max_grad_norm, config.grad_value_clip) == (0.1, 32, 1, 1)
     assert config.embedding_dropout == 0.5 and config.best_by_val_loss and config.loss == "triplet"
-    paper = make_config("cpu", "paper", triplets="t", metadata="m.json")
+    paper = train_config("cpu", "paper", triplets="t", metadata="m.json")
     assert (paper.optimizer, paper.lr_schedule, paper.embedding_dropout, paper.best_by_val_loss) == (
         "adamw",
         "linear",
@@ -157,17 +158,17 @@ def test_released_recipe_values_and_paper_unchanged():
 def test_released_fields_are_validated():
     base = {"triplets": "t", "metadata": "m.json"}
     with pytest.raises(DataError, match="optimizer"):
-        make_config(optimizer="sgd", **base).validate()
+        train_config(optimizer="sgd", **base).validate()
     with pytest.raises(DataError, match="embedding_dropout"):
-        make_config("cpu", "citation-mnrl", embedding_dropout=0.5, **base).validate()
+        train_config("cpu", "citation-mnrl", embedding_dropout=0.5, **base).validate()
     with pytest.raises(DataError, match="stlr_ratio"):
-        make_config(stlr_ratio=0.5, **base).validate()
+        train_config(stlr_ratio=0.5, **base).validate()
 
 
 def test_released_training_arguments(tmp_path):
     from specter_utils.training.train import optimizer_cls_and_kwargs, trainer_class, training_arguments
 
-    config = make_config("cpu", "released", triplets="t", metadata="m.json")
+    config = train_config("cpu", "released", triplets="t", metadata="m.json")
     args = training_arguments(config, tmp_path, "fp32", has_val=True)
     assert args.max_grad_norm == 0.0  # clipping happens per tensor inside BertAdam
     assert args.load_best_model_at_end and args.metric_for_best_model == "eval_loss" and not args.greater_is_better
@@ -177,7 +178,7 @@ def test_released_training_arguments(tmp_path):
     assert trainer_class(config).__name__ == "SlantedTriangularTrainer"
     with pytest.raises(DataError, match="validation"):
         training_arguments(config, tmp_path, "fp32", has_val=False)
-    paper = make_config("cpu", "paper", triplets="t", metadata="m.json")
+    paper = train_config("cpu", "paper", triplets="t", metadata="m.json")
     assert optimizer_cls_and_kwargs(paper) is None
     assert training_arguments(paper, tmp_path, "fp32", has_val=True).max_grad_norm == 1.0
 
@@ -218,7 +219,7 @@ def tiny_run(tmp_path_factory) -> dict:
             Seen.optimizer = optimizer
             Seen.lrs.append(lr_scheduler.get_last_lr()[0])
 
-    config = make_config(
+    config = train_config(
         "cpu",
         "released",
         triplets=str(root),

@@ -220,3 +220,89 @@ def test_an_ablation_variant_is_the_spec_plus_its_overrides() -> None:
     assert set(load_spec("hepth")["ablations.variants"]) <= set(ABLATIONS)
     with pytest.raises(ValueError, match=REFERENCE):
         ablation_spec(spec, REFERENCE)  # the reference row is the main run's model, never retrained
+
+
+# ---------------------------------------------------------------- values checked against their declaration
+@pytest.mark.parametrize(
+    ("setting", "words"),
+    [
+        ("training.loss=foo", ("training.loss", "triplet, mnrl, mnrl-citation, gist")),
+        ("training.batch_size=0", ("training.batch_size", "at least 1")),
+        ("data.corpus=foo", ("data.corpus", "hepth, citeseer")),
+        ("ablations.variants=[nonexistent]", ("ablations.variants", "'nonexistent'", "no_abstract")),
+    ],
+)
+@pytest.mark.parametrize("command", ["spec show", "run"])
+def test_a_value_outside_its_choices_or_range_is_one_line(command: str, setting: str, words, capsys) -> None:
+    """``spec show`` and ``run`` (before any notebook) refuse a value its setting does not allow: one line naming
+    the key and what is allowed, exit 2."""
+    assert main([*command.split(), "--preset", "demo", "--set", setting]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and captured.out == ""
+    assert err.startswith(f"specter-utils {command.split()[0]}: error: --set: ")
+    for word in words:
+        assert word in err, (word, err)
+
+
+def test_every_preset_profile_and_recipe_keeps_to_the_declarations() -> None:
+    for preset in PRESETS:
+        for recipe in RECIPES:
+            load_spec(preset, {"training.recipe": recipe})  # raises on a value outside its choices or range
+    for name, values in {**PROFILES, **RECIPES}.items():
+        config.setting_problems(TrainConfig(**values))  # every value of a profile or recipe is allowed
+        assert list(config.setting_problems(TrainConfig(**values))) == [], name
+
+
+def test_flags_and_specification_share_one_declaration() -> None:
+    """A field's choices and range are the flag's choices and range, and the specification's check."""
+    from specter_utils.cli import build_parser
+
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    assert config.setting_choices(fields["loss"]) == config.LOSSES
+    assert config.setting_range(fields["warmup_ratio"]) == "in [0, 1)"
+    parser = build_parser()
+    train = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["train"]
+    loss = next(a for a in train._actions if a.dest == "loss")
+    assert tuple(loss.choices) == config.LOSSES and loss.help.startswith(fields["loss"].metadata["help"])
+    with pytest.raises(ValueError, match="warmup_ratio=1.0 must be in"):
+        load_spec("demo", {"training.warmup_ratio": 1.0})
+    with pytest.raises(ValueError, match="text_fields"):
+        load_spec("demo", {"ablations.text_fields": ["title", "body"]})
+    with pytest.raises(ValueError, match="analysis.methods"):
+        load_spec("demo", {"analysis.methods": ["pca"]})
+    # one dtype vocabulary: the torch spelling of a precision is its short name, in a specification as in a flag
+    assert load_spec("demo", {"training.dtype": "bfloat16"})["training.dtype"] == "bf16"
+    assert config.canonical_dtype("float32") == "fp32" and set(config.TRAIN_DTYPES) <= set(config.DTYPES)
+
+
+def test_a_file_that_is_not_yaml_names_its_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("extends: hepth\ntraining: {loss: [\n")
+    for command in (["spec", "show"], ["run"]):
+        assert main([*command, "--spec", str(bad)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert f"{bad}:3: not valid YAML" in err, err
+
+
+def test_a_file_without_extends_starts_from_the_demo_preset(tmp_path, capsys, monkeypatch) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("training:\n  epochs: 3.0  # three passes\n")
+    spec = load_spec(str(mine))
+    demo = load_spec("demo")
+    assert spec["training.epochs"] == 3.0 and spec.source("training.epochs") == f"file {mine}"
+    assert {k for k in spec if spec[k] != demo[k]} == {"training.epochs"}
+    assert spec.source("data.corpus") == "preset demo"
+    assert main(["spec", "show", "--spec", str(mine)]) == 0
+    assert "corpus: citeseer  # preset demo" in capsys.readouterr().out
+    # run hands the same file to the pipeline (whose notebooks resolve it the same way)
+    seen = {}
+
+    def fake_run_pipeline(**kwargs):
+        seen.update(kwargs)
+        raise KeyError("stop here")
+
+    monkeypatch.setattr("specter_utils.pipeline.run_pipeline", fake_run_pipeline)
+    assert main(["run", "--spec", str(mine)]) == 2 and "stop here" in capsys.readouterr().err
+    assert seen["preset"] == str(mine) and load_spec(seen["preset"])["data.corpus"] == "citeseer"

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from specter_utils.config import PROFILES, TrainConfig, differing_fields, setting_help
 from specter_utils.data.records import Paper
 from specter_utils.errors import DataError, OfflineError
 from specter_utils.io import write_json
-from specter_utils.training.config import PROFILES, TrainConfig, differing_fields, field_comments, make_config
+from specter_utils.spec import train_config
 from specter_utils.training.data import load_training_data, triplet_texts
 from specter_utils.training.model_card import END, START, update_model_card, write_model_card
 from specter_utils.triplets.io import Triplet, write_triplets
@@ -33,7 +34,7 @@ def test_defaults_are_the_papers_settings():
 
 
 def test_presets_then_overrides():
-    cpu = make_config("cpu", **PATHS)
+    cpu = train_config("cpu", **PATHS)
     assert (cpu.max_length, cpu.base_model, cpu.profile, cpu.recipe) == (64, "minilm", "cpu", "citation-mnrl")
     assert (cpu.loss, cpu.pooling, cpu.batch_size, cpu.accumulation_steps()) == (
         "mnrl-citation",
@@ -41,24 +42,26 @@ def test_presets_then_overrides():
         64,
         1,
     )
-    paper = make_config("cpu", "paper", **PATHS)  # the paper's recipe is one argument away
+    paper = train_config("cpu", "paper", **PATHS)  # the paper's recipe is one argument away
     assert (paper.loss, paper.pooling, paper.recipe) == ("triplet", "cls", "paper")
     assert paper.accumulation_steps() * paper.batch_size == 32
-    gpu = make_config("gpu", **PATHS)
+    gpu = train_config("gpu", **PATHS)
     assert (gpu.base_model, gpu.max_length, gpu.max_triplets) == ("allenai/scibert_scivocab_uncased", 512, 0)
     assert (gpu.accumulation_steps(), gpu.recipe, gpu.loss) == (1, "paper", "triplet")
-    assert make_config("cpu", max_length=64, learning_rate=None, **PATHS).max_length == 64
-    assert make_config("cpu", learning_rate=None, **PATHS).learning_rate == 5e-5  # None = not overridden (the recipe's)
+    assert train_config("cpu", max_length=64, learning_rate=None, **PATHS).max_length == 64
+    assert (
+        train_config("cpu", learning_rate=None, **PATHS).learning_rate == 5e-5
+    )  # None = not overridden (the recipe's)
     assert set(PROFILES) == {"cpu", "gpu"}
 
 
 def test_bad_settings_name_the_field():
     with pytest.raises(DataError, match="unknown setting"):
-        make_config(learning_rat=1e-4)
+        train_config(learning_rat=1e-4)
     with pytest.raises(DataError, match="unknown profile"):
-        make_config("tpu")
+        train_config("tpu")
     with pytest.raises(DataError, match="unknown recipe"):
-        make_config("cpu", "magic", **PATHS)
+        train_config("cpu", "magic", **PATHS)
     with pytest.raises(DataError, match="loss"):
         TrainConfig(loss="contrastive", **PATHS).validate()
     with pytest.raises(DataError, match="at least 2 triplets"):
@@ -81,10 +84,10 @@ def test_accumulation_follows_processes():
     assert TrainConfig(gradient_accumulation_steps=5, **PATHS).accumulation_steps(3) == 5
 
 
-def test_every_field_has_a_comment():
-    comments = field_comments()
-    assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(comments)
-    assert "512" in comments["max_length"]
+def test_every_field_has_a_help():
+    helps = {name: text for name, text in setting_help(TrainConfig).items() if text}
+    assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(helps)
+    assert "512" in helps["max_length"]
 
 
 def test_resume_check_ignores_run_only_fields():
@@ -120,6 +123,64 @@ def test_cli_flags_override_the_preset():
     )
     with pytest.raises(SystemExit):
         _parse(["--pooling", "max"])
+
+
+def test_train_without_a_profile_follows_the_machine(monkeypatch):
+    """No --profile: the profile of the machine (cpu without CUDA, gpu with it) and that profile's recipe, resolved
+    through the same layers as a run; the flags are the top layer."""
+    import torch
+
+    from specter_utils.commands.train import config_from_args
+
+    argv = ["--triplets", "T", "--metadata", "M", "--out", "O"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cpu = config_from_args(_parse(argv))
+    assert (cpu.profile, cpu.recipe, cpu.loss, cpu.max_length) == ("cpu", "citation-mnrl", "mnrl-citation", 64)
+    assert cpu.to_dict() == train_config("cpu", **PATHS | {"triplets": "T", "metadata": "M", "out": "O"}).to_dict()
+    assert config_from_args(_parse([*argv, "--learning-rate", "1e-4"])).learning_rate == 1e-4  # a flag wins
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu = config_from_args(_parse(argv))
+    assert (gpu.profile, gpu.recipe, gpu.loss) == ("gpu", "paper", "triplet")
+    assert config_from_args(_parse([*argv, "--profile", "cpu"])).profile == "cpu"  # a named profile wins
+
+
+def test_train_reads_a_specification_file(tmp_path, monkeypatch, capsys):
+    """--spec FILE: the flags start from its training section (a file without 'extends' starts from demo)."""
+    import torch
+
+    from specter_utils.cli import main
+    from specter_utils.commands.train import config_from_args
+    from specter_utils.spec import load_spec
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the file's profile wins over the machine's
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("training:\n  epochs: 3.0  # three passes\n")
+    config = config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--spec", str(mine), "--seed", "5"]))
+    demo = load_spec("demo").training
+    assert (config.epochs, config.profile, config.max_triplets) == (3.0, "cpu", demo.max_triplets)
+    assert (config.triplets, config.seed) == ("T", 5)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("training:\n  loss: foo\n")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "train.jsonl").write_text("")
+    (tmp_path / "m.json").write_text("{}")
+    argv = ["train", "--triplets", str(tmp_path / "t"), "--metadata", str(tmp_path / "m.json"), "--spec", str(bad)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "training.loss='foo' must be one of" in err and str(bad) in err
+
+
+def test_the_train_command_goes_through_the_workflow():
+    """commands.train builds its config and hands it to workflow.train, the stage's one front door."""
+    import ast
+    import inspect
+
+    import specter_utils.commands.train as command
+
+    tree = ast.parse(inspect.getsource(command))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "specter_utils.workflow.train" in imported
+    assert not any(name.startswith("specter_utils.training") for name in imported)
 
 
 def test_cli_reports_bad_input_without_traceback(tmp_path, capsys):
@@ -268,6 +329,6 @@ def test_offline_hub_model_fails_fast(tmp_path, monkeypatch):
     if _in_hub_cache("allenai/scibert_scivocab_uncased"):
         pytest.skip("SciBERT is in the local hub cache")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    config = make_config("gpu", triplets=str(tmp_path), metadata=str(tmp_path / "m.json"), out=str(tmp_path / "o"))
+    config = train_config("gpu", triplets=str(tmp_path), metadata=str(tmp_path / "m.json"), out=str(tmp_path / "o"))
     with pytest.raises(OfflineError, match="scibert"):
         train_specter(config)

@@ -19,7 +19,7 @@ import torch
 from transformers import TrainerCallback
 
 from specter_utils.io import write_json
-from specter_utils.training.config import make_config
+from specter_utils.spec import train_config
 from specter_utils.training.train import train_specter
 from specter_utils.triplets.io import Triplet, write_triplets
 
@@ -78,7 +78,7 @@ def _config(tiny_model: Path, triplet_dir: Path, out: Path, **overrides):
         drop_unknown=True,  # the fixture holds one triplet naming unknown papers: counted and dropped
         seed=7,
     )
-    return make_config(**{**settings, **overrides})
+    return train_config(**{**settings, **overrides})
 
 
 def _gap(model, texts) -> float:
@@ -180,7 +180,7 @@ def test_existing_model_is_not_overwritten(trained, tiny_model, triplet_dir):
 KILL_SCRIPT = """
 import os, signal, sys
 from transformers import TrainerCallback
-from specter_utils.training.config import make_config
+from specter_utils.spec import train_config
 from specter_utils.training.train import train_specter
 
 class KillAfterStep(TrainerCallback):
@@ -188,7 +188,7 @@ class KillAfterStep(TrainerCallback):
         if state.global_step == {kill_at}:
             os.kill(os.getpid(), signal.SIGKILL)  # kill -9: no clean-up, no final save
 
-train_specter(make_config(**{config!r}), callbacks=[KillAfterStep()])
+train_specter(train_config(**{config!r}), callbacks=[KillAfterStep()])
 """
 
 

@@ -8,15 +8,13 @@ import sys
 from pathlib import Path
 
 from specter_utils.commands.common import (
-    COUNT,
-    POSITIVE_INT,
     add_config_flags,
     add_out,
     check_out_dir,
     given_config_values,
     staged_dir,
 )
-from specter_utils.config import CORPUS_KINDS, MULTI_LABEL_RULES, CorpusConfig
+from specter_utils.config import CORPUS_KINDS, CorpusConfig
 from specter_utils.layout import BENCHMARK_FILE
 
 OWNED = (BENCHMARK_FILE,)  # an --out folder holding this was written by a benchmark build
@@ -110,8 +108,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser,
         CorpusConfig,
         ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed"),
-        choices={"multi_label": MULTI_LABEL_RULES},
-        ranges={"n_queries": POSITIVE_INT, "max_class_papers": COUNT, "negative_pool": COUNT},
     )
     parser.set_defaults(func=run)
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import field_comments
+from specter_utils.config import canonical_value, setting_choices, setting_problem, setting_range
 from specter_utils.errors import DataError
 from specter_utils.io import _UMASK
 
@@ -116,32 +116,54 @@ def config_flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def config_type(f: dataclasses.Field, kind: type) -> Callable[[str], Any]:
+    """An argparse type for field ``f``: a number of its ``kind``, in the range the field declares."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        problem = setting_problem(f, value)
+        if problem:
+            raise argparse.ArgumentTypeError(f"{problem}, got {text}")
+        return value
+
+    parse.__name__ = f"{'integer' if kind is int else 'number'} {f.name}"
+    return parse
+
+
 def add_config_flags(
     parser: argparse.ArgumentParser,
     cls: type,
     fields: Iterable[str],
     *,
-    choices: Mapping[str, Iterable[str]] | None = None,
-    ranges: Mapping[str, Callable[[str], Any]] | None = None,
     old_flags: Mapping[str, str] | None = None,
     metavars: Mapping[str, str] | None = None,
 ) -> None:
-    """One flag per field of ``cls`` (``specter_utils.config``): its help is the comment beside the field and the
-    field's default; the flag's own default is None, so only a given flag overrides (``given_config_values``)."""
-    comments = field_comments(cls)
+    """One flag per field of ``cls`` (``specter_utils.config``), made from its declaration: its help and default, its
+    choices (and their aliases), its range. The flag's own default is None, so only a given flag overrides
+    (``given_config_values``)."""
     hints = typing.get_type_hints(cls)
-    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
-    choices, ranges, old_flags, metavars = choices or {}, ranges or {}, old_flags or {}, metavars or {}
+    declared = {f.name: f for f in dataclasses.fields(cls)}
+    old_flags, metavars = old_flags or {}, metavars or {}
+    metavars_or_old = {*old_flags, *metavars}  # flags whose metavar hides their choices: the help lists them
     for name in fields:
-        help_text = f"{comments.get(name, '')} (default: {defaults[name]})".replace("%", "%%")
+        f = declared[name]
         kind = hints[name]
+        choices = setting_choices(f)
+        allowed = setting_range(f) or (f"one of {', '.join(choices)}" if choices and name in metavars_or_old else "")
+        help_text = f"{f.metadata.get('help', '')} (default: {f.default}{'; ' + allowed if allowed else ''})"
+        help_text = help_text.replace("%", "%%")
         if kind is bool:
             parser.add_argument(config_flag(name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
             continue
         kwargs = {
-            "type": ranges.get(name, kind),
+            "type": config_type(f, kind) if kind in (int, float) else kind,
             "default": None,
-            "choices": tuple(choices[name]) if name in choices else None,
+            "choices": (*choices, *f.metadata.get("aliases", {})) if choices is not None else None,
             "dest": name,
             "metavar": metavars.get(name, name.upper() if name in old_flags else None),
             "help": help_text,
@@ -150,8 +172,13 @@ def add_config_flags(
 
 
 def given_config_values(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    """The fields of ``cls`` that a flag set (the others keep their defaults)."""
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if getattr(args, f.name, None) is not None}
+    """The fields of ``cls`` that a flag set (the others keep their defaults), an alias of a choice read as the
+    choice (``--dtype bfloat16`` is ``bf16``)."""
+    return {
+        f.name: canonical_value(f, getattr(args, f.name))
+        for f in dataclasses.fields(cls)
+        if getattr(args, f.name, None) is not None
+    }
 
 
 # ---------------------------------------------------------------- the common flags

@@ -8,19 +8,16 @@ import sys
 from pathlib import Path
 
 from specter_utils.commands.common import (
-    COUNT,
-    POSITIVE_INT,
     add_config_flags,
     add_flag,
     add_out,
     check_out_dir,
     config_flag,
-    float_in,
     given_config_values,
     input_dir,
     staged_dir,
 )
-from specter_utils.config import POSITIVE_SIGNALS, STRATEGIES, SamplerConfig
+from specter_utils.config import SamplerConfig
 from specter_utils.errors import DataError
 from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
 
@@ -37,13 +34,6 @@ FLAG_FIELDS = (
     "scincl_fraction",
     "seed",
 )
-RANGES = {
-    "triplets_per_query": POSITIVE_INT,
-    "hard_ratio": float_in(0.0, 1.0),
-    "margin_fraction": float_in(0.0, 1.0),
-    "max_triplets": COUNT,
-    "scincl_fraction": float_in(0.0, 1.0),
-}
 # Options of the SPECTER sampler that SciNCL's neighbourhood sampling does not have.
 SPECTER_ONLY = (
     "no_hard_negatives",
@@ -73,8 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser,
         SamplerConfig,
         FLAG_FIELDS,
-        choices={"strategy": STRATEGIES, "positives": POSITIVE_SIGNALS},
-        ranges=RANGES,
         old_flags={"max_triplets": "--max-train-triplets"},
         metavars={"max_triplets": "N"},
     )

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from specter_utils.commands.common import add_flag
-from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args
+from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args, spec_name
+from specter_utils.config import DEFAULT_PRESET
 from specter_utils.errors import DataError
 
 PRESET_HELP = (
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results/<run>/spec.yaml, figures to figures/ (PNG + PDF). Stops at the first failing cell and shows it. "
         + PRESET_HELP,
     )
-    add_spec_arguments(parser, preset_default="demo")
+    add_spec_arguments(parser, preset_default=DEFAULT_PRESET)
     parser.add_argument(
         "--report",
         action="store_true",
@@ -83,13 +84,9 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.report import write_report
     from specter_utils.spec import parse_override
 
-    if args.spec is not None:  # checked: the file resolves, with its overrides, before any notebook
-        resolve_spec_args(args)
-    try:
-        overrides = dict(parse_override(text) for text in args.overrides)
-    except ValueError as exc:
-        raise DataError(str(exc), "--set") from None
-    preset = str(args.spec.expanduser().absolute()) if args.spec is not None else args.preset
+    resolve_spec_args(args)  # checked: the specification resolves, with its overrides, before any notebook
+    overrides = dict(parse_override(text) for text in args.overrides)
+    preset = spec_name(args)
     for wanted in args.notebooks or ():
         if not any(nb == wanted or nb.startswith(f"{wanted}_") for nb in NOTEBOOKS):
             raise DataError(f"no notebook {wanted!r}; known: {', '.join(NOTEBOOKS)}", "--notebooks")

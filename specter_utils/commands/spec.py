@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from specter_utils.config import DEFAULT_PRESET
 from specter_utils.errors import DataError
 from specter_utils.paths import presets
 
@@ -14,16 +15,18 @@ def add_spec_arguments(parser: argparse.ArgumentParser, preset_default: str | No
     parser.add_argument(
         "--preset",
         choices=presets(),
-        default=preset_default,
+        default=None,  # not given: the default below, and --spec may be given instead
         help="a shipped run specification, params/<preset>.yaml"
         + (f" (default: {preset_default})" if preset_default else ""),
     )
+    parser.set_defaults(default_preset=preset_default)
     parser.add_argument(
         "--spec",
         type=Path,
         default=None,
         metavar="FILE",
-        help="your own specification (.yaml); it may start from a preset with 'extends: hepth'",
+        help="your own specification (.yaml); it starts from the preset it names with 'extends: hepth', or from "
+        f"{DEFAULT_PRESET}",
     )
     parser.add_argument(
         "--set",
@@ -36,6 +39,17 @@ def add_spec_arguments(parser: argparse.ArgumentParser, preset_default: str | No
     )
 
 
+def spec_name(args: argparse.Namespace) -> str:
+    """What ``--preset``/``--spec`` name: the absolute path of the file, the preset, or the command's default."""
+    if args.spec is not None:
+        if not args.spec.is_file():
+            raise DataError("--spec: no such file", args.spec)
+        if args.preset:
+            raise DataError("give --spec or --preset, not both: start the file with 'extends: <preset>'", "--spec")
+        return str(args.spec.expanduser().absolute())
+    return args.preset or getattr(args, "default_preset", None) or DEFAULT_PRESET
+
+
 def resolve_spec_args(args: argparse.Namespace):
     """The RunSpec that ``--preset``/``--spec``/``--set`` describe, and its name; errors name the flag."""
     from specter_utils.spec import load_spec, parse_override
@@ -44,14 +58,7 @@ def resolve_spec_args(args: argparse.Namespace):
         overrides = dict(parse_override(text) for text in args.overrides)
     except ValueError as exc:
         raise DataError(str(exc), "--set") from None
-    if args.spec is not None:
-        if not args.spec.is_file():
-            raise DataError("--spec: no such file", args.spec)
-        name = str(args.spec.expanduser().absolute())
-        if args.preset:
-            raise DataError("give --spec or --preset, not both: start the file with 'extends: <preset>'", "--spec")
-    else:
-        name = args.preset or "demo"
+    name = spec_name(args)
     try:
         return load_spec(name, overrides), name
     except (KeyError, TypeError, ValueError, FileNotFoundError) as exc:

@@ -1,8 +1,10 @@
 """``specter-utils train``: train SPECTER on mined triplets with the sentence-transformers trainer.
 
-Every TrainConfig field is a flag (``--learning-rate 3e-5``, ``--no-resume``); its help is the
-comment beside the field and its default is the field's (``specter_utils.config``). Precedence:
-defaults < ``--profile`` < ``--recipe`` < flags.
+Every TrainConfig field is a flag (``--learning-rate 3e-5``, ``--no-resume``); its help, choices and range are the
+field's declaration (``specter_utils.config``). The run's settings come through the same layers as ``run``'s
+(``spec.train_config``): defaults < ``--profile`` (default: the machine's, cpu without CUDA, gpu with it) <
+``--recipe`` (default: the profile's) < ``--spec FILE`` (and the preset it extends) < flags. Training itself is the
+stage's front door, ``workflow.train.train_model``.
 """
 
 from __future__ import annotations
@@ -12,56 +14,28 @@ import dataclasses
 from pathlib import Path
 
 from specter_utils.commands.common import (
-    COUNT,
-    POSITIVE_INT,
     QUIET_HELP,
     add_config_flags,
     add_flag,
     check_out_dir,
-    float_in,
     given_config_values,
     input_dir,
     input_file,
-    int_at_least,
     silence_progress,
 )
+from specter_utils.config import DEFAULT_RECIPE, PROFILES, RECIPES, TrainConfig, device_profile
 from specter_utils.errors import DataError
-from specter_utils.training.config import (
-    DEFAULT_RECIPE,
-    LOSSES,
-    POOLINGS,
-    PROFILES,
-    RECIPES,
-    TRAIN_DTYPES,
-    TrainConfig,
-    make_config,
-)
+from specter_utils.layout import TRIPLETS_TRAIN_FILE
 
 # The four flags a training run needs come first; the rest follow in TrainConfig order.
 MAIN_FLAGS = ("triplets", "metadata", "base_model", "out")
 METAVARS = {"triplets": "DIR", "metadata": "FILE", "base_model": "NAME", "out": "DIR"}
-# The dtype spellings of embed are accepted too (one vocabulary of values across commands).
-DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
-CHOICES = {"pooling": POOLINGS, "dtype": (*TRAIN_DTYPES, *DTYPE_NAMES), "loss": LOSSES}
 # The old spellings of renamed fields: hidden flags that still work for one release and say so.
 OLD_FLAGS = {
     "max_length": "--max-seq-length",
     "batch_size": "--per-device-batch-size",
     "dtype": "--precision",
     "max_triplets": "--max-train-triplets",
-}
-# Ranges checked by argparse; the rest (and combinations) by TrainConfig.validate.
-RANGES = {
-    "max_length": int_at_least(2),
-    **dict.fromkeys(("effective_batch_size", "batch_size", "save_steps", "eval_steps", "logging_steps"), POSITIVE_INT),
-    "save_total_limit": POSITIVE_INT,
-    **dict.fromkeys(
-        ("max_triplets", "max_val_triplets", "gradient_accumulation_steps", "dataloader_num_workers"), COUNT
-    ),
-    "cached_mini_batch": COUNT,
-    "learning_rate": float_in(0.0, 1.0, low_open=True),
-    "warmup_ratio": float_in(0.0, 1.0, high_open=True),
-    "merge_with_base": float_in(0.0, 1.0, low_open=True),
 }
 
 
@@ -70,18 +44,31 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     override (the help shows the field's own default)."""
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("profile", "recipe")]
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
-    add_config_flags(
-        parser, TrainConfig, ordered, choices=CHOICES, ranges=RANGES, old_flags=OLD_FLAGS, metavars=METAVARS
-    )
+    add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS)
     parser.add_argument("--quiet", dest="progress_bar", action="store_const", const=False, help=QUIET_HELP)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """The TrainConfig that the parsed flags describe."""
-    overrides = {k: v for k, v in given_config_values(args, TrainConfig).items() if k not in ("profile", "recipe")}
-    if "dtype" in overrides:
-        overrides["dtype"] = DTYPE_NAMES.get(overrides["dtype"], overrides["dtype"])
-    return make_config(args.profile, getattr(args, "recipe", None), **overrides)
+    """The TrainConfig that the parsed flags describe, resolved through the specification's layers; without
+    ``--profile`` (here or in ``--spec``), the profile follows the machine."""
+    from specter_utils.spec import train_config
+
+    flags = {k: v for k, v in given_config_values(args, TrainConfig).items() if k not in ("profile", "recipe")}
+    spec = getattr(args, "spec", None)
+    if spec is not None and not Path(spec).is_file():
+        raise DataError("--spec: no such file", spec)
+    try:
+        return train_config(
+            args.profile,
+            getattr(args, "recipe", None),
+            str(Path(spec).expanduser().absolute()) if spec is not None else None,
+            device="" if args.profile else device_profile(),
+            **flags,
+        )
+    except DataError:  # a bad value (it names its key and source), or a file that is not YAML (file and line)
+        raise
+    except (KeyError, TypeError, ValueError, FileNotFoundError) as exc:  # a bad --spec file
+        raise DataError(str(exc.args[0] if exc.args else exc), "--spec") from None
 
 
 def register(subparsers) -> None:
@@ -102,7 +89,8 @@ def register(subparsers) -> None:
         choices=sorted(PROFILES),
         default=None,
         help="fits the run to a machine: "
-        + "; ".join(f"{name}: {_profile_summary(name)}" for name in sorted(PROFILES)),
+        + "; ".join(f"{name}: {_profile_summary(name)}" for name in sorted(PROFILES))
+        + " (default: the machine's: cpu without CUDA, gpu with it)",
     )
     parser.add_argument(
         "--recipe",
@@ -113,6 +101,14 @@ def register(subparsers) -> None:
         + "; default: the profile's ("
         + ", ".join(f"{p}: {r}" for p, r in DEFAULT_RECIPE.items())
         + ")",
+    )
+    parser.add_argument(
+        "--spec",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a run specification (.yaml) whose training section the flags start from; it starts from the preset "
+        "it names with 'extends: hepth', or from demo",
     )
     add_config_arguments(parser)
     parser.set_defaults(func=run)
@@ -132,12 +128,21 @@ def _recipe_summary(name: str) -> str:
     return f"loss {values['loss']}, pooling {values['pooling']}, lr {values['learning_rate']:g}"
 
 
+def check_inputs(triplets: str | Path | None, metadata: str | Path | None) -> None:
+    """The triplets folder and the metadata file exist and are of the right kind (those given)."""
+    if triplets is not None:
+        folder = input_dir(Path(triplets), "--triplets")
+        if not (folder / TRIPLETS_TRAIN_FILE).is_file():
+            raise DataError(
+                f"--triplets: no {TRIPLETS_TRAIN_FILE} in the folder (run specter-utils mine first)", folder
+            )
+    if metadata is not None:
+        input_file(Path(metadata), "--metadata")
+
+
 def check_paths(config: TrainConfig) -> None:
     """Inputs exist and are of the right kind, the run folder can be written: before any model is loaded."""
-    triplets = input_dir(Path(config.triplets), "--triplets")
-    if not (triplets / "train.jsonl").is_file():
-        raise DataError("--triplets: no train.jsonl in the folder (run specter-utils mine first)", triplets)
-    input_file(Path(config.metadata), "--metadata")
+    check_inputs(config.triplets, config.metadata)
     base = Path(config.base_model)
     if base.is_dir() and not any(base.iterdir()):
         raise DataError("--base-model: the model folder is empty", base)
@@ -146,14 +151,14 @@ def check_paths(config: TrainConfig) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.triplets, args.metadata)  # first: the machine's profile needs torch to see it
     config = config_from_args(args).validate()
     check_paths(config)
     if not config.progress_bar:
         silence_progress()
-    from specter_utils.training.distributed import is_main_process
-    from specter_utils.training.train import train_specter
+    from specter_utils.workflow.train import is_main_process, train_model
 
-    final_dir = train_specter(config)
+    final_dir = train_model(config)
     if is_main_process():  # one line, not one per torchrun process
         print(f"model: {final_dir}")
     return 0

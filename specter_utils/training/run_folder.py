@@ -25,11 +25,10 @@ import torch
 import transformers
 from transformers import TrainerCallback
 
-from specter_utils.config import TrainConfig
+from specter_utils.config import TrainConfig, differing_fields
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.layout import LOG_HISTORY_FILE, TRAIN_CONFIG_FILE
-from specter_utils.training.config import differing_fields
 from specter_utils.training.distributed import (
     global_batch_size,
     is_main_process,
