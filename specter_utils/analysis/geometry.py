@@ -30,6 +30,7 @@ from sklearn.manifold import TSNE
 from sklearn.metrics import completeness_score, homogeneity_score, v_measure_score
 from sklearn.neighbors import NearestNeighbors
 
+from specter_utils.config import ANALYSIS_METHODS
 from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
 
@@ -41,7 +42,7 @@ DBSCAN_RULE = (
     "min_samples = 2 * dim of the projection (4); eps = knee (max distance to the chord, axes scaled to [0, 1]) "
     "of the sorted distances to the min_samples-th nearest neighbour; DBSCAN noise counts as one cluster"
 )
-METHODS = ("tsne", "umap")
+METHODS = ANALYSIS_METHODS
 
 
 @dataclass

@@ -17,12 +17,12 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import INT8_SCHEMES, EmbedConfig
+from specter_utils.config import DTYPE_ALIASES, EMBED_DTYPES, INT8_SCHEMES, POOLINGS, EmbedConfig, torch_dtype_name
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
-DTYPES = ("auto", "float32", "bfloat16", "fp32", "bf16", "int8")
-DTYPE_NAMES = {"fp32": "float32", "bf16": "bfloat16"}
+# embed's precisions by their short names, and torch's spellings of the same ones
+DTYPE_CHOICES = (*EMBED_DTYPES, *(alias for alias, short in DTYPE_ALIASES.items() if short in EMBED_DTYPES))
 
 EPILOG = """\
 examples:
@@ -77,14 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(parser, "output FILE.jsonl (a part-finished run of the same command resumes)")
     add_batch_size(parser, EmbedConfig.batch_size, "papers per forward pass")
     add_max_length(parser, EmbedConfig.max_length, "wordpieces per paper")
-    parser.add_argument(
-        "--pooling", choices=("auto", "cls", "mean"), default="auto", help="auto: the model's own if any, else [CLS]"
-    )
+    parser.add_argument("--pooling", choices=POOLINGS, default="auto", help="auto: the model's own if any, else [CLS]")
     add_dtype(
         parser,
-        DTYPES,
+        DTYPE_CHOICES,
         None,
-        "default: float32 on a CPU, bf16 autocast on a GPU (bf16 and fp32 are accepted spellings); int8: "
+        "default: fp32 on a CPU, bf16 autocast on a GPU (torch's float32 and bfloat16 are accepted spellings); int8: "
         "post-training quantization with NNCF on the openvino backend, calibrated on a seeded sample of 300 of the "
         "papers and cached; auto: on a CPU, the fastest of float32, bf16 and int8 in a short timed probe whose "
         "vectors keep --min-cosine to float32 (the choice and figures go into the .meta.json); on a GPU, bf16",
@@ -161,7 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check_arguments(args: argparse.Namespace) -> None:
     """Every flag and path, before any model is loaded or file written."""
     args.probe = args.dtype == "auto"  # asked for by name: the timed probe (on a CPU)
-    args.dtype = DTYPE_NAMES.get(args.dtype, args.dtype) or "auto"
+    args.dtype = torch_dtype_name(args.dtype) if args.dtype else "auto"
     _check_precision(args)
     if args.merge:
         for path in args.merge:

@@ -17,7 +17,7 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import EmbedConfig
+from specter_utils.config import EVAL_SPLITS, EmbedConfig
 
 EPILOG = """\
 examples:
@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--user-citation", type=Path, help="embeddings for co-view, co-read, cite, co-cite")
     parser.add_argument("--recomm", type=Path, help="embeddings for the recommendation task")
     parser.add_argument("--tasks", nargs="+", help="tasks to run (default: every task present)")
-    parser.add_argument("--split", choices=("test", "val"), default="test", help="evaluated split (default: test)")
+    parser.add_argument("--split", choices=EVAL_SPLITS, default="test", help="evaluated split (default: test)")
     add_out(parser, "results JSON file")
     parser.add_argument(
         "--n-jobs", type=POSITIVE_INT, default=1, help="threads for classification (2: MAG and MeSH together)"

@@ -78,6 +78,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="print the resolved specification as YAML with sources")
     add_spec_arguments(show, preset_default=None)
+    show.add_argument(
+        "--explain",
+        action="store_true",
+        help="above each setting, a comment with what it does, why it has its default and the values it allows",
+    )
     show.set_defaults(func=run)
 
 
@@ -86,5 +91,5 @@ def run(args: argparse.Namespace) -> int:
         raise DataError("give --preset NAME or --spec FILE", "--preset")
     spec, name = resolve_spec_args(args)
     print(f"# run specification {name}" + (f", overrides {spec.overrides}" if spec.overrides else ""))
-    print(spec.to_yaml(sources=True), end="")
+    print(spec.to_yaml(sources=True, explain=args.explain), end="")
     return 0

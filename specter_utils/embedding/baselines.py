@@ -29,6 +29,7 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.preprocessing import normalize
 
+from specter_utils.config import BASELINES, DEFAULT_BASELINES  # noqa: F401 (embedding.baselines.BASELINES: the names)
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import as_paper_list, embed_papers
@@ -36,8 +37,6 @@ from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.embedding.wordvectors import TOKEN_PATTERN, WordVectors, train_word_vectors
 from specter_utils.errors import DataError
 
-BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
-DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
 SIF_A = 1e-4  # the paper searched a in [1e-5, 1e-3] and used 1e-4 for SGC's node features
 MAX_DENSE_BYTES = 2 * 1024**3  # refuse a raw TF-IDF matrix larger than this (use tfidf-svd)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EVAL_SPLITS
 from specter_utils.data.scidocs import (
     CLASSIFICATION_TASKS,
     RANKING_TASKS,
@@ -197,7 +198,7 @@ def evaluate(
             no intercept, tol 1e-3); see ``evaluation.classification``.
     """
     started = time.perf_counter()
-    if split not in ("test", "val"):
+    if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
 
     if svm_variant not in SVM_VARIANTS:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import EmbedConfig
+from specter_utils.config import EMBED_SPLITS, EmbedConfig
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
@@ -44,8 +44,8 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     scored later; ``"test"`` or ``"val"`` only those the evaluation of that split reads for ``tasks``
     (default: every task present), see :func:`data.scidocs.papers_needed`.
     """
-    if split not in ("all", "test", "val"):
-        raise ValueError(f"split must be 'all', 'test' or 'val', got {split!r}")
+    if split not in EMBED_SPLITS:
+        raise ValueError(f"split must be one of {', '.join(EMBED_SPLITS)}, got {split!r}")
     root = resolve(scidocs_dir)
     files = [root / name for name in METADATA_FILES.values() if (root / name).exists()]
     if not files:
