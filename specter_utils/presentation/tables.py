@@ -107,7 +107,7 @@ PAPER_TABLE3 = {
 }
 # Every paper row an ablation row of notebook 07 may stand beside (workflow.ablations.PAPER_ROWS names them)
 PAPER_ABLATION_ROWS = {**PAPER_TABLE2, **PAPER_TABLE3}
-# The paper's Table 2 or 3 row each variant of notebook 07 (workflow.ablations.ABLATIONS) stands beside
+# The paper's Table 2 or 3 row each variant of notebook 07 (config.ABLATIONS) stands beside
 PAPER_ROWS = {
     "specter": "SPECTER",
     "no_abstract": "- abstract",
