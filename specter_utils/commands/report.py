@@ -48,47 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-README_FILES = (
-    "README.md",
-    "docs/results.md",
-    "docs/benchmarks.md",
-)  # the files whose generated blocks --readme rewrites
-
-
 def run_readme(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from specter_utils.paths import REPO_ROOT
-    from specter_utils.presentation.readme import check_file, load_reports, preset_drift, update_file
+    from specter_utils.workflow.report import refresh_generated_blocks
 
     root = Path(args.root) if args.root else REPO_ROOT
-    if not root.is_dir():
-        raise DataError("--root: no such folder", root)
-    reports = load_reports(root / "reports") if (root / "reports").is_dir() else []
-    for report in reports:  # a committed report must be what its preset runs today
-        drift = preset_drift(report, root / "params")
-        if drift:
-            message = (
-                f"ran other settings than preset {report.preset!r} gives today ({len(drift)}; first {drift[0]}); "
-                f"regenerate it with 'specter-utils run --preset {report.preset} --report'"
-            )
-            if args.check:
-                raise DataError(message, report.folder / "spec.yaml")
-            print(f"warning: {report.folder / 'spec.yaml'}: {message}")
-    for name in README_FILES:
-        path = root / name
-        if args.check:
-            stale = check_file(path, root / "reports")
-            if stale:
-                raise DataError(
-                    f"generated block {stale[0]!r} differs from what reports/ give; "
-                    "run 'specter-utils report --readme' to rewrite it",
-                    path,
-                )
-            print(f"{name}: up to date")
-        else:
-            changed = update_file(path, root / "reports")
-            print(f"{name}: " + (f"rewrote {', '.join(changed)}" if changed else "up to date"))
+    for name, changed in refresh_generated_blocks(root, check=args.check):
+        print(f"{name}: " + (f"rewrote {', '.join(changed)}" if changed else "up to date"))
     return 0
 
 
@@ -98,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check or args.root:
         raise DataError("--check and --root go with --readme", "--check" if args.check else "--root")
     from specter_utils.paths import RESULTS_DIR
-    from specter_utils.report import write_report
     from specter_utils.runs import resolve
+    from specter_utils.workflow.report import write_report
 
     run_dir = resolve(args.results_dir or RESULTS_DIR) / args.run
     try:

@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
     from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, source_commit
-    from specter_utils.report import write_report
     from specter_utils.spec import parse_override
+    from specter_utils.workflow.report import write_report
 
     resolve_spec_args(args)  # checked: the specification resolves, with its overrides, before any notebook
     overrides = dict(parse_override(text) for text in args.overrides)

@@ -1,0 +1,52 @@
+"""The report stage: a finished run copied to ``reports/<preset>/``, and the generated blocks of the README and
+docs rewritten (or checked) from the committed reports. ``specter-utils report`` and ``run --report`` call it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from specter_utils.errors import DataError
+from specter_utils.paths import REPO_ROOT
+from specter_utils.presentation.readme import check_file, load_reports, preset_drift, update_file
+from specter_utils.report import write_report
+
+__all__ = ["README_FILES", "refresh_generated_blocks", "write_report"]
+
+README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")  # the files whose generated blocks are ours
+
+
+def refresh_generated_blocks(
+    root: Path = REPO_ROOT, check: bool = False, warn: Callable[[str], None] = print
+) -> Iterator[tuple[str, list[str]]]:
+    """``(file, blocks rewritten)`` for each of :data:`README_FILES` under ``root``, from ``root/reports``.
+
+    A committed report that ran other settings than its preset gives today is a warning, and with ``check`` a
+    DataError; with ``check`` nothing is written, and the first block that differs is a DataError naming it.
+    """
+    if not root.is_dir():
+        raise DataError("--root: no such folder", root)
+    reports = load_reports(root / "reports") if (root / "reports").is_dir() else []
+    for report in reports:  # a committed report must be what its preset runs today
+        drift = preset_drift(report, root / "params")
+        if drift:
+            message = (
+                f"ran other settings than preset {report.preset!r} gives today ({len(drift)}; first {drift[0]}); "
+                f"regenerate it with 'specter-utils run --preset {report.preset} --report'"
+            )
+            if check:
+                raise DataError(message, report.folder / "spec.yaml")
+            warn(f"warning: {report.folder / 'spec.yaml'}: {message}")
+    for name in README_FILES:
+        path = root / name
+        if check:
+            stale = check_file(path, root / "reports")
+            if stale:
+                raise DataError(
+                    f"generated block {stale[0]!r} differs from what reports/ give; "
+                    "run 'specter-utils report --readme' to rewrite it",
+                    path,
+                )
+            yield name, []
+        else:
+            yield name, update_file(path, root / "reports")
