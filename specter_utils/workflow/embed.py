@@ -45,7 +45,8 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     (default: every task present), see :func:`data.scidocs.papers_needed`.
     """
     if split not in EMBED_SPLITS:
-        raise ValueError(f"split must be one of {', '.join(EMBED_SPLITS)}, got {split!r}")
+        named = f"{', '.join(map(repr, EMBED_SPLITS[:-1]))} or {EMBED_SPLITS[-1]!r}"
+        raise ValueError(f"split must be {named}, got {split!r}")
     root = resolve(scidocs_dir)
     files = [root / name for name in METADATA_FILES.values() if (root / name).exists()]
     if not files:
