@@ -643,6 +643,24 @@ class AnalysisConfig:
     max_papers: int = setting(2000, "a random sample of labelled papers, the same for every model", low=1)
     max_classes: int = setting(10, "the most frequent classes keep the colours legible (0: every class)", low=0)
     perplexity: float = setting(30.0, "t-SNE's default", low=0.0, low_open=True)
+    projection_seeds: list[int] = setting(
+        factory=lambda: [0, 1, 2, 3, 4],
+        help="t-SNE / UMAP seeds: every DBSCAN score is a mean and sd over them, each model projected with the same "
+        "seeds so that the difference is paired by seed; the papers drawn stay the run's seed",
+    )
+    knn: int = setting(10, "neighbours by cosine in the full space whose topic agreement is scored, per paper", low=1)
+    eps_factors: list[float] = setting(
+        factory=lambda: [0.5, 0.75, 1.0, 1.5, 2.0],
+        help="DBSCAN's eps as multiples of the knee rule's (1: the knee): whether a difference survives the choice",
+    )
+
+    def __post_init__(self) -> None:
+        for name, problem in setting_problems(self):
+            raise DataError(f"analysis.{name} {problem}, got {getattr(self, name)!r}")
+        if not self.projection_seeds:
+            raise DataError("analysis.projection_seeds must hold at least one seed, got []")
+        if any(not isinstance(f, (int, float)) or isinstance(f, bool) or f <= 0 for f in self.eps_factors):
+            raise DataError(f"analysis.eps_factors must hold only numbers above 0, got {self.eps_factors!r}")
 
 
 # ---------------------------------------------------------------- 7. ablations (notebook 07: Tables 2 and 3)

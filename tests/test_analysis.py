@@ -9,12 +9,16 @@ from specter_utils.analysis.geometry import (
     analyse_embeddings,
     dbscan_scores,
     kdistance_knee,
+    knn_agreement,
     labels_from_scidocs,
     project,
     sample_labelled,
+    seed_difference,
+    silhouette_by_class,
 )
 from specter_utils.embedding.io import EmbeddingSet
-from specter_utils.presentation.tables import scores_table
+from specter_utils.presentation.interpret import seed_evidence
+from specter_utils.presentation.tables import eps_grid_table, scores_table, space_table
 
 
 def blobs(n_per_class: int = 60, n_classes: int = 4, dim: int = 2, spread: float = 0.3, seed: int = 0):
@@ -61,6 +65,50 @@ def test_tsne_projection_is_seeded() -> None:
     np.testing.assert_allclose(first, project(points, "tsne", seed=3))
 
 
+def test_tsne_seeds_draw_different_maps() -> None:
+    """Each projection seed is a different draw (random init): a spread over seeds measures something."""
+    points, _ = blobs(n_per_class=20, dim=16, spread=3.0)
+    assert not np.allclose(project(points, "tsne", seed=0), project(points, "tsne", seed=1))
+
+
+def test_eps_factor_scales_the_knee() -> None:
+    points, labels = blobs(spread=2.0)
+    knee = dbscan_scores(points, labels)
+    assert dbscan_scores(points, labels, eps_factor=2.0)["eps"] == pytest.approx(2.0 * knee["eps"])
+    assert dbscan_scores(points, labels, eps_factor=0.5)["noise_fraction"] >= knee["noise_fraction"]
+
+
+def test_knn_agreement_and_silhouette_in_the_full_space() -> None:
+    points, labels = blobs(n_per_class=30, n_classes=3, dim=16, spread=0.5)
+    agreement = knn_agreement(points, labels, k=5)
+    assert agreement.shape == (90,) and agreement.min() == 1.0  # separated blobs: every neighbour shares the class
+    shuffled = list(np.random.default_rng(0).permutation(labels))
+    assert knn_agreement(points, shuffled, k=5).mean() < 0.6
+    assert silhouette_by_class(points, labels).mean() > 0.9
+    assert np.isnan(silhouette_by_class(points, ["a"] * 90)).all()  # one class: no silhouette
+
+
+def test_knn_agreement_excludes_the_paper_itself_even_with_duplicates() -> None:
+    points = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.1, 1.0]])
+    labels = ["a", "b", "c", "c", "c"]
+    agreement = knn_agreement(points, labels, k=1)
+    assert agreement.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def test_seed_difference_and_its_verdict() -> None:
+    """Called only when every seed agrees in sign, the mean clears the larger seed sd and the interval excludes 0."""
+    clear = seed_difference([0.50, 0.52, 0.51, 0.53, 0.50], [0.30, 0.31, 0.29, 0.32, 0.30])
+    assert clear["seeds"] == 5 and clear["same_sign"] and clear["ci_low"] > 0
+    assert seed_evidence(clear) == 1
+    assert seed_evidence(seed_difference([0.30, 0.31, 0.29], [0.50, 0.52, 0.51])) == -1
+    mixed = seed_difference([0.30, 0.10, 0.35, 0.05, 0.40], [0.20, 0.20, 0.20, 0.20, 0.20])
+    assert not mixed["same_sign"] and seed_evidence(mixed) == 0  # one map per seed flips the direction
+    noisy = seed_difference([0.21, 0.60, 0.22, 0.58, 0.23], [0.20, 0.20, 0.21, 0.20, 0.20])
+    assert noisy["same_sign"] and noisy["diff"] <= noisy["spread"] and seed_evidence(noisy) == 0  # inside the sd
+    one = seed_difference([0.5], [0.2])
+    assert one["sd"] is None and seed_evidence(one) == 0  # one map: a direction, never a verdict
+
+
 def test_unknown_method_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown projection"):
         project(np.zeros((10, 3)), "pca")
@@ -89,13 +137,25 @@ def test_analyse_embeddings_ranks_the_better_model_and_writes_png_and_pdf(tmp_pa
         methods=["tsne"],
         seed=0,
         figure_stem=tmp_path / "fig",
+        projection_seeds=[0, 1, 2],
+        eps_factors=[0.5, 2.0],
     )
     tsne = result["scores"]["tsne"]
-    assert tsne["good"]["homogeneity"] > 0.9
+    assert tsne["good"]["homogeneity"] > 0.9 and tsne["good"]["homogeneity_sd"] is not None
     assert tsne["good"]["homogeneity"] > tsne["noise"]["homogeneity"] + 0.5
+    assert len(tsne["good"]["per_seed"]["homogeneity"]) == 3 and result["projection_seeds"] == [0, 1, 2]
+    assert result["eps_factors"] == [0.5, 1.0, 2.0] and set(result["eps_grid"]["tsne"]["good"]) == {"0.5", "1", "2"}
+    assert seed_evidence(result["versus"]["tsne"]["good"]["1"]["homogeneity"]) == 1  # the reference: the first
+    assert "noise" not in result["versus"]["tsne"]
+    space = result["space"]
+    assert space["reference"] == "noise" and space["models"]["good"]["knn_agreement"] == 1.0
+    assert space["models"]["good"]["silhouette"] > space["models"]["noise"]["silhouette"] + 0.5
+    assert set(result["per_paper"]["good"]["knn_agreement"]) == set(ids)
     assert (tmp_path / "fig.png").stat().st_size > 0 and (tmp_path / "fig.pdf").stat().st_size > 0
     assert "min_samples" in result["dbscan_rule"]
-    assert "| tsne | good |" in scores_table(result)
+    assert "| tsne | good |" in scores_table(result) and " ± " in scores_table(result)
+    assert "| tsne | 0.5 | good |" in eps_grid_table(result)
+    assert "| good | 1.000 |" in space_table(result)
 
 
 def test_labels_from_scidocs_reads_every_split(tmp_path) -> None:
@@ -105,3 +165,19 @@ def test_labels_from_scidocs_reads_every_split(tmp_path) -> None:
     assert labels_from_scidocs(tmp_path) == {"a": "x", "b": "y", "c": "x"}
     with pytest.raises(FileNotFoundError):
         labels_from_scidocs(tmp_path, task="mesh")
+
+
+def test_the_stage_pairs_the_full_space_over_papers(tmp_path) -> None:
+    from specter_utils.spec import load_spec
+    from specter_utils.workflow.analyse import geometry
+
+    points, labels = blobs(n_per_class=40, n_classes=3, dim=16, spread=0.5)
+    ids = [f"p{i}" for i in range(len(points))]
+    good = EmbeddingSet(ids, points.astype(np.float32))
+    noise = EmbeddingSet(ids, np.random.default_rng(0).normal(size=points.shape).astype(np.float32))
+    spec = load_spec("smoke", {"analysis.projection_seeds": [0, 1], "analysis.eps_factors": [1.0]})
+    result = geometry(spec, {"noise": noise, "good": good}, dict(zip(ids, labels, strict=True)), tmp_path / "f", "t")
+    test = result["space"]["versus"]["good"]["knn_agreement"]
+    assert test["queries"] == 120 and test["ci_low"] > 0.5 and test["p"] < 0.01
+    assert "silhouette" in result["space"]["versus"]["good"] and "per_paper" not in result
+    assert result["projection_seeds"] == [0, 1]

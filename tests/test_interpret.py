@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from specter_utils.evaluation.deltas import Delta
@@ -162,6 +163,54 @@ def test_homogeneity_rising_and_unchanged():
     assert "completeness of trained against base is unchanged" in rising
     inside = it.interpret_geometry(geometry(0.30, 0.33), spread=0.05)
     assert "does not change beyond the seed spread" in inside and "neither confirmed nor contradicted" in inside
+
+
+def seeded(base: list[float], trained: list[float], knn: tuple[float, float, float]) -> dict:
+    """Notebook 06's metrics over projection seeds (t-SNE homogeneity; completeness equal) and the full space."""
+    from specter_utils.analysis.geometry import seed_difference
+
+    def summary(values: list[float]) -> dict:
+        mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
+        return {"homogeneity": mean, "homogeneity_sd": sd, "completeness": 0.5, "completeness_sd": 0.01}
+
+    flat = [0.5] * len(base)
+    versus = {
+        factor: {"homogeneity": seed_difference(trained, base), "completeness": seed_difference(flat, flat)}
+        for factor in ("0.5", "1", "2")
+    }
+    diff, low, high = knn
+    return {
+        "scores": {"tsne": {"base": summary(base), "trained": summary(trained)}},
+        "versus": {"tsne": {"trained": versus}},
+        "projection_seeds": list(range(len(base))),
+        "space": {
+            "k": 10,
+            "reference": "base",
+            "models": {
+                "base": {"knn_agreement": 0.6, "silhouette": 0.01},
+                "trained": {"knn_agreement": 0.6 + diff, "silhouette": 0.01},
+            },
+            "versus": {
+                "trained": {"knn_agreement": {"diff": diff, "ci_low": low, "ci_high": high, "p": 0.001, "queries": 450}}
+            },
+        },
+    }
+
+
+def test_geometry_over_seeds_calls_a_direction_only_past_the_noise():
+    clear = seeded([0.20, 0.21, 0.19, 0.22, 0.20], [0.40, 0.41, 0.42, 0.40, 0.43], (0.05, 0.03, 0.07))
+    findings = {f["what"]: f["shown"] for f in it.geometry_findings(clear)}
+    assert findings == {"k-NN topic agreement": 1, "t-SNE homogeneity": 1, "t-SNE completeness": 0}
+    text = it.interpret_geometry(clear)
+    assert "trained scores higher than base on k-NN topic agreement" in text
+    assert "every seed agrees and the difference clears the seed noise" in text and "higher at 3 of 3 values" in text
+    assert "This agrees with the paper's direction" in text
+    # one seed's map on each side would say "falls" or "rises"; over seeds with mixed signs it is no difference
+    noisy = seeded([0.20, 0.40, 0.20, 0.40, 0.30], [0.35, 0.10, 0.38, 0.15, 0.30], (0.001, -0.004, 0.006))
+    shown = {f["what"]: f["shown"] for f in it.geometry_findings(noisy)}
+    assert shown == {"k-NN topic agreement": 0, "t-SNE homogeneity": 0, "t-SNE completeness": 0}
+    text = it.interpret_geometry(noisy)
+    assert "does not clear the seed noise" in text and "no difference is shown" in text and "rises" not in text
 
 
 # ---------------------------------------------------------------- 07: ablations

@@ -180,7 +180,12 @@ def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
         scores = analysis["scores"]["tsne"][model]
         assert 0 <= scores["homogeneity"] <= 1 and 0 <= scores["completeness"] <= 1
         assert scores["min_samples"] == 4 and scores["eps"] > 0
+        assert len(scores["per_seed"]["homogeneity"]) == len(analysis["projection_seeds"]) >= 5
+        assert 0 <= analysis["space"]["models"][model]["knn_agreement"] <= 1
+        assert set(analysis["eps_grid"]["tsne"][model]) == {"0.5", "0.75", "1", "1.5", "2"}
     assert "knee" in analysis["dbscan_rule"]
+    assert {"knn_agreement", "silhouette"} == set(analysis["space"]["versus"]["trained"])
+    assert "homogeneity" in analysis["versus"]["tsne"]["trained"]["1"]
     for ext in ("png", "pdf"):
         assert (figures / f"figure2_{run_dir.name}.{ext}").stat().st_size > 0
 

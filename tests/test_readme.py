@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import yaml
 from nbformat.v4 import new_code_cell, new_notebook
@@ -171,8 +172,10 @@ def test_a_minimal_report_renders_the_expected_rows(tmp_path):
         "| sif | 30.00 | 20.00 | 21.00 |",
     ]
     figure2 = blocks["figure2"]
-    assert "| trained | tsne | 0.12 | 0.46 |" in figure2 and "40 `mag` papers of 4 classes" in figure2
-    assert "| SPECTER | tsne | 0.41 | 0.72 |" in figure2 and "| SciBERT | tsne | 0.19 | 0.63 |" in figure2
+    assert "| tsne | homogeneity | 0.12 | 0.12 | +0.00 | not tested (1 projection seed) |" in figure2
+    assert "40 `mag` papers of 4 classes" in figure2 and "predates them): no direction is stated" in figure2
+    assert "| tsne | homogeneity | 0.19 (SciBERT) | 0.41 (SPECTER) | +0.22 | one map, not tested |" in figure2
+    assert "| tsne | completeness | 0.63 (SciBERT) | 0.72 (SPECTER) | +0.09 |" in figure2
     times = blocks["times"]
     assert (
         "| [`toy`](reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min | 2.5 GiB | `abc1234` | 2 cores, Toy CPU, avx2 |"
@@ -209,7 +212,53 @@ def test_a_report_from_the_report_writer_renders(tmp_path):
         "| trained | 41.50 | 55.25 | 56.00 |" in blocks["results"] and "**toycorpus**, test split" in blocks["results"]
     )
     assert "| 8 min 0 s |  | `abc1234` | 2 cores, Toy CPU, avx2, avx512f |" in blocks["times"]
-    assert "| base | tsne | 0.12 | 0.46 |" in blocks["figure2"]
+    assert "| tsne | completeness | 0.46 | 0.46 |" in blocks["figure2"]
+
+
+def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
+    """A report over projection seeds: the full-space row and the map rows with mean ± sd, each with its verdict."""
+    from specter_utils.analysis.geometry import seed_difference
+
+    folder = _minimal_report(tmp_path / "reports")
+    base, trained = [0.20, 0.40, 0.20, 0.40, 0.30], [0.35, 0.10, 0.38, 0.15, 0.30]
+
+    def summary(values):
+        return {
+            "homogeneity": float(np.mean(values)),
+            "homogeneity_sd": float(np.std(values, ddof=1)),
+            "completeness": 0.5,
+            "completeness_sd": 0.0,
+        }
+
+    tests = {"homogeneity": seed_difference(trained, base), "completeness": seed_difference([0.5] * 5, [0.5] * 5)}
+    knn = {"diff": 0.04, "ci_low": 0.02, "ci_high": 0.06, "p": 0.0001, "queries": 40}
+    write_json(
+        folder / "metrics" / "06_embedding_analysis.json",
+        {
+            "scores": {"tsne": {"base": summary(base), "trained": summary(trained)}},
+            "versus": {"tsne": {"trained": {"0.5": tests, "1": tests}}},
+            "projection_seeds": [0, 1, 2, 3, 4],
+            "space": {
+                "k": 10,
+                "reference": "base",
+                "models": {
+                    "base": {"knn_agreement": 0.5, "silhouette": 0.0},
+                    "trained": {"knn_agreement": 0.54, "silhouette": 0.0},
+                },
+                "versus": {"trained": {"knn_agreement": knn}},
+            },
+            "n_papers": 40,
+            "n_classes": 4,
+        },
+    )
+    figure2 = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")["figure2"]
+    assert figure2.index(
+        "k-NN topic agreement (k = 10) | 0.500 | 0.540 | +0.040 [+0.020, +0.060], p < 0.001 | higher |"
+    ) < figure2.index("| tsne | homogeneity |")
+    assert "| tsne | homogeneity | 0.30 ± 0.10 | 0.26 ± 0.12 |" in figure2
+    assert "| no difference | higher 0, lower 0, none 2 (of 2) |" in figure2
+    assert "in the full space k-NN topic agreement higher, so the paper's direction" in figure2
+    assert "5 projection seeds) t-SNE homogeneity no difference, t-SNE completeness no difference." in figure2
 
 
 def test_an_older_report_falls_back_to_its_tables(tmp_path):

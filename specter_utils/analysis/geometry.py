@@ -13,6 +13,13 @@ give DBSCAN's parameters; here they are fixed by a stated rule so that no number
 
 DBSCAN's noise points (label -1) count as one cluster, as sklearn's metrics treat them; the noise
 fraction is reported beside the scores. Everything is deterministic given ``seed``.
+
+One t-SNE map is one draw: its scores move with the projection's seed and with ``eps``. So every
+projection score is taken over several projection seeds (each model projected with the same seeds, so
+the difference is paired by seed: :func:`seed_difference`) and over a grid of ``eps`` around the knee.
+Beside the paper's protocol, two measures of the full-dimensional space need neither a projection nor
+an ``eps``: each paper's k-NN topic agreement (the share of its k nearest papers by cosine that share
+its class) and its silhouette by class (cosine); their per-paper values are paired across models.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from scipy import stats
 from sklearn.cluster import DBSCAN
 from sklearn.manifold import TSNE
-from sklearn.metrics import completeness_score, homogeneity_score, v_measure_score
+from sklearn.metrics import completeness_score, homogeneity_score, silhouette_samples, v_measure_score
 from sklearn.neighbors import NearestNeighbors
 
 from specter_utils.config import ANALYSIS_METHODS
@@ -43,6 +51,8 @@ DBSCAN_RULE = (
     "of the sorted distances to the min_samples-th nearest neighbour; DBSCAN noise counts as one cluster"
 )
 METHODS = ANALYSIS_METHODS
+SPACE_MEASURES = ("knn_agreement", "silhouette")  # per paper, in the full-dimensional space (cosine)
+SEED_MEASURES = ("homogeneity", "completeness", "v_measure", "noise_fraction", "n_clusters", "eps")
 
 
 @dataclass
@@ -107,7 +117,11 @@ def sample_labelled(
 def project(
     vectors: np.ndarray, method: str = "tsne", seed: int = 0, perplexity: float = 30.0, threads: int | None = 1
 ) -> np.ndarray:
-    """2-D projection by t-SNE (sklearn, PCA init) or UMAP (umap-learn, 15 neighbours, single-threaded).
+    """2-D projection by t-SNE (sklearn, random init) or UMAP (umap-learn, 15 neighbours, single-threaded).
+
+    t-SNE starts from a random layout drawn from ``seed`` (sklearn's default when the paper was written; PCA
+    became it in sklearn 1.2): from PCA's layout every seed would give the same map, and the spread over seeds
+    would measure nothing.
 
     ``threads`` caps OpenMP/BLAS threads: sklearn's t-SNE slows down twenty-fold when its threads
     compete with other processes for a few cores, and one thread is fast enough for a few thousand points.
@@ -120,7 +134,13 @@ def project(
         raise ValueError(f"need at least 5 points to project, got {n}")
     if method == "tsne":
         # t-SNE requires perplexity < n; (n - 1) / 3 keeps 3 * perplexity neighbours available.
-        tsne = TSNE(n_components=2, perplexity=min(perplexity, (n - 1) / 3), init="pca", random_state=seed)
+        tsne = TSNE(
+            n_components=2,
+            perplexity=min(perplexity, (n - 1) / 3),
+            init="random",
+            learning_rate="auto",
+            random_state=seed,
+        )
         with threadpool_limits(limits=threads):
             return tsne.fit_transform(vectors).astype(np.float64)
     if method == "umap":
@@ -151,12 +171,15 @@ def kdistance_knee(coords: np.ndarray, k: int) -> float:
     return float(max(curve[knee], 1e-12))
 
 
-def dbscan_scores(coords: np.ndarray, labels: list[str], min_samples: int | None = None) -> dict[str, Any]:
-    """DBSCAN on ``coords`` with the stated rule; homogeneity, completeness and V-measure against ``labels``."""
+def dbscan_scores(
+    coords: np.ndarray, labels: list[str], min_samples: int | None = None, eps_factor: float = 1.0
+) -> dict[str, Any]:
+    """DBSCAN on ``coords`` with the stated rule (``eps`` = ``eps_factor`` x the knee); homogeneity, completeness
+    and V-measure against ``labels``."""
 
     coords = np.asarray(coords, dtype=np.float64)
     min_samples = min_samples or 2 * coords.shape[1]
-    eps = kdistance_knee(coords, min_samples)
+    eps = eps_factor * kdistance_knee(coords, min_samples)
     clusters = DBSCAN(eps=eps, min_samples=min_samples).fit_predict(coords)
     return {
         "homogeneity": round(float(homogeneity_score(labels, clusters)), 4),
@@ -169,6 +192,61 @@ def dbscan_scores(coords: np.ndarray, labels: list[str], min_samples: int | None
         "n_points": len(coords),
         "n_classes": len(set(labels)),
     }
+
+
+def knn_agreement(vectors: np.ndarray, labels: list[str], k: int = 10) -> np.ndarray:
+    """Each paper's share of its ``k`` nearest papers by cosine (itself excluded) that share its class."""
+
+    vectors = np.asarray(vectors, dtype=np.float64)
+    n = len(vectors)
+    k = min(k, n - 1)
+    _, idx = NearestNeighbors(n_neighbors=k + 1, metric="cosine", algorithm="brute").fit(vectors).kneighbors(vectors)
+    keep = idx != np.arange(n)[:, None]
+    keep[keep.all(axis=1), -1] = False  # a duplicate took the paper's own place: drop the farthest instead
+    neighbours = idx[keep].reshape(n, k)
+    codes = np.unique(np.asarray(labels), return_inverse=True)[1]
+    return (codes[neighbours] == codes[:, None]).mean(axis=1)
+
+
+def silhouette_by_class(vectors: np.ndarray, labels: list[str]) -> np.ndarray:
+    """Each paper's silhouette (cosine distance) with the classes as clusters; NaN where there is one class."""
+
+    if not 2 <= len(set(labels)) <= len(labels) - 1:
+        return np.full(len(labels), np.nan)
+    return silhouette_samples(np.asarray(vectors, dtype=np.float64), labels, metric="cosine")
+
+
+def seed_difference(values: list[float], reference: list[float]) -> dict[str, Any]:
+    """``values - reference`` paired by projection seed: the mean difference, its sd over seeds, a 95% t interval
+    over seeds, whether every seed's difference has the same sign, and ``spread``, the larger of the two rows' sds
+    (what a difference must exceed: the project's seed-spread rule). One seed: no sd, interval or spread (None)."""
+
+    diffs = np.asarray(values, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
+    n = len(diffs)
+    out: dict[str, Any] = {"seeds": n, "diffs": [round(float(d), 4) for d in diffs], "diff": float(diffs.mean())}
+    if n < 2:
+        return {**out, "sd": None, "ci_low": None, "ci_high": None, "spread": None, "same_sign": False}
+    sd = float(diffs.std(ddof=1))
+    half = float(stats.t.ppf(0.975, n - 1)) * sd / np.sqrt(n)
+    return {
+        **out,
+        "sd": sd,
+        "ci_low": out["diff"] - half,
+        "ci_high": out["diff"] + half,
+        "spread": max(float(np.std(values, ddof=1)), float(np.std(reference, ddof=1))),
+        "same_sign": bool(np.all(diffs > 0) or np.all(diffs < 0)),
+    }
+
+
+def _summary(per_seed: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Mean and sd (n - 1; None for one seed) over seeds of each of ``keys``, and the per-seed values."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [float(s[key]) for s in per_seed]
+        out[key] = round(float(np.mean(values)), 4)
+        out[f"{key}_sd"] = round(float(np.std(values, ddof=1)), 4) if len(values) > 1 else None
+    out["per_seed"] = {key: [s[key] for s in per_seed] for key in keys}
+    return out
 
 
 def plot_projections(projections: list[Projection], path_stem: str | Path, title: str | None = None) -> list[Path]:
@@ -188,9 +266,9 @@ def plot_projections(projections: list[Projection], path_stem: str | Path, title
         name = {"tsne": "t-SNE", "umap": "UMAP"}.get(p.method, p.method)
         subtitle = f"{p.model} ({name})"
         if p.scores:
-            subtitle += (
-                f"\nDBSCAN homogeneity {p.scores['homogeneity']:.2f}, completeness {p.scores['completeness']:.2f}"
-            )
+            sd = {m: p.scores.get(f"{m}_sd") for m in ("homogeneity", "completeness")}
+            shown = {m: f"{p.scores[m]:.2f}" + (f" ± {sd[m]:.2f}" if sd[m] is not None else "") for m in sd}
+            subtitle += f"\nDBSCAN homogeneity {shown['homogeneity']}, completeness {shown['completeness']}"
         ax.set_title(subtitle, fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
@@ -224,39 +302,112 @@ def analyse_embeddings(
     figure_stem: str | Path | None = None,
     title: str | None = None,
     figure_models: list[str] | None = None,
+    projection_seeds: tuple[int, ...] | list[int] | None = None,
+    knn: int = 10,
+    eps_factors: tuple[float, ...] | list[float] = (1.0,),
 ) -> dict[str, Any]:
-    """Figure 2 for several models: project, cluster, score and (optionally) plot the same papers.
+    """Figure 2 for several models: the full-space measures, then project, cluster, score and (optionally) plot
+    the same papers, every projection once per seed of ``projection_seeds`` (default: ``seed``).
 
     Args:
-        embedding_sets: model name -> embeddings, e.g. ``{"base": ..., "trained": ...}`` (order = columns).
+        embedding_sets: model name -> embeddings, e.g. ``{"base": ..., "trained": ...}`` (order = columns; the
+            first is the reference every other model is compared with).
         labels: paper id -> class.
-        figure_stem: ``figures/figure2_demo`` writes ``figure2_demo.png`` and ``.pdf``.
+        figure_stem: ``figures/figure2_demo`` writes ``figure2_demo.png`` and ``.pdf`` (the first projection seed).
         figure_models: the models drawn (default: all); every model is scored.
+        eps_factors: DBSCAN's ``eps`` as multiples of the knee's, each scored beside the knee.
 
-    Returns a JSON-ready dict: per method and model the DBSCAN scores, the rule, the sample size
-    and the paper's reference values.
+    Returns a JSON-ready dict: ``space`` (per model the mean k-NN topic agreement and silhouette) and
+    ``per_paper`` (their values per paper id, for a paired test); ``scores`` (per method and model the knee
+    rule's DBSCAN scores as mean and sd over seeds), ``eps_grid`` (the same per eps factor) and ``versus`` (per
+    method, model and measure the difference to the reference paired by seed: :func:`seed_difference`); the
+    rule, the sample and the paper's reference values.
     """
+    seeds = list(projection_seeds) if projection_seeds else [seed]
+    factors = sorted({1.0, *map(float, eps_factors)})
     sample = sample_labelled(embedding_sets, labels, max_papers=max_papers, max_classes=max_classes, seed=seed)
+    vectors = {model: embeddings.lookup(sample.ids)[0] for model, embeddings in embedding_sets.items()}
+    models = list(embedding_sets)
+    reference = models[0]
+    per_paper = {
+        model: {
+            "knn_agreement": knn_agreement(v, sample.labels, knn),
+            "silhouette": silhouette_by_class(v, sample.labels),
+        }
+        for model, v in vectors.items()
+    }
+    space = {
+        "k": min(knn, len(sample.ids) - 1),
+        "metric": "cosine",
+        "reference": reference,
+        "models": {
+            model: {measure: round(float(np.mean(values)), 4) for measure, values in measures.items()}
+            for model, measures in per_paper.items()
+        },
+    }
     projections: list[Projection] = []
     scores: dict[str, dict[str, Any]] = {}
+    grid: dict[str, dict[str, Any]] = {}
+    versus: dict[str, dict[str, Any]] = {}
     for method in methods:
-        scores[method] = {}
-        for model, embeddings in embedding_sets.items():
-            vectors, _ = embeddings.lookup(sample.ids)
-            coords = project(vectors, method=method, seed=seed, perplexity=perplexity)
-            result = dbscan_scores(coords, sample.labels)
-            scores[method][model] = result
-            projections.append(Projection(model, method, coords, sample.labels, result))
+        runs: dict[str, list[dict[str, dict[str, Any]]]] = {}  # model -> per seed: factor -> scores
+        for model in models:
+            runs[model] = []
+            for s in seeds:
+                coords = project(vectors[model], method=method, seed=s, perplexity=perplexity)
+                runs[model].append({f"{f:g}": dbscan_scores(coords, sample.labels, eps_factor=f) for f in factors})
+                if s == seeds[0]:
+                    projections.append(Projection(model, method, coords, sample.labels))
+        scores[method], grid[method], versus[method] = {}, {}, {}
+        for model in models:
+            knee = [run["1"] for run in runs[model]]
+            scores[method][model] = {
+                **_summary(knee, SEED_MEASURES),
+                "min_samples": knee[0]["min_samples"],
+                "n_points": knee[0]["n_points"],
+                "n_classes": knee[0]["n_classes"],
+                "seeds": seeds,
+            }
+            grid[method][model] = {
+                f"{f:g}": _summary(
+                    [run[f"{f:g}"] for run in runs[model]], ("homogeneity", "completeness", "noise_fraction")
+                )
+                for f in factors
+            }
+            if model != reference:
+                versus[method][model] = {
+                    f"{f:g}": {
+                        measure: seed_difference(
+                            [run[f"{f:g}"][measure] for run in runs[model]],
+                            [run[f"{f:g}"][measure] for run in runs[reference]],
+                        )
+                        for measure in ("homogeneity", "completeness")
+                    }
+                    for f in factors
+                }
+        for p in projections:
+            if p.method == method:
+                p.scores = scores[method][p.model]
     drawn = [p for p in projections if figure_models is None or p.model in figure_models]
     figures = [str(p) for p in plot_projections(drawn, figure_stem, title)] if figure_stem else []
     return {
+        "space": space,
+        "per_paper": {
+            model: {measure: dict(zip(sample.ids, map(float, values), strict=True)) for measure, values in m.items()}
+            for model, m in per_paper.items()
+        },
         "scores": scores,
+        "eps_grid": grid,
+        "versus": versus,
+        "eps_factors": factors,
+        "projection_seeds": seeds,
         "dbscan_rule": DBSCAN_RULE,
         "n_papers": len(sample.ids),
         "n_classes": len(set(sample.labels)),
         "seed": seed,
         "methods": list(methods),
-        "models": list(embedding_sets),
+        "models": models,
+        "reference": reference,
         "paper_figure2": PAPER_FIGURE2,
         "figures": figures,
     }

@@ -111,6 +111,15 @@ def evidence(diff: float, ci: tuple[float, float] | None = None, spread: float |
     return 0
 
 
+def seed_evidence(test: Mapping[str, Any] | None) -> int:
+    """The verdict over projection seeds (``analysis.geometry.seed_difference``): +1 / -1 only with at least 2
+    seeds, every seed's paired difference of the same sign, and :func:`evidence` showing it (outside the larger
+    seed sd, the 95% interval over seeds excluding 0); else 0, no difference."""
+    if not test or test.get("seeds", 0) < 2 or not test.get("same_sign"):
+        return 0
+    return evidence(test["diff"], (test["ci_low"], test["ci_high"]), test["spread"])
+
+
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
     """Whether a shown difference (``evidence``'s sign) goes the paper's way (``paper_diff``, its sign)."""
     if paper_diff == 0:
@@ -271,11 +280,126 @@ def interpret_classification(details: Mapping[str, Any], task: str = "mag") -> s
 
 
 # ---------------------------------------------------------------- notebook 06: Figure 2
+SPACE_WHAT = {
+    "knn_agreement": "k-NN topic agreement",
+    "silhouette": "silhouette by class",
+}
+PROJECTION_NAMES = {"tsne": "t-SNE", "umap": "UMAP"}
+KNEE = "1"  # the eps factor of the knee rule itself (analysis.geometry: factors keyed by f"{factor:g}")
+
+
+def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: str = "trained") -> list[dict]:
+    """Each Figure 2 difference of ``trained`` against ``base`` with its verdict (``shown``: +1 / -1 / 0): the
+    full-space measures by :func:`evidence` on their paired test over papers, each projection's homogeneity and
+    completeness (DBSCAN at the knee) by :func:`seed_evidence` over the projection seeds, with the verdict at
+    every ``eps`` of the grid (``grid``). Empty for metrics without seeds or full-space measures."""
+    findings = []
+    space = analysis.get("space") or {}
+    for measure, what in SPACE_WHAT.items():
+        test = (space.get("versus") or {}).get(trained, {}).get(measure)
+        if test:
+            shown = evidence(test["diff"], (test["ci_low"], test["ci_high"]))
+            findings.append({"kind": "space", "measure": measure, "what": what, "test": test, "shown": shown})
+    for method, per_model in (analysis.get("versus") or {}).items():
+        tests = per_model.get(trained)
+        if not tests or KNEE not in tests:
+            continue
+        for measure in ("homogeneity", "completeness"):
+            grid = {factor: seed_evidence(t[measure]) for factor, t in tests.items()}
+            findings.append(
+                {
+                    "kind": "projection",
+                    "method": method,
+                    "measure": measure,
+                    "what": f"{PROJECTION_NAMES.get(method, method)} {measure}",
+                    "test": tests[KNEE][measure],
+                    "shown": grid[KNEE],
+                    "grid": grid,
+                }
+            )
+    return findings
+
+
+VERDICT = {1: "higher", -1: "lower", 0: "no difference"}
+
+
+def _grid_sentence(grid: Mapping[str, int]) -> str:
+    counts = {v: sum(1 for s in grid.values() if s == v) for v in (1, -1, 0)}
+    parts = [f"{VERDICT[v]} at {counts[v]}" for v in (1, -1, 0) if counts[v]]
+    factors = sorted(grid, key=float)
+    return f"over eps = {factors[0]} to {factors[-1]} x the knee: {', '.join(parts)} of {len(grid)} values"
+
+
 def interpret_geometry(
     analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
 ) -> str:
-    """Notebook 06 (and 08's before/after): homogeneity and completeness of ``trained`` against ``base`` per
-    projection; a rise or fall smaller than ``spread`` (when measured over seeds) reads as no change."""
+    """Notebook 06 (and 08's before/after): ``trained`` against ``base`` in the full space (paired over papers),
+    then on each projection (paired over projection seeds, with the eps grid), each read by the verdict rule
+    (:func:`geometry_findings`). Metrics from one projection seed read as before: a rise or fall smaller than
+    ``spread`` (when measured over seeds) is no change, and one map is a direction, not a measured difference."""
+    findings = geometry_findings(analysis, base, trained)
+    if not findings:
+        return _geometry_one_map(analysis, base, trained, spread)
+    paper = PAPER_FIGURE2
+    paper_h = paper["SPECTER"]["homogeneity"] - paper["SciBERT"]["homogeneity"]
+    space = analysis.get("space") or {}
+    lines = []
+    for f in findings:
+        test, shown = f["test"], f["shown"]
+        if f["kind"] == "space":
+            means = space["models"]
+            what = (
+                f"{f['what']} ({space['k']} nearest papers by cosine, full space)"
+                if f["measure"] == "knn_agreement"
+                else f"{f['what']} (cosine, full space)"
+            )
+            sentence = difference_sentence(
+                trained, base, what, test["diff"], (test["ci_low"], test["ci_high"]), test.get("p"), decimals=3
+            )
+            lines.append(
+                f"- {sentence} ({base} {means[base][f['measure']]:.3f}, {trained} {means[trained][f['measure']]:.3f}; "
+                f"paired over {test['queries']:,} papers.) "
+                + paper_sentence(shown, paper_h, "SPECTER vs SciBERT homogeneity", decimals=2)
+            )
+            continue
+        scores = analysis["scores"][f["method"]]
+        b, t = scores[base], scores[trained]
+        m = f["measure"]
+        interval = (
+            f", 95% interval over seeds [{_fmt(test['ci_low'])}, {_fmt(test['ci_high'])}]"
+            if test.get("ci_low") is not None
+            else ""
+        )
+        if shown:
+            verdict = f"{trained} scores {VERDICT[shown]}: every seed agrees and the difference clears the seed noise"
+        elif test["seeds"] < 2:
+            verdict = "one seed: no spread, so no difference is stated"
+        else:
+            verdict = "no difference: the paired difference does not clear the seed noise"
+        paper_diff = paper["SPECTER"][m] - paper["SciBERT"][m]
+        lines.append(
+            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {b[m]:.2f}"
+            f"{_sd(b, m)}, {trained} {t[m]:.2f}{_sd(t, m)}; paired by seed Δ {_fmt(test['diff'])}{interval}: "
+            f"{verdict}; {_grid_sentence(f['grid'])}. "
+            + paper_sentence(shown, paper_diff, f"SPECTER vs SciBERT {m}", decimals=2)
+        )
+    if space:
+        lines.append(
+            "- The full-space tests pair the papers of one trained model: they cover the choice of papers, not the "
+            "training's randomness; the projection intervals cover the projection's seed, with the papers fixed."
+        )
+    return "\n".join(lines)
+
+
+def _sd(scores: Mapping[str, Any], measure: str) -> str:
+    sd = scores.get(f"{measure}_sd")
+    return f" ± {sd:.2f}" if sd is not None else ""
+
+
+def _geometry_one_map(
+    analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
+) -> str:
+    """An older report's Figure 2 (one projection seed, no full-space measures)."""
     lines = []
     paper = PAPER_FIGURE2
     for method, scores in analysis.get("scores", {}).items():

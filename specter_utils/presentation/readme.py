@@ -7,7 +7,9 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``results``: Table 1 of every report (trained, base and baseline rows; CLS macro-F1 of the ``mag`` slot, cite and
   co-cite MAP, and the other SCIDOCS columns a run has), captioned with its benchmark: corpus, split, queries per
   task and the evaluation length;
-- ``figure2``: notebook 06's DBSCAN homogeneity and completeness of base and trained, beside the paper's;
+- ``figure2``: notebook 06's full-space measures of base and trained (k-NN topic agreement, silhouette, paired
+  over papers), then its DBSCAN homogeneity and completeness over projection seeds and eps beside the paper's,
+  and a sentence per report read by the verdict rule;
 - ``times``: each preset's measured wall time per notebook, the total, the largest peak memory, the commit and the
   machine;
 - ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark;
@@ -37,7 +39,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
-from specter_utils.presentation.interpret import interpret_ablations
+from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
 from specter_utils.presentation.tables import FIRST_ROWS, HEADERS, PAPER_ROWS, ablation_table_seeds, mean_sd, metric_row
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
@@ -286,9 +288,17 @@ def table1_block(report: Report, link: str) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- Figure 2 (DBSCAN on the projection)
+# ---------------------------------------------------------------- Figure 2 (the full space, then DBSCAN on the maps)
+def _figure2_where(report: Report, link_of: Mapping[str, str]) -> str:
+    analysis = report.metrics.get("06_embedding_analysis") or {}
+    source = f"{link_of[report.preset]}/{METRICS_DIR}/06_embedding_analysis.json"
+    papers = f"{analysis['n_papers']:,}" if analysis.get("n_papers") is not None else "?"
+    return f"[{benchmark_of(report).corpus}]({source}), {papers} `mag` papers of {analysis.get('n_classes')} classes"
+
+
 def figure2_rows(report: Report) -> list[dict[str, Any]]:
-    """Notebook 06's homogeneity and completeness per projection for base and trained (none without its metrics)."""
+    """Notebook 06's homogeneity and completeness per projection for base and trained (mean and sd over the
+    projection seeds; an older report: one seed, no sd), none without its metrics."""
     analysis = report.metrics.get("06_embedding_analysis") or {}
     rows = []
     for method, per_model in (analysis.get("scores") or {}).items():
@@ -299,8 +309,11 @@ def figure2_rows(report: Report) -> list[dict[str, Any]]:
                     {
                         "model": model,
                         "method": method,
-                        "homogeneity": scores["homogeneity"],
-                        "completeness": scores["completeness"],
+                        **{
+                            k: scores.get(k)
+                            for k in ("homogeneity", "homogeneity_sd", "completeness", "completeness_sd")
+                        },
+                        "seeds": len(analysis.get("projection_seeds") or [analysis.get("seed")]),
                         "papers": analysis.get("n_papers"),
                         "classes": analysis.get("n_classes"),
                     }
@@ -308,34 +321,141 @@ def figure2_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
+def _mean_sd(row: Mapping[str, Any], key: str) -> str:
+    sd = row.get(f"{key}_sd")
+    return f"{row[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
+
+
+def _test_cell(test: Mapping[str, Any], decimals: int) -> str:
+    text = f"{test['diff']:+.{decimals}f}"
+    if test.get("ci_low") is not None:
+        text += f" [{test['ci_low']:+.{decimals}f}, {test['ci_high']:+.{decimals}f}]"
+    if test.get("p") is not None:
+        text += ", p < 0.001" if test["p"] < 0.001 else f", p {test['p']:.3f}"
+    return text
+
+
+def _grid_cell(grid: Mapping[str, int]) -> str:
+    return (
+        ", ".join(
+            f"{label} {sum(1 for v in grid.values() if v == sign)}"
+            for sign, label in ((1, "higher"), (-1, "lower"), (0, "none"))
+        )
+        + f" (of {len(grid)})"
+    )
+
+
 def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
-    """Base and trained DBSCAN scores of every report with notebook 06's metrics, then the paper's values."""
-    lines = [
-        "| benchmark | model | projection | homogeneity | completeness |",
-        "|---|---|---|---|---|",
+    """Every report with notebook 06's metrics: the full-space measures (paired over papers) first, then the
+    paper's protocol (DBSCAN on the maps, over projection seeds and the eps grid) beside the paper's values, then
+    one sentence per report, each difference read by the verdict rule (``interpret.geometry_findings``)."""
+    space_lines = [
+        "| benchmark | measure (full space, cosine) | base | trained | trained − base [95% CI over papers], p | verdict |",
+        "|---|---|---|---|---|---|",
     ]
-    measured = []
+    map_lines = [
+        "| benchmark | projection | measure | base | trained | trained − base [95% CI over seeds] | verdict "
+        "| verdicts over the eps grid |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    sentences = []
+    paper_h = PAPER_FIGURE2["SPECTER"]["homogeneity"] - PAPER_FIGURE2["SciBERT"]["homogeneity"]
     for report in reports:
         rows = figure2_rows(report)
         if not rows:
             continue
-        measured.append(report.preset)
-        corpus = benchmark_of(report).corpus
-        source = f"{link_of[report.preset]}/{METRICS_DIR}/06_embedding_analysis.json"
-        for row in rows:
-            where = f"[{corpus}]({source}), {row['papers']:,} `mag` papers of {row['classes']} classes"
-            lines.append(
-                f"| {where} | {row['model']} | {row['method']} | {row['homogeneity']:.2f} | {row['completeness']:.2f} |"
+        analysis = report.metrics["06_embedding_analysis"]
+        where = _figure2_where(report, link_of)
+        findings = geometry_findings(analysis)
+        space = analysis.get("space") or {}
+        for f in (f for f in findings if f["kind"] == "space"):
+            means = space["models"]
+            what = f"{f['what']} (k = {space['k']})" if f["measure"] == "knn_agreement" else f["what"]
+            space_lines.append(
+                f"| {where} | {what} | {means['base'][f['measure']]:.3f} | {means['trained'][f['measure']]:.3f} "
+                f"| {_test_cell(f['test'], 3)} | {VERDICT[f['shown']]} |"
             )
-    # the paper's values: SPECTER paper, Section 6 and Figure 2 (t-SNE of SCIDOCS MAG papers, DBSCAN)
-    for model, scores in PAPER_FIGURE2.items():
-        lines.append(
-            f"| SCIDOCS MAG (paper, Section 6 / Figure 2) | {model} | tsne | {scores['homogeneity']:.2f} "
-            f"| {scores['completeness']:.2f} |"
+        tested = {(f["method"], f["measure"]): f for f in findings if f["kind"] == "projection"}
+        by_key = {(r["method"], r["model"]): r for r in rows}
+        for method in dict.fromkeys(r["method"] for r in rows):
+            base, trained = by_key.get((method, "base")), by_key.get((method, "trained"))
+            if not base or not trained:
+                continue
+            for measure in ("homogeneity", "completeness"):
+                f = tested.get((method, measure))
+                seeds = f"{base['seeds']} projection seed{'s' if base['seeds'] != 1 else ''}"
+                cells = (
+                    f"{_test_cell(f['test'], 2)} | {VERDICT[f['shown']]} | {_grid_cell(f['grid'])}"
+                    if f and f["test"]["seeds"] > 1
+                    else f"{trained[measure] - base[measure]:+.2f} | not tested ({seeds}) | "
+                )
+                map_lines.append(
+                    f"| {where} | {method} | {measure} | {_mean_sd(base, measure)} | {_mean_sd(trained, measure)} "
+                    f"| {cells} |"
+                )
+        name = f"**{benchmark_of(report).corpus}** ([`{report.preset}`]({link_of[report.preset]}))"
+        if not findings:
+            sentences.append(
+                f"- {name}: one projection seed and no full-space measures (the report predates them): "
+                "no direction is stated."
+            )
+            continue
+        in_space = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "space"]
+        on_maps = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "projection"]
+        space_shown = {f["shown"] for f in findings if f["kind"] == "space"}
+        if space_shown == {1}:
+            paper = (
+                "the paper's direction (a more topic-homogeneous space after training) is confirmed in the full space"
+            )
+        elif space_shown == {-1}:
+            paper = "the full space goes against the paper's direction (a more topic-homogeneous space after training)"
+        else:
+            paper = "the full space neither confirms nor contradicts the paper's direction as a whole"
+        if paper_h <= 0:
+            paper = "the paper shows no rise in homogeneity"
+        seeds = len(analysis.get("projection_seeds") or [])
+        sentences.append(
+            f"- {name}, trained against base: in the full space {', '.join(in_space)}, so {paper}; on the maps "
+            f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
-    if not measured:
-        lines += ["", "No report holds notebook 06's metrics yet; the rows above are the paper's."]
-    return "\n".join(lines)
+    if len(space_lines) == 2 and len(map_lines) == 2:
+        return "\n".join(
+            [
+                *map_lines,
+                *(_paper_figure2_rows()),
+                "",
+                "No report holds notebook 06's metrics yet; the rows above are the paper's.",
+            ]
+        )
+    return "\n".join(
+        [
+            "In the full space (no projection, no eps): each model's mean over the papers, and trained − base paired "
+            "paper by paper (95% bootstrap interval, permutation p); the verdict is higher or lower only where the "
+            "interval excludes 0.",
+            "",
+            *space_lines,
+            "",
+            "The paper's protocol: DBSCAN (eps at the knee) on each t-SNE / UMAP map, mean ± sd over the projection "
+            "seeds, trained − base paired by seed with its 95% interval over seeds; the verdict is higher or lower "
+            "only where every seed agrees in sign, the mean is outside the larger seed sd and the interval excludes "
+            "0, at the knee and at each eps of the grid (eps / knee from 0.5 to 2).",
+            "",
+            *map_lines,
+            *_paper_figure2_rows(),
+            "",
+            *sentences,
+        ]
+    )
+
+
+def _paper_figure2_rows() -> list[str]:
+    """The paper's values: SPECTER paper, Section 6 and Figure 2 (t-SNE of SCIDOCS MAG papers, DBSCAN), one map."""
+    sci, spe = PAPER_FIGURE2["SciBERT"], PAPER_FIGURE2["SPECTER"]
+    return [
+        f"| SCIDOCS MAG (paper, Section 6 / Figure 2) | tsne | {m} | {sci[m]:.2f} (SciBERT) | {spe[m]:.2f} (SPECTER) "
+        f"| {spe[m] - sci[m]:+.2f} | one map, not tested | |"
+        for m in ("homogeneity", "completeness")
+    ]
 
 
 # ---------------------------------------------------------------- wall times per preset

@@ -263,20 +263,79 @@ def ablation_table_seeds(
     return frame, text
 
 
+def _mean_sd(scores: Mapping[str, Any], key: str) -> str:
+    """``mean ± sd`` over projection seeds (one seed, or an older report: the value alone)."""
+    sd = scores.get(f"{key}_sd")
+    return f"{scores[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
+
+
+def _interval(test: Mapping[str, Any] | None, decimals: int = 2) -> str:
+    """``Δ [low, high]`` (and ``p`` where there is one); "" without a test, Δ alone without an interval."""
+    if not test:
+        return ""
+    text = f"{test['diff']:+.{decimals}f}"
+    if test.get("ci_low") is not None:
+        text += f" [{test['ci_low']:+.{decimals}f}, {test['ci_high']:+.{decimals}f}]"
+    if test.get("p") is not None:
+        text += ", p < 0.001" if test["p"] < 0.001 else f", p {test['p']:.3f}"
+    return text
+
+
 def scores_table(result: dict[str, Any]) -> str:
-    """Markdown table of homogeneity / completeness per method and model, with the paper's values."""
+    """Markdown table of homogeneity / completeness per method and model (mean ± sd over the projection seeds,
+    DBSCAN at the knee), with the paper's values."""
+    seeds = len(result.get("projection_seeds") or [result.get("seed")])
     lines = [
-        "| projection | model | homogeneity | completeness | V-measure | clusters | noise |",
-        "|---|---|---|---|---|---|---|",
+        "| projection | model | homogeneity | completeness | V-measure | clusters | noise | seeds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for method, per_model in result["scores"].items():
         for model, s in per_model.items():
             lines.append(
-                f"| {method} | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | {s['v_measure']:.2f} "
-                f"| {s['n_clusters']} | {s['noise_fraction']:.2f} |"
+                f"| {method} | {model} | {_mean_sd(s, 'homogeneity')} | {_mean_sd(s, 'completeness')} "
+                f"| {_mean_sd(s, 'v_measure')} | {s['n_clusters']:g} | {s['noise_fraction']:.2f} | {seeds} |"
             )
     for model, s in PAPER_FIGURE2.items():
-        lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | |")
+        lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | | 1 |")
+    return "\n".join(lines)
+
+
+def space_table(result: Mapping[str, Any]) -> str:
+    """The full-space measures per model (mean over the papers), then each model against the reference: the mean
+    per-paper difference, its 95% bootstrap interval over the papers and the permutation p."""
+    space = result["space"]
+    reference = space["reference"]
+    lines = [
+        f"| model | k-NN topic agreement (k = {space['k']}, cosine) | silhouette by class (cosine) |",
+        "|---|---|---|",
+    ]
+    for model, measures in space["models"].items():
+        lines.append(f"| {model} | {measures['knn_agreement']:.3f} | {measures['silhouette']:.3f} |")
+    for model, tests in (space.get("versus") or {}).items():
+        cells = [_interval(tests.get(m), 3) for m in ("knn_agreement", "silhouette")]
+        lines.append(f"| {model} − {reference}, paired over {result['n_papers']:,} papers | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def eps_grid_table(result: Mapping[str, Any]) -> str:
+    """DBSCAN's scores over the ``eps`` grid (multiples of the knee's), mean ± sd over the projection seeds, and
+    each model's difference to the reference paired by seed with its 95% interval over seeds."""
+    reference = result.get("reference")
+    lines = [
+        "| projection | eps / knee | model | homogeneity | completeness | noise | Δ homogeneity | Δ completeness |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method, per_model in (result.get("eps_grid") or {}).items():
+        versus = (result.get("versus") or {}).get(method, {})
+        for factor in per_model.get(reference, {}):
+            for model, cells in per_model.items():
+                s = cells[factor]
+                tests = versus.get(model, {}).get(factor, {})
+                lines.append(
+                    f"| {method} | {factor} | {model} | {_mean_sd(s, 'homogeneity')} | {_mean_sd(s, 'completeness')} "
+                    f"| {s['noise_fraction']:.2f} | {_interval(tests.get('homogeneity'))} "
+                    f"| {_interval(tests.get('completeness'))} |"
+                )
     return "\n".join(lines)
 
 

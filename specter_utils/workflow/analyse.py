@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specter_utils.analysis.geometry import analyse_embeddings, labels_from_scidocs
+from specter_utils.analysis.geometry import SPACE_MEASURES, analyse_embeddings, labels_from_scidocs
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
+from specter_utils.evaluation.paired import paired_test
 from specter_utils.runs import RunPaths, corpus_label, label_kind, resolve
 from specter_utils.spec import RunSpec
 
@@ -18,11 +19,17 @@ def geometry(
     figure_stem: Path,
     title: str,
     figure_models: list[str] | None = None,
+    projection_seeds: list[int] | None = None,
 ) -> dict[str, Any]:
     """The ``analysis`` section's projection, sample and DBSCAN rule over ``embedding_sets`` (Figure 2 and the
-    heads' before/after figure alike), drawn to ``figure_stem``.png and .pdf."""
+    heads' before/after figure alike), drawn to ``figure_stem``.png and .pdf; ``projection_seeds`` (default:
+    ``analysis.projection_seeds``) the projection seeds.
+
+    Each model after the first is compared with the first in the full space, paper by paper
+    (``space.versus[model][measure]``: ``evaluation.paired.paired_test``, a 95% bootstrap interval over the papers
+    and a sign-flip permutation p), and per projection paired by seed (``versus``)."""
     config = spec.analysis
-    return analyse_embeddings(
+    analysis = analyse_embeddings(
         embedding_sets,
         labels,
         methods=config.methods,
@@ -33,14 +40,31 @@ def geometry(
         figure_stem=figure_stem,
         title=title,
         figure_models=figure_models,
+        projection_seeds=projection_seeds or config.projection_seeds,
+        knn=config.knn,
+        eps_factors=config.eps_factors,
     )
+    per_paper = analysis.pop("per_paper")
+    reference = analysis["reference"]
+    analysis["space"]["versus"] = {
+        model: {
+            measure: paired_test(values[measure], per_paper[reference][measure], seed=spec.seed)
+            for measure in SPACE_MEASURES
+            if all(v == v for v in values[measure].values())  # NaN: one class, no silhouette
+        }
+        for model, values in per_paper.items()
+        if model != reference
+    }
+    return analysis
 
 
 def figure2(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figures") -> dict[str, Any]:
-    """Project each ``analysis.models`` file (t-SNE / UMAP), score DBSCAN clusters against the ``analysis.task``
+    """Score each ``analysis.models`` file in the full space (k-NN topic agreement, silhouette) against the
+    ``analysis.task`` labels, project it (t-SNE / UMAP, each projection seed), score DBSCAN clusters against the
     labels and draw ``figures_dir/figure2_<run>.png`` (and .pdf).
 
-    Returns the analysis (per model and method: homogeneity, completeness, ...) with ``labelled_by`` (what the
+    Returns the analysis (``geometry``'s: the full space, then per model and method homogeneity, completeness, ...
+    over seeds and eps) with ``labelled_by`` (what the
     labels are), ``papers`` and ``classes`` (the labelled sample) and ``figure`` (the PNG).
     """
     config = spec.analysis

@@ -148,7 +148,10 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
         f"before and after end-to-end head training ({length} wordpieces)"
     )
     figure_models = ["before", *(f"{a} seed {seeds[0]}" for a in architectures)]
-    space = geometry(spec, {"before": before, **after}, dict(splits["test"]), figure_stem, title, figure_models)
+    # one projection seed (the run's): the heads' figure draws many models; the full-space measures are paired by paper
+    space = geometry(
+        spec, {"before": before, **after}, dict(splits["test"]), figure_stem, title, figure_models, [spec.seed]
+    )
     return {
         "rows": rows,
         "runs": runs,
