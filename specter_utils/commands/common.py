@@ -1,6 +1,6 @@
 """What every command shares: the flag vocabulary, range types, and the checks made before any work.
 
-One concept has one flag everywhere (the README's table of common flags lists them):
+One concept has one flag everywhere (docs/command-line.md's table of common flags lists them):
 
 - ``--max-length``: wordpieces per paper (old spelling ``--max-seq-length``)
 - ``--batch-size``: papers or triplets per forward pass (``--per-device-batch-size``)
