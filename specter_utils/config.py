@@ -302,7 +302,7 @@ class SamplerConfig:
         low=0.0,
         high=1.0,
     )
-    seed: int = setting(0, "set from the run's seed by the workflow")
+    seed: int = setting(0, "seed of the triplet draws (a run sets it from its own seed)")
 
     def __post_init__(self) -> None:
         if self.max_triplets is None:  # the former spelling of "no cap"
@@ -424,7 +424,9 @@ class TrainConfig:
     )
     epochs: float = setting(2.0, "paper: 2 epochs over the 684K training triplets")
     max_steps: int = setting(-1, "> 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs")
-    seed: int = setting(42, "model head init, data order and dropout; report spread over several seeds")
+    seed: int = setting(
+        0, "model head init, data order and dropout (a run sets it from its own seed); report a spread over seeds"
+    )
     # --- hardware (nuisance) ---
     dtype: str = setting(
         "auto",
@@ -792,7 +794,8 @@ WORKFLOW_FIELDS = {"mining": ("seed",), "training": TRAIN_RUN_FIELDS}
 DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
-# Old spellings, kept for one release: a specification or flag using one gets the new name and a warning.
+# Old spellings, deprecated in 0.2.0 and removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
+# the new name and a warning.
 DEPRECATED_KEYS = {
     "data.data_dir": "data.src",
     "training.max_seq_length": "training.max_length",

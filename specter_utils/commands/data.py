@@ -144,7 +144,7 @@ def run_convert(args: argparse.Namespace) -> int:
             "--val-fraction",
         )
     if args.corpus != "synthetic" and args.papers is not None:
-        raise DataError("--papers applies to --corpus synthetic only", "--papers")
+        raise DataError("applies to --corpus synthetic only", "--papers")
     check_out_dir(args.out, args.overwrite, SPECTER_OWNED)
     corpus = load_corpus_from_args(args, n_papers=args.papers or 600, seed=args.seed)
     print(
@@ -195,7 +195,7 @@ def run_synthetic(args: argparse.Namespace) -> int:
     from specter_utils.workflow.prepare import load_corpus_for_run, synthetic_benchmark
 
     if args.papers < 10 * args.topics:
-        raise DataError(f"--papers {args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
+        raise DataError(f"{args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
     check_out_dir(args.out, args.overwrite, BENCHMARK_OWNED)
     corpus = load_corpus_for_run(CorpusConfig(n_papers=args.papers, n_topics=args.topics, seed=args.seed))
     print(
