@@ -77,3 +77,23 @@ def test_no_workshop_words_in_the_user_facing_docs():
         if WORKSHOP.search(line)
     ]
     assert not hits, hits
+
+
+MEASURE = re.compile(r"\b\d[\d,.]*\s?(docs/s|papers/s|ms|GB|MB|MiB|GiB|triplets/s)\b|\b\d+\.\d+x\b")
+SOURCE = re.compile(
+    r"bench/|measured/|measurements/|reports/|experiments/|generated:|pipeline\.json|\.jsonl?\b|not measured"
+    r"|the paper",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("path", sorted((REPO_ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
+def test_every_measured_figure_in_the_docs_names_its_source(path):
+    """A section of docs/ that gives a speed, a time per item, a size or a ratio names where it comes from: the
+    bench/ script or measured file that wrote it, a committed report, a generated block, or the paper; or says
+    that it was not measured."""
+    sections = re.split(r"\n(?=#{2,4} )", path.read_text(encoding="utf-8"))
+    unsourced = [
+        f"{s.splitlines()[0][:60]}: {m.group(0)}" for s in sections if (m := MEASURE.search(s)) and not SOURCE.search(s)
+    ]
+    assert not unsourced, unsourced
