@@ -92,6 +92,7 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path):
     }
     elsewhere = tmp_path / "content"
     elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
     old = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     try:
