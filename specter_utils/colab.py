@@ -1,10 +1,12 @@
 """The Colab bootstrap every notebook calls in one line: ``from specter_utils.colab import bootstrap; bootstrap()``.
 
-Outside Colab it does nothing. On Colab it installs the repository's dependencies (``pip install -e``),
+Outside Colab it does nothing. On Colab it installs the repository with what the notebooks import
+(``pip install -e .[search]``: notebook 04 builds a FAISS index),
 puts the repository first on ``sys.path`` (a package installed in a running kernel is not importable
 until the kernel restarts) and makes it the working directory, so ``params/`` and ``results/`` resolve.
-The repository itself must already be there: the notebook's first cell clones it to ``REPO`` (set
-``SPECTER_UTILS_GIT_URL``) or you upload it; the package cannot clone itself before it is importable.
+The repository itself must already be there: the notebook's first cell clones it to ``REPO`` (or
+``$SPECTER_UTILS_DIR``) from ``$SPECTER_UTILS_GIT_URL``, or you upload it there; the package cannot clone itself
+before it is importable.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ import sys
 from pathlib import Path
 
 REPO = "/content/specter-utils"  # where the notebooks' first cell clones the repository on Colab
+EXTRAS = "search"  # the optional dependencies the notebooks import (faiss for notebook 04's similar papers)
+MISSING = (
+    "no repository at {root}: set SPECTER_UTILS_GIT_URL to its git address before the first cell, "
+    "or upload the repository there (or set SPECTER_UTILS_DIR to where it is)"
+)
 
 
 def in_colab() -> bool:
@@ -27,10 +34,12 @@ def bootstrap(repo: str | None = None) -> Path | None:
         return None
     root = Path(repo or os.environ.get("SPECTER_UTILS_DIR", REPO))
     if not (root / "pyproject.toml").exists():
-        raise RuntimeError(f"no repository at {root}: set SPECTER_UTILS_GIT_URL before the first cell, or upload it")
+        raise RuntimeError(MISSING.format(root=root))
     marker = root / ".colab-installed"
     if not marker.exists():  # once per Colab machine; later notebooks reuse the install
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--editable", str(root)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--editable", f"{root}[{EXTRAS}]"], check=True
+        )
         marker.touch()
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))

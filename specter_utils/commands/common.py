@@ -1,6 +1,6 @@
 """What every command shares: the flag vocabulary, range types, and the checks made before any work.
 
-One concept has one flag everywhere (the README's table of common flags lists them):
+One concept has one flag everywhere (docs/command-line.md's table of common flags lists them):
 
 - ``--max-length``: wordpieces per paper (old spelling ``--max-seq-length``)
 - ``--batch-size``: papers or triplets per forward pass (``--per-device-batch-size``)
@@ -12,7 +12,8 @@ One concept has one flag everywhere (the README's table of common flags lists th
   where the command resumes)
 - ``--quiet``: no progress bar or progress messages (warnings and results still print)
 
-Old spellings stay for one release as hidden aliases that print one deprecation line on stderr.
+Old spellings stay, deprecated since 0.2.0 and removed in 0.3.0, as hidden aliases that print one deprecation line
+on stderr.
 This module imports nothing heavy, so ``--help`` stays instant.
 """
 
@@ -92,7 +93,7 @@ class DeprecatedAlias(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         print(
-            f"{parser.prog}: warning: {option_string} is deprecated and will be removed; use {self.new}",
+            f"{parser.prog}: warning: {option_string} is deprecated and will be removed in 0.3.0; use {self.new}",
             file=sys.stderr,
         )
         setattr(namespace, self.dest, self.store_const if self.store_const is not None else values)
@@ -155,10 +156,14 @@ def add_config_flags(
         kind = hints[name]
         choices = setting_choices(f)
         allowed = setting_range(f) or (f"one of {', '.join(choices)}" if choices and name in metavars_or_old else "")
-        help_text = f"{f.metadata.get('help', '')} (default: {f.default}{'; ' + allowed if allowed else ''})"
+        shown = [f"default: {f.default}"] if f.default not in ("", None) else []  # no "(default: )" for an empty one
+        notes = "; ".join([*shown, *([allowed] if allowed else [])])
+        help_text = f"{f.metadata.get('help', '')}" + (f" ({notes})" if notes else "")
         help_text = help_text.replace("%", "%%")
         if kind is bool:
-            parser.add_argument(config_flag(name), action=argparse.BooleanOptionalAction, default=None, help=help_text)
+            # a field named no_X is one switch, --no-X (BooleanOptionalAction would add --no-no-X)
+            action = "store_true" if name.startswith("no_") else argparse.BooleanOptionalAction
+            parser.add_argument(config_flag(name), action=action, default=None, help=help_text)
             continue
         kwargs = {
             "type": config_type(f, kind) if kind in (int, float) else kind,

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "data",
         help="convert, inspect, download and generate corpora",
         description="Data commands: convert a corpus to SPECTER training files, print counts of any data "
-        "path, download the real datasets, generate the synthetic quick-start corpus, audit leakage.",
+        "path, download the real datasets, generate the synthetic corpus of the tests, audit leakage.",
     )
     parser.set_defaults(func=lambda args: _print_help(parser))
     commands = parser.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         convert,
         "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; citeseer: its folder (default: the bundled "
         "copy); tables: a folder or a tables.json manifest; s2orc, openalex, jsonl: the record file (.jsonl, "
-        ".jsonl.gz, .parquet; s2orc default: the sample in ../shared/data); not allowed with synthetic",
+        ".jsonl.gz, .parquet), to give: the S2ORC sample in ../shared/data cites nothing inside itself, so it cannot "
+        "be converted; not allowed with synthetic",
         labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
     convert.add_argument(  # the old name, kept for one release
@@ -96,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     synthetic = commands.add_parser(
         "synthetic",
-        help="generate the SYNTHETIC quick-start corpus as a benchmark (SCIDOCS layout + SPECTER training dir)",
+        help="generate the SYNTHETIC corpus of the tests as a benchmark (SCIDOCS layout + SPECTER training dir)",
         description="Generate a deterministic synthetic citation corpus (topics with their own pseudo-word "
         "vocabularies, citations mostly within topic, topic = class label) and write it as a benchmark: "
         "OUT/scidocs (SCIDOCS layout), OUT/train (SPECTER format), OUT/benchmark.json and OUT/corpus.json. "
@@ -114,7 +115,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Audit a triplet file against a benchmark folder for leakage (held-out query papers or "
         "their citation edges in training triplets). Prints the audit and exits 1 if it finds overlap.",
     )
-    audit.add_argument("--triplets", type=Path, required=True, help="triplet .jsonl file (e.g. train.jsonl)")
+    audit.add_argument(
+        "--triplets",
+        type=Path,
+        required=True,
+        help="a triplets folder (mine's --out) or one triplet .jsonl file (e.g. train.jsonl)",
+    )
     audit.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (with scidocs/ and train/)")
     audit.set_defaults(func=run_audit)
 
@@ -144,7 +150,7 @@ def run_convert(args: argparse.Namespace) -> int:
             "--val-fraction",
         )
     if args.corpus != "synthetic" and args.papers is not None:
-        raise DataError("--papers applies to --corpus synthetic only", "--papers")
+        raise DataError("applies to --corpus synthetic only", "--papers")
     check_out_dir(args.out, args.overwrite, SPECTER_OWNED)
     corpus = load_corpus_from_args(args, n_papers=args.papers or 600, seed=args.seed)
     print(
@@ -195,7 +201,7 @@ def run_synthetic(args: argparse.Namespace) -> int:
     from specter_utils.workflow.prepare import load_corpus_for_run, synthetic_benchmark
 
     if args.papers < 10 * args.topics:
-        raise DataError(f"--papers {args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
+        raise DataError(f"{args.papers}: give at least 10 per topic ({10 * args.topics})", "--papers")
     check_out_dir(args.out, args.overwrite, BENCHMARK_OWNED)
     corpus = load_corpus_for_run(CorpusConfig(n_papers=args.papers, n_topics=args.topics, seed=args.seed))
     print(

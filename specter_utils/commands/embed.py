@@ -176,11 +176,11 @@ def _check_precision(args: argparse.Namespace) -> None:
 
     if args.min_cosine is not None:
         if not args.probe:
-            raise DataError("--min-cosine is the parity limit of --dtype auto; add --dtype auto", "--min-cosine")
+            raise DataError("the parity limit of --dtype auto; add --dtype auto", "--min-cosine")
         if not 0.0 < args.min_cosine <= 1.0:
             raise DataError(f"must be in (0, 1], got {args.min_cosine}", "--min-cosine")
     if args.token_budget and (args.multi_gpu or args.engine == "ray"):
-        raise DataError("--token-budget batches run on one device with the local engine", "--token-budget")
+        raise DataError("batches run on one device with the local engine", "--token-budget")
     if args.dtype != "int8":
         return
     clashes = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from specter_utils.config import DEFAULT_PRESET
 from specter_utils.errors import DataError
 
 
@@ -18,7 +19,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "shows the run without running anything. The source notebooks stay stripped. "
         "'specter-utils run --preset P --report' does the same at the end of a run.",
     )
-    parser.add_argument("--run", default="hepth", help="run name under the results folder (default: hepth)")
+    parser.add_argument(
+        "--run",
+        default=DEFAULT_PRESET,
+        help=f"run name under the results folder (default: {DEFAULT_PRESET}, as for run)",
+    )
     parser.add_argument("--results-dir", default=None, help="root of the run folders (default: results/)")
     parser.add_argument("--preset", default=None, help="report name (default: the run's preset)")
     parser.add_argument("--out", default=None, help="output folder (default: reports/<preset>/)")
@@ -64,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.readme:
         return run_readme(args)
     if args.check or args.root:
-        raise DataError("--check and --root go with --readme", "--check" if args.check else "--root")
+        raise DataError("needs --readme", "--check" if args.check else "--root")
     from specter_utils.paths import RESULTS_DIR
     from specter_utils.runs import resolve
     from specter_utils.workflow.report import write_report

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from specter_utils.commands.common import add_flag
+from specter_utils.commands.common import add_flag, add_quiet
 from specter_utils.commands.spec import add_spec_arguments, resolve_spec_args, spec_name
 from specter_utils.config import DEFAULT_PRESET
 from specter_utils.errors import DataError
@@ -74,6 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--figures-dir", default=None, help="where figures go (default: figures/)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel (default: python3: this interpreter)")
     parser.add_argument("--log-output", action="store_true", help="stream the notebooks' output to the terminal")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the run's seed (the setting 'seed': triplets, training order, baselines, t-SNE, heads); the same as "
+        "--set seed=N (default: the specification's, 0)",
+    )
+    add_quiet(parser)
     parser.set_defaults(func=run)
 
 
@@ -84,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     from specter_utils.spec import parse_override
     from specter_utils.workflow.report import write_report
 
+    if args.seed is not None:
+        args.overrides = [*args.overrides, f"seed={args.seed}"]
     resolve_spec_args(args)  # checked: the specification resolves, with its overrides, before any notebook
     overrides = dict(parse_override(text) for text in args.overrides)
     preset = spec_name(args)
@@ -115,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             figures_dir=args.figures_dir or FIGURES_DIR,
             kernel=args.kernel,
             log_output=args.log_output,
-            progress_bar=sys.stderr.isatty(),
+            progress_bar=sys.stderr.isatty() and not args.quiet,
             overrides=overrides,
             corpus=args.corpus,
         )

@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="print the resolved specification as YAML with sources")
-    add_spec_arguments(show, preset_default=None)
+    add_spec_arguments(show, preset_default=DEFAULT_PRESET)
     show.add_argument(
         "--explain",
         action="store_true",
@@ -87,8 +87,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.preset is None and args.spec is None:
-        raise DataError("give --preset NAME or --spec FILE", "--preset")
     spec, name = resolve_spec_args(args)
     print(f"# run specification {name}" + (f", overrides {spec.overrides}" if spec.overrides else ""))
     print(spec.to_yaml(sources=True, explain=args.explain), end="")

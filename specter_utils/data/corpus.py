@@ -25,7 +25,7 @@ class Corpus:
     papers: dict[str, Paper]
     edges: list[tuple[str, str]]  # (citing, cited)
     report: ReadReport = field(default_factory=ReadReport)
-    synthetic: bool = False  # True for the generated quick-start corpus; say so wherever it is used
+    synthetic: bool = False  # True for the generated corpus of the tests; say so wherever it is used
     info: dict[str, Any] = field(default_factory=dict)  # where it came from (source path, generator settings)
     label_field: str = "venue"  # where the class labels come from: Paper.venue, or extras["class_labels"]
     _graph: CitationGraph | None = field(default=None, init=False, repr=False, compare=False)

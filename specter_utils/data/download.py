@@ -92,7 +92,7 @@ def _offline_error(url: str, dest: Path, why: str) -> OfflineError:
     return OfflineError(
         f"cannot download {url}: {why}. This machine looks offline. Download it on a machine with "
         f"internet (for example: curl -L -C - -o {dest.name} '{url}') and copy it to {dest}, "
-        f"or use the offline quick-start corpus: specter-utils data synthetic --out DIR"
+        f"or use the offline quick start (specter-utils run --preset demo, on the bundled CiteSeer)"
     )
 
 

@@ -1,4 +1,4 @@
-"""A deterministic, seeded SYNTHETIC citation corpus for the offline quick start.
+"""A deterministic, seeded SYNTHETIC citation corpus for the tests (the quick start reads the bundled CiteSeer).
 
 Nothing here is real data. Each paper belongs to a topic (its class label, stored in
 ``Paper.venue``) and a subtopic; titles and abstracts are made of pseudo-words drawn from the

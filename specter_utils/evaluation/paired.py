@@ -99,7 +99,11 @@ def paired_test(
 
 
 def compare_rows(
-    rows: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = 10_000
+    rows: Sequence[RowScores],
+    references: Sequence[str],
+    tasks: Sequence[str],
+    n_resamples: int = 10_000,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Every row's MAP (mean, spread over seeds) and its paired test against each reference row."""
     by_name = {row.name: row for row in rows}
@@ -122,7 +126,7 @@ def compare_rows(
             for ref in references:
                 if ref != row.name:
                     stats["versus"][ref] = paired_test(
-                        row.query_means(task), by_name[ref].query_means(task), n_resamples=n_resamples
+                        row.query_means(task), by_name[ref].query_means(task), n_resamples=n_resamples, seed=seed
                     )
             entry["tasks"][task] = stats
         out["rows"][row.name] = entry

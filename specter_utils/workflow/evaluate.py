@@ -20,6 +20,7 @@ from specter_utils.evaluation.suite import task_name, write_results
 from specter_utils.io import atomic_write, write_json
 from specter_utils.presentation.tables import FIRST_ROWS, render
 from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
+from specter_utils.tasks import BY_NAME
 from specter_utils.workflow.embed import papers_to_embed
 
 __all__ = ["DEFAULT_SEEDS"]  # the recommendation ranker's seeds when none are given
@@ -141,17 +142,19 @@ def compare_models(
     tasks: list[str],
     split: str = "test",
     n_resamples: int = 10_000,
+    seed: int = 0,
 ) -> tuple[dict[str, Any], str]:
     """Each row (a name and one embeddings file per seed) on the ``tasks``' ranking queries: MAP mean and spread
     over seeds, and paired tests against each of ``references``. Returns the comparison and its text table."""
     qrels = {}
-    for task in tasks:
-        path = data_dir / task_name(task) / f"{split}.qrel"
+    for task in tasks:  # either spelling (co-cite or cocite); results and tables name the task as evaluate does
+        name = task_name(task)
+        path = data_dir / name / f"{split}.qrel"
         if not path.is_file():
-            raise DataError(f"no {split} qrels for task {task!r}", path)
-        qrels[task] = read_qrel(path)
+            raise DataError(f"no {split} qrels for task {BY_NAME[name].key!r}", path)
+        qrels[BY_NAME[name].key] = read_qrel(path)
     scored = [score_row(name, files, qrels) for name, files in rows]
-    result = compare_rows(scored, references, list(qrels), n_resamples=n_resamples)
+    result = compare_rows(scored, references, list(qrels), n_resamples=n_resamples, seed=seed)
     return result, render_comparison(result)
 
 
