@@ -115,8 +115,11 @@ def prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path 
     return checkpoint
 
 
-def record_config(config: TrainConfig, run_dir: Path, resolved_pooling: str, world: int = 1) -> None:
-    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
+def record_config(
+    config: TrainConfig, run_dir: Path, resolved_pooling: str, world: int = 1, precision: str | None = None
+) -> None:
+    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing);
+    ``precision`` is what ``dtype`` resolved to on this machine (``auto`` -> bf16, fp16 or fp32)."""
     config_path = run_dir / TRAIN_CONFIG_FILE
     if is_main_process():
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -127,6 +130,7 @@ def record_config(config: TrainConfig, run_dir: Path, resolved_pooling: str, wor
             {
                 **config.to_dict(),
                 "resolved_pooling": resolved_pooling,
+                "resolved_dtype": precision or config.dtype,
                 "world_size": world,
                 "global_batch_size": global_batch_size(config, world),
             },
