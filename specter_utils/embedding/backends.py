@@ -31,7 +31,7 @@ def _stderr(message: str) -> None:
 class BackendChoice:
     """How the papers are to be embedded: the settings that pick and build the encoder."""
 
-    backend: str = "torch"  # auto, torch or openvino (BACKENDS)
+    backend: str = "auto"  # auto, torch or openvino (BACKENDS): every stage that embeds defaults to embed's auto
     dtype: str = "auto"  # auto, float32, bfloat16 or int8
     probe: bool = False  # dtype auto was asked for by name: time float32, bf16 and int8 on a CPU
     device: str | None = None

@@ -58,7 +58,8 @@ from specter_utils.workflow.train import train
 REFERENCE = "reference"  # the recipe the study started from: the run's specification with STUDY_BASE
 # The budget every setting starts from (the cpu profile's when the study began): pinned here, so that a later change
 # of the profile moves no row of the study; a setting changes it by its own overrides.
-STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000}
+# fp32: the precision the study's rows trained in on the CPU before train's dtype auto chose bf16 where the CPU has it.
+STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000, "training.dtype": "fp32"}
 # Recorded in each trained row: a finished row whose values differ from what its setting gives now is refused.
 RECORDED_CONFIG = ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
 BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
@@ -119,6 +120,7 @@ def trained_row(row: SweepRow, paths: RunPaths, work: Path, context: dict) -> di
             "steps": summary["derived"]["total_steps"],
             "global_batch_size": summary["derived"]["global_batch_size"],
             "loss": summary["derived"]["loss"],
+            "precision": summary["derived"].get("precision"),
             "data": summary["data"],
             "results": summary["results"],
             "config": {k: trained["config"][k] for k in RECORDED_CONFIG},

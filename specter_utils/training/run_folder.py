@@ -206,6 +206,9 @@ def _results(log_history: list[dict[str, Any]], train_metrics: dict[str, Any]) -
         results["train_loss_last_logged"] = train_logs[-1]["loss"]
     if "train_loss" in train_metrics:
         results["train_loss_mean_this_process"] = train_metrics["train_loss"]
+    if "train_samples_per_second" in train_metrics:  # triplets per second of the training loop (the trainer's clock)
+        results["train_triplets_per_second"] = train_metrics["train_samples_per_second"]
+        results["train_runtime_s"] = train_metrics.get("train_runtime")
     evals = [e for e in log_history if "eval_loss" in e]
     if evals:
         results["val_loss_before"] = evals[0]["eval_loss"]
