@@ -60,6 +60,7 @@ STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (tripl
 EMBED_SPLITS = ("all", "test", "val")
 EVAL_SPLITS = ("test", "val")  # the splits SCIDOCS scores (val: for choosing settings without touching test)
 INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
+INT8_CALIBRATION = 100  # papers in int8's seeded calibration sample (embed --calibration; docs/benchmarks.md)
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
