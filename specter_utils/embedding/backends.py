@@ -175,3 +175,18 @@ def load_backend(
     """
     build = ENCODERS[backend_name(choice, devices)]
     return build(choice, model, max_length, papers=papers, batch_size=batch_size, devices=devices, log=log)
+
+
+def load_text_encoder(
+    choice: BackendChoice,
+    model: str,
+    max_length: int,
+    papers: dict | None = None,
+    log: Log = _stderr,
+) -> Encoder:
+    """The loaded encoder ``choice`` asks for, for a stage that encodes texts itself (``evaluate --model``,
+    ``search --text``): the same choice as :func:`load_backend`, with the torch encoder loaded here."""
+    built, _ = load_backend(choice, model, papers or {}, max_length=max_length, log=log)
+    if isinstance(built, Encoder):
+        return built
+    return load_encoder(built, choice.pooling, max_length, choice.device, choice.dtype)
