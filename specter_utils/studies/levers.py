@@ -279,6 +279,9 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     ]
     header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
     header.append("train min")
+    speeds = {name: _triplets_per_second(results) for name, results in by_setting.items()}
+    if any(speeds.values()):
+        header.append("triplets/s")
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, entry in compared["rows"].items():
         cells = [name, str(entry["seeds"])]
@@ -303,9 +306,18 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
                 cells.append(cell)
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
+        if any(speeds.values()):
+            cells.append(f"{speeds[name]:.2f}" if speeds[name] else "")
         lines.append("| " + " | ".join(cells) + " |")
     reading = lever_reading(compared, by_setting, tasks, reference)
     return "\n".join(lines + (["", *reading] if reading else []))
+
+
+def _triplets_per_second(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The mean over seeds of the training loop's triplets per second (the trainer's clock), where recorded."""
+    speeds = [r.get("training", {}).get("results", {}).get("train_triplets_per_second") for r in rows]
+    speeds = [s for s in speeds if s]
+    return float(np.mean(speeds)) if speeds else None
 
 
 FINDING_SEEDS = 3  # a setting with fewer seeds is a screen: its spread over training randomness is not measured
