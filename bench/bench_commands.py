@@ -11,6 +11,7 @@ The papers are two disjoint seeded samples of the hep-th abstracts (``--n`` each
 - ``default, cold``: ``embed`` with default flags on sample 1, every OpenVINO cache of the model emptied before
   each run (so each pays the conversion);
 - ``default, warm``: default flags on sample 2 (the converted model cached);
+- ``torch backend, warm``: ``--backend torch`` on sample 2: what an install without the ``openvino`` extra runs;
 - ``int8, cold``: ``--dtype int8`` on sample 1, caches emptied before each run (conversion and calibration paid);
 - ``int8, new corpus``: ``--dtype int8`` on sample 2: the int8 model cached by the run before, on other papers;
 - ``default, 10 papers``: the start-up floor, default flags on 10 papers of sample 1 (warm).
@@ -67,6 +68,7 @@ class Case:
 CASES = [
     Case("default, cold", 0, cold=True),
     Case("default, warm", 1),
+    Case("torch backend, warm", 1, ["--backend", "torch"]),  # what a quick start without the openvino extra gets
     Case("int8, cold", 0, ["--dtype", "int8"], cold=True),
     Case("int8, new corpus", 1, ["--dtype", "int8"]),
     Case("default, 10 papers", 0, limit=10),
