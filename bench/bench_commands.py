@@ -33,6 +33,7 @@ import json
 import os
 import random
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -151,6 +152,7 @@ def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path
         "sample": case.sample + 1,
         "papers": case.limit or args.n,
         "command": " ".join(["specter-utils embed --model", args.model, "--metadata F --out F", *length, *case.flags]),
+        "flags": case.flags,
         "pairs": pairs,
         "ours_wall_median_s": statistics.median(p["ours"]["wall_s"] for p in pairs),
         "recipe_wall_median_s": statistics.median(p["recipe"]["wall_s"] for p in pairs),
@@ -188,7 +190,7 @@ def table(record: dict) -> str:
     ]
     for r in record["cases"]:
         lines.append(
-            f"| `{' '.join(r['command'].split()[5:]) or 'default flags'}` {r['case']} | {r['sample']} | {r['papers']:,} "
+            f"| {r['case']}: `{' '.join(r['flags']) or 'default flags'}` | {r['sample']} | {r['papers']:,} "
             f"| {r['ours_wall_median_s']:.1f} | {r['recipe_wall_median_s']:.1f} | **{r['speedup_median']:.2f}x** "
             f"[{r['speedup_min']:.2f}, {r['speedup_max']:.2f}] |"
         )
@@ -234,7 +236,7 @@ def main() -> int:
         "machine": machine,
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": source_commit(),
-        "argv": "python bench/bench_commands.py " + " ".join(sys.argv[1:]),
+        "argv": "python bench/bench_commands.py " + shlex.join(sys.argv[1:]),
         "cases": results,
         "int8_cosine": cosine,
     }
