@@ -163,6 +163,28 @@ def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path
     }
 
 
+def import_seconds(env: dict[str, str], runs: int = 3) -> dict[str, float]:
+    """Seconds of the embed command's imports by top-level package (``python -X importtime``, self times summed;
+    the median of ``runs``), beside the recipe's ``torch`` + ``transformers``."""
+    code = "import specter_utils.commands.embed, specter_utils.workflow.embed, specter_utils.embedding.openvino_backend"
+    totals: list[dict[str, float]] = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True)
+        by_package: dict[str, float] = {}
+        for line in done.stderr.splitlines():
+            if not line.startswith("import time:") or "self [us]" in line:
+                continue
+            own, _, name = line.removeprefix("import time:").split("|")
+            package = name.strip().split(".")[0]
+            by_package[package] = by_package.get(package, 0.0) + int(own) / 1e6
+        totals.append(by_package)
+    names = {name for total in totals for name in total}
+    median = {name: statistics.median(total.get(name, 0.0) for total in totals) for name in names}
+    top = dict(sorted(median.items(), key=lambda kv: -kv[1])[:8])
+    top["all"] = statistics.median(sum(total.values()) for total in totals)
+    return {name: round(value, 2) for name, value in top.items()}
+
+
 def int8_cosine(results: list[dict]) -> dict[str, float] | None:
     """Cosine of the int8 vectors of sample 1 to the default (OpenVINO float32) ones, paper by paper."""
     by_case = {r["case"]: r for r in results}
@@ -194,6 +216,9 @@ def table(record: dict) -> str:
             f"| {r['ours_wall_median_s']:.1f} | {r['recipe_wall_median_s']:.1f} | **{r['speedup_median']:.2f}x** "
             f"[{r['speedup_min']:.2f}, {r['speedup_max']:.2f}] |"
         )
+    if record.get("imports_s"):
+        parts = ", ".join(f"{name} {sec:.2f}" for name, sec in record["imports_s"].items() if name != "all")
+        lines += ["", f"Imports of the embed command: {record['imports_s']['all']:.2f} s in all ({parts}; seconds)."]
     if record.get("int8_cosine"):
         c = record["int8_cosine"]
         lines += ["", f"int8 against float32 on sample 1: min cosine {c['min']:.5f}, mean {c['mean']:.5f}."]
@@ -227,6 +252,7 @@ def main() -> int:
             print(f"{case.name}:", flush=True)
             results.append(run_case(case, files, args, work, env))
         cosine = int8_cosine(results)
+    imports = import_seconds(env)
     record = {
         "benchmark": "hep-th abstracts, two disjoint seeded samples (seed 0)",
         "n": args.n,
@@ -239,6 +265,7 @@ def main() -> int:
         "argv": "python bench/bench_commands.py " + shlex.join(sys.argv[1:]),
         "cases": results,
         "int8_cosine": cosine,
+        "imports_s": imports,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2) + "\n")

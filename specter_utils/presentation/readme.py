@@ -13,7 +13,8 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark;
 - ``levers``: each committed recipe-lever table, ``experiments/measured/recipe_levers_*.md`` beside ``reports/``
   (written by ``experiments/recipe_levers.py --table``, which names its benchmark in its first line).
-- ``commands``: each whole-command benchmark, ``bench/measured/commands_*.md`` (written by ``bench/bench_commands.py``).
+- ``commands``: each whole-command benchmark, ``bench/measured/commands_*.md`` (``bench/bench_commands.py``), and
+  int8's calibration sizes, ``bench/measured/int8_calibration_*.md`` (``bench/bench_int8_calibration.py``).
 - ``train_dtype``: bf16 against fp32 training, ``experiments/measured/train_dtype_*.md`` (``experiments/train_dtype.sh``).
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
@@ -568,7 +569,10 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
         "stages": stages_block(reports, link_of),
         "levers": levers_block(reports_root.parent / "experiments" / "measured", target),
         "commands": measured_block(
-            sorted((reports_root.parent / "bench" / "measured").glob("commands_*.md"), key=_papers_in_name),
+            [
+                *sorted((reports_root.parent / "bench" / "measured").glob("commands_*.md"), key=_papers_in_name),
+                *sorted((reports_root.parent / "bench" / "measured").glob("int8_calibration_*.md")),
+            ],
             target,
             "No whole-command benchmark is committed yet (python bench/bench_commands.py).",
         ),
