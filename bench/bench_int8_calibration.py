@@ -6,7 +6,7 @@ int8 cache, the f32 conversion cached); each int8 row is scored per query (AP x 
 against float32, paired over queries (95% bootstrap CI, permutation p), with the cosine of its vectors to float32.
 
     specter-utils run --preset hepth --run hepth-dtype --notebooks 01 02
-    python bench/bench_int8_calibration.py results/hepth-dtype --sizes 300 100 --max-length 128
+    python bench/bench_int8_calibration.py results/hepth-dtype --rows default:300 default:100 mixed:100
 
 Results go to ``bench/measured/int8_calibration_<corpus>.json`` and a Markdown table beside it.
 """
@@ -58,8 +58,12 @@ def embed_row(choice: BackendChoice, model: str, papers: dict, out: Path, max_le
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="a run folder with notebook 01's benchmark")
-    parser.add_argument("--sizes", nargs="+", type=int, default=[300, 100], help="calibration sample sizes")
-    parser.add_argument("--schemes", nargs="+", default=["default"], help="int8 schemes (embed --int8-scheme)")
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        default=["default:300", "default:100"],
+        help="int8 rows as SCHEME:SIZE (embed --int8-scheme, --calibration); default default:300 default:100",
+    )
     parser.add_argument("--max-length", type=int, default=128, help="wordpieces (default 128)")
     parser.add_argument("--model", default="minilm")
     parser.add_argument("--out", type=Path, help="results JSON (default bench/measured/int8_calibration_<corpus>.json)")
@@ -75,11 +79,10 @@ def main() -> int:
     rows, scored = [], []
     with tempfile.TemporaryDirectory(prefix="bench-int8-") as tmp:
         variants = [("float32", BackendChoice(dtype="float32"))]
-        variants += [
-            (f"int8 {scheme}, {size} papers", BackendChoice(dtype="int8", int8_scheme=scheme, calibration_size=size))
-            for scheme in args.schemes
-            for size in args.sizes
-        ]
+        for text in args.rows:
+            scheme, _, size = text.partition(":")
+            choice = BackendChoice(dtype="int8", int8_scheme=scheme, calibration_size=int(size))
+            variants.append((f"int8 {scheme}, {size} papers", choice))
         vectors = {}
         for name, choice in variants:
             file = Path(tmp) / f"{len(rows)}.jsonl"
