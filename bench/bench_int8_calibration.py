@@ -119,7 +119,7 @@ def main() -> int:
         f"Benchmark: {record['benchmark']}. Machine: {machine_label(machine)}; {record['date']}, "
         f"commit {record['commit']}. Command: `{record['argv']}`",
         "",
-        "| row | calibration s | " + " | ".join(f"{t} MAP | {t} Δ float32" for t in qrels) + " | min cosine |",
+        "| row | quantize + compile, s | " + " | ".join(f"{t} MAP | {t} Δ float32" for t in qrels) + " | min cosine |",
         "|---|---|" + "---|---|" * len(qrels) + "---|",
     ]
     for row in rows:
