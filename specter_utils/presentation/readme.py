@@ -15,7 +15,9 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
   (written by ``experiments/recipe_levers.py --table``, which names its benchmark in its first line).
 - ``commands``: each whole-command benchmark, ``bench/measured/commands_*.md`` (``bench/bench_commands.py``), and
   int8's calibration sizes, ``bench/measured/int8_calibration_*.md`` (``bench/bench_int8_calibration.py``).
-- ``train_dtype``: bf16 against fp32 training, ``experiments/measured/train_dtype_*.md`` (``experiments/train_dtype.sh``).
+- ``train_dtype``: bf16 against fp32 training: throughput, ``bench/measured/train_dtype_*.md``
+  (``bench/bench_train_dtype.py``), and MAP over seeds, ``experiments/measured/train_dtype_*.md``
+  (``experiments/train_dtype.sh``).
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
 own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
@@ -577,9 +579,12 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             "No whole-command benchmark is committed yet (python bench/bench_commands.py).",
         ),
         "train_dtype": measured_block(
-            sorted((reports_root.parent / "experiments" / "measured").glob("train_dtype_*.md")),
+            [
+                *sorted((reports_root.parent / "bench" / "measured").glob("train_dtype_*.md")),
+                *sorted((reports_root.parent / "experiments" / "measured").glob("train_dtype_*.md")),
+            ],
             target,
-            "No bf16-against-fp32 training table is committed yet (experiments/train_dtype.sh).",
+            "No bf16-against-fp32 training table is committed yet (bench/bench_train_dtype.py, experiments/train_dtype.sh).",
         ),
     }
 
