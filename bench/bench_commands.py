@@ -235,6 +235,8 @@ def main() -> int:
     parser.add_argument("--cases", nargs="+", help=f"only these cases (of: {'; '.join(c.name for c in CASES)})")
     parser.add_argument("--out", type=Path, help="results JSON (default bench/measured/commands_hepth_<n>.json)")
     args = parser.parse_args()
+    if args.hepth is None:
+        parser.error("no hep-th folder found (../shared/data/hepth or $SPECTER_SHARED_DATA); pass --hepth DIR")
     args.model_path = str(resolve_model(args.model))
     out = args.out or REPO / "bench" / "measured" / f"commands_hepth_{args.n}.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
