@@ -73,6 +73,9 @@ LEVERS: dict[str, dict[str, Any]] = {
     "lr2e-5": {"training.learning_rate": 2e-5},
     "no-warmup": {"training.warmup_ratio": 0.0},
     "slanted-triangular": {"training.lr_schedule": "slanted_triangular"},
+    # the precision of training: bf16 autocast (train --dtype auto on a CPU with avx512_bf16 or amx_bf16) against the
+    # reference's fp32, at the same budget
+    "bf16": {"training.dtype": "bf16"},
     # SciNCL neighbourhood positives beside citation positives
     "scincl25": {"mining.scincl_fraction": 0.25},
     "scincl50": {"mining.scincl_fraction": 0.5},

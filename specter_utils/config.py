@@ -49,7 +49,7 @@ LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
 IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
 # Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
 # the same precisions are accepted and mean the short name.
-DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by GPU; embed: a timed probe)
+DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by device; embed: a timed probe)
 DTYPE_ALIASES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 TRAIN_DTYPES = ("auto", "bf16", "fp16", "fp32")  # what training can run in (int8 is for embedding only)
 EMBED_DTYPES = ("auto", "fp32", "bf16", "int8")  # what embed can run in (int8: OpenVINO + NNCF on a CPU)
@@ -60,6 +60,7 @@ STRATEGIES = ("specter", "spectroid", "scincl")  # how triplets are mined (tripl
 EMBED_SPLITS = ("all", "test", "val")
 EVAL_SPLITS = ("test", "val")  # the splits SCIDOCS scores (val: for choosing settings without touching test)
 INT8_SCHEMES = ("default", "smoothquant-0.5", "no-smoothquant", "mixed")  # embedding.quantize: NNCF schemes
+INT8_CALIBRATION = 100  # papers in int8's seeded calibration sample (embed --calibration; docs/benchmarks.md)
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
@@ -430,7 +431,8 @@ class TrainConfig:
     # --- hardware (nuisance) ---
     dtype: str = setting(
         "auto",
-        "auto = bf16 on GPUs that support it, fp16 on older GPUs, fp32 on CPU",
+        "auto = bf16 on GPUs that support it, fp16 on older GPUs; on a CPU bf16 where it has avx512_bf16 or amx_bf16, "
+        "else fp32 (train_config.json records what it resolved to)",
         choices=TRAIN_DTYPES,
         aliases=DTYPE_ALIASES,
     )

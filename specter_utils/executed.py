@@ -23,7 +23,8 @@ from specter_utils.io import atomic_write
 from specter_utils.paths import REPO_ROOT
 
 LOG_SUFFIX = ".log"  # <run_dir>/<notebook>/<notebook>.log: the streams of the executed notebook
-CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")  # what decides CPU speed paths
+CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile")  # the CPU's fast paths
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # bf16 matrix instructions: train --dtype auto picks bf16 on them
 
 
 # ---------------------------------------------------------------- paths
@@ -81,22 +82,35 @@ def clean_executed_notebook(path: str | Path, root: Path = REPO_ROOT, log_path: 
 
 
 # ---------------------------------------------------------------- the machine
-def machine_info() -> dict[str, Any]:
-    """Cores, CPU model and the CPU flags that decide the fast paths (a speed figure names them)."""
-    info: dict[str, Any] = {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(), "flags": []}
+def _cpuinfo() -> tuple[str | None, set[str]]:
+    """The CPU's model name and every flag of its first core in /proc/cpuinfo (None and none elsewhere)."""
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return info
+        return None, set()
+    model = None
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name" and value.strip():
-            info["cpu"] = value.strip()
+            model = value.strip()
         if key.strip() == "flags":
-            present = set(value.split())
-            info["flags"] = [flag for flag in CPU_FLAGS_SHOWN if flag in present]
-            break
-    return info
+            return model, set(value.split())
+    return model, set()
+
+
+def native_bf16_cpu() -> bool:
+    """Whether the CPU computes in bf16 natively (``avx512_bf16`` or ``amx_bf16``): where bf16 training pays."""
+    return bool(_cpuinfo()[1] & set(NATIVE_BF16_FLAGS))
+
+
+def machine_info() -> dict[str, Any]:
+    """Cores, CPU model and the CPU flags that decide the fast paths (a speed figure names them)."""
+    model, present = _cpuinfo()
+    return {
+        "cores": os.cpu_count(),
+        "cpu": model or platform.processor() or platform.machine(),
+        "flags": [flag for flag in CPU_FLAGS_SHOWN if flag in present],
+    }
 
 
 def machine_label(machine: Mapping[str, Any]) -> str:

@@ -50,7 +50,7 @@ def test_calibration_sample_is_seeded_and_in_input_order() -> None:
     assert sample_digest(sample) != sample_digest(sample[::-1])
 
 
-def test_int8_on_a_tiny_model_is_cached_by_its_calibration_sample(random_tiny_model: Path, monkeypatch) -> None:
+def test_int8_on_a_tiny_model_is_cached_per_model_length_and_scheme(random_tiny_model: Path, monkeypatch) -> None:
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
     from specter_utils.embedding import quantize
@@ -60,26 +60,34 @@ def test_int8_on_a_tiny_model_is_cached_by_its_calibration_sample(random_tiny_mo
     encoder = load_encoder(str(random_tiny_model), None, max_length=32, device="cpu", dtype="float32")
     texts = [p.text(encoder.sep) for p in papers]
     f32 = embed_papers(to_openvino(encoder, "float32"), papers, batch_size=8, progress=False)
-    int8_encoder = to_openvino(encoder, "int8", texts)
+    int8_encoder = to_openvino(encoder, "int8", texts, calibration_size=16)
     int8 = embed_papers(int8_encoder, papers, batch_size=8, progress=False)
     assert int8.ids == f32.ids and np.isfinite(int8.vectors).all()
     assert cosine_rows(int8.vectors, f32.vectors).min() > 0.9
     assert not np.array_equal(int8.vectors, f32.vectors)  # the int8 model really ran
     info = int8.info
     assert info["dtype"] == "openvino-int8" and info["versions"]["nncf"]
-    assert info["int8"]["calibration_papers"] == 24 and info["int8"]["scheme"] == "default"
-    assert info["int8"]["calibration_sha256"] == sample_digest(texts)
+    assert info["int8"]["calibration_papers"] == 16 and info["int8"]["scheme"] == "default"
+    assert info["int8"]["calibration_sha256"] == sample_digest(calibration_sample(texts, 16))
+    assert info["int8"]["quantized_now"]
     cache = Path(int8_encoder.quantization["cache"])
     assert (cache / "model.xml").exists() and (cache / "model.bin").exists()
+    assert not list(cache.parent.glob(".*.tmp-*"))  # built in a temporary folder, renamed into place
 
     def no_quantize(*_args, **_kwargs):
         raise AssertionError("quantized again instead of read from the cache")
 
     monkeypatch.setattr(quantize, "quantize", no_quantize)
-    again = embed_papers(to_openvino(encoder, "int8", texts), papers, batch_size=8, progress=False)
+    again = embed_papers(to_openvino(encoder, "int8", texts, calibration_size=16), papers, batch_size=8, progress=False)
     assert np.allclose(again.vectors, int8.vectors, atol=1e-6)
-    with pytest.raises(BackendUnavailable, match="quantized again"):  # other papers: another calibration sample
-        to_openvino(encoder, "int8", texts[:12])
+    # another corpus at the same model, length, scheme and sample size: the cached model, calibrated on the first
+    other = to_openvino(encoder, "int8", texts[:12], calibration_size=16)
+    assert other.quantization["cache"] == str(cache) and not other.quantization["quantized_now"]
+    assert other.quantization["calibration_sha256"] == info["int8"]["calibration_sha256"]
+    with pytest.raises(BackendUnavailable, match="quantized again"):  # another length is another model
+        to_openvino(
+            load_encoder(str(random_tiny_model), None, 24, "cpu", "float32"), "int8", texts, calibration_size=16
+        )
 
 
 def test_mixed_scheme_keeps_feed_forward_outputs_and_the_last_layer_in_float(random_tiny_model: Path) -> None:

@@ -102,4 +102,6 @@ def test_backend_registry_names(monkeypatch) -> None:
     assert backend_name(BackendChoice(backend="torch", probe=True, device="cpu")) == "torch"
     assert backend_name(BackendChoice(backend="auto", probe=True, device="cpu"), ["cuda:0", "cuda:1"]) == "openvino"
     assert backend_name(BackendChoice(backend="openvino", device="cpu")) == "openvino"
-    assert backend_name(BackendChoice()) == "torch"  # the notebooks' default: the model as named, loaded by torch
+    # every stage's default is the embed command's: backend auto (OpenVINO float32 on a CPU where it is installed)
+    assert BackendChoice().backend == "auto" and backend_name(BackendChoice()) == "openvino"
+    assert backend_name(BackendChoice(backend="torch")) == "torch"

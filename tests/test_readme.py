@@ -51,6 +51,9 @@ def _copy_repo(tmp_path: Path) -> Path:
         shutil.copyfile(REPO_ROOT / name, root / name)
     shutil.copytree(REPO_ROOT / "reports", root / "reports")
     shutil.copytree(REPO_ROOT / "experiments" / "measured", root / "experiments" / "measured")
+    (root / "bench" / "measured").mkdir(parents=True)  # the commands and train_dtype blocks' tables
+    for table in (REPO_ROOT / "bench" / "measured").glob("*.md"):
+        shutil.copyfile(table, root / "bench" / "measured" / table.name)
     shutil.copytree(REPO_ROOT / "figures", root / "figures", ignore=shutil.ignore_patterns("*.pdf"))  # linked charts
     return root
 

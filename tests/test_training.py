@@ -310,16 +310,35 @@ def test_model_card_states_data_and_hyperparameters_and_takes_results_later(tmp_
 # --- device and model resolution ---
 
 
-def test_precision_on_cpu():
+def test_precision_on_cpu(monkeypatch):
     import torch
 
-    from specter_utils.training.train import resolve_precision
+    from specter_utils.training import train
 
     if torch.cuda.is_available():
         pytest.skip("CPU-only behaviour")
-    assert resolve_precision("auto") == "fp32"
+    monkeypatch.setattr(train, "native_bf16_cpu", lambda: False)
+    assert train.resolve_precision("auto") == "fp32"
+    with pytest.raises(DataError, match="needs a GPU or a CPU with native bf16"):
+        train.resolve_precision("bf16")
+    monkeypatch.setattr(train, "native_bf16_cpu", lambda: True)  # avx512_bf16 or amx_bf16
+    assert train.resolve_precision("auto") == "bf16"
+    assert train.resolve_precision("bf16") == "bf16"
+    assert train.resolve_precision("fp32") == "fp32"
     with pytest.raises(DataError, match="needs a GPU"):
-        resolve_precision("bf16")
+        train.resolve_precision("fp16")
+
+
+def test_native_bf16_cpu_reads_the_flags(monkeypatch):
+    from specter_utils import executed
+
+    monkeypatch.setattr(executed, "_cpuinfo", lambda: ("Xeon", {"avx2", "avx512f", "avx512_bf16"}))
+    assert executed.native_bf16_cpu()
+    assert "avx512_bf16" in executed.machine_info()["flags"]
+    monkeypatch.setattr(executed, "_cpuinfo", lambda: ("EPYC", {"avx2", "avx512f"}))
+    assert not executed.native_bf16_cpu()
+    monkeypatch.setattr(executed, "_cpuinfo", lambda: (None, set()))  # no /proc/cpuinfo (macOS, Windows)
+    assert not executed.native_bf16_cpu()
 
 
 def test_offline_hub_model_fails_fast(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from transformers import TrainerCallback
 
 from specter_utils.io import write_json
 from specter_utils.spec import train_config
-from specter_utils.training.train import train_specter
+from specter_utils.training.train import resolve_precision, train_specter
 from specter_utils.triplets.io import Triplet, write_triplets
 
 pytestmark = pytest.mark.slow
@@ -168,6 +168,9 @@ def test_card_and_run_files(trained):
     assert sum("eval_loss" in e for e in log) >= 3  # before training, at step 2 and step 4
     assert not (trained["out"] / "checkpoints").exists()  # removed after a successful run
     assert not list(trained["out"].glob(".model.*"))  # no temp dir left behind
+    recorded = json.loads((trained["out"] / "train_config.json").read_text())
+    assert recorded["dtype"] == "auto" and recorded["resolved_dtype"] == resolve_precision("auto")
+    assert summary["derived"]["precision"] == recorded["resolved_dtype"]
 
 
 def test_existing_model_is_not_overwritten(trained, tiny_model, triplet_dir):
@@ -181,7 +184,7 @@ KILL_SCRIPT = """
 import os, signal, sys
 from transformers import TrainerCallback
 from specter_utils.spec import train_config
-from specter_utils.training.train import train_specter
+from specter_utils.training.train import resolve_precision, train_specter
 
 class KillAfterStep(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):

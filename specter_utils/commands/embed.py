@@ -17,7 +17,15 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import DTYPE_ALIASES, EMBED_DTYPES, INT8_SCHEMES, POOLINGS, EmbedConfig, torch_dtype_name
+from specter_utils.config import (
+    DTYPE_ALIASES,
+    EMBED_DTYPES,
+    INT8_CALIBRATION,
+    INT8_SCHEMES,
+    POOLINGS,
+    EmbedConfig,
+    torch_dtype_name,
+)
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
@@ -40,7 +48,8 @@ examples:
   # on a CPU with openvino installed, --backend auto (the default) converts the model once to OpenVINO
   # (cached beside the model folder); the plain torch path:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
-  # int8 on the CPU (OpenVINO + NNCF), calibrated on 300 of these papers and cached; or the fastest of
+  # int8 on the CPU (OpenVINO + NNCF), calibrated on a sample of these papers and cached per
+  # model, length and scheme; or the fastest of
   # float32, bf16 and int8 measured on this CPU whose vectors keep a cosine of 0.99 to float32:
   specter-utils embed --model minilm --metadata F --out emb/minilm-int8.jsonl --dtype int8
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --dtype auto --min-cosine 0.99
@@ -83,8 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         DTYPE_CHOICES,
         None,
         "default: fp32 on a CPU, bf16 autocast on a GPU (torch's float32 and bfloat16 are accepted spellings); int8: "
-        "post-training quantization with NNCF on the openvino backend, calibrated on a seeded sample of 300 of the "
-        "papers and cached; auto: on a CPU, the fastest of float32, bf16 and int8 in a short timed probe whose "
+        "post-training quantization with NNCF on the openvino backend, calibrated on a seeded sample of the "
+        "papers (--calibration) and cached; auto: on a CPU, the fastest of float32, bf16 and int8 in a short timed probe whose "
         "vectors keep --min-cosine to float32 (the choice and figures go into the .meta.json); on a GPU, bf16",
     )
     parser.add_argument(
@@ -98,6 +107,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="default",
         help="--dtype int8/auto: NNCF's transformer preset (default, with SmoothQuant 0.95), SmoothQuant at 0.5, "
         "none, or mixed (feed-forward outputs and the last layer kept in float32)",
+    )
+    parser.add_argument(
+        "--calibration",
+        type=POSITIVE_INT,
+        default=INT8_CALIBRATION,
+        metavar="N",
+        help=f"--dtype int8/auto: papers in int8's seeded calibration sample (default {INT8_CALIBRATION}); the int8 "
+        "model is cached per model, length, scheme and N, so a later corpus reuses it",
     )
     parser.add_argument(
         "--token-budget",
@@ -311,6 +328,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         pooling=args.pooling,
         int8_scheme=args.int8_scheme,
+        calibration_size=args.calibration,
         min_cosine=args.min_cosine,
         token_budget=args.token_budget,
     )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from specter_utils.config import EmbedConfig
+from specter_utils.config import INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, load_encoder, resolve_device
 from specter_utils.errors import DataError
@@ -31,12 +31,13 @@ def _stderr(message: str) -> None:
 class BackendChoice:
     """How the papers are to be embedded: the settings that pick and build the encoder."""
 
-    backend: str = "torch"  # auto, torch or openvino (BACKENDS)
+    backend: str = "auto"  # auto, torch or openvino (BACKENDS): every stage that embeds defaults to embed's auto
     dtype: str = "auto"  # auto, float32, bfloat16 or int8
     probe: bool = False  # dtype auto was asked for by name: time float32, bf16 and int8 on a CPU
     device: str | None = None
     pooling: str | None = None
     int8_scheme: str = "default"
+    calibration_size: int = INT8_CALIBRATION  # int8's calibration sample (the cached model is keyed by it)
     min_cosine: float | None = None  # the probe's parity limit (default EmbedConfig.min_cosine)
     token_budget: int | None = None
 
@@ -115,7 +116,8 @@ def _int8(choice: BackendChoice, model: str, max_length: int, papers: dict, **_:
 
     encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")
     try:
-        return to_openvino(encoder, "int8", _texts(encoder, papers), choice.int8_scheme), {}
+        texts = _texts(encoder, papers)
+        return to_openvino(encoder, "int8", texts, choice.int8_scheme, choice.calibration_size), {}
     except BackendUnavailable as exc:
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
@@ -139,6 +141,7 @@ def _probe(
             plan,
             min_cosine=choice.min_cosine if choice.min_cosine is not None else EmbedConfig.min_cosine,
             int8_scheme=choice.int8_scheme,
+            calibration_size=choice.calibration_size,
             log=log,
         )
     except BackendUnavailable as exc:
@@ -172,3 +175,18 @@ def load_backend(
     """
     build = ENCODERS[backend_name(choice, devices)]
     return build(choice, model, max_length, papers=papers, batch_size=batch_size, devices=devices, log=log)
+
+
+def load_text_encoder(
+    choice: BackendChoice,
+    model: str,
+    max_length: int,
+    papers: dict | None = None,
+    log: Log = _stderr,
+) -> Encoder:
+    """The loaded encoder ``choice`` asks for, for a stage that encodes texts itself (``evaluate --model``,
+    ``search --text``): the same choice as :func:`load_backend`, with the torch encoder loaded here."""
+    built, _ = load_backend(choice, model, papers or {}, max_length=max_length, log=log)
+    if isinstance(built, Encoder):
+        return built
+    return load_encoder(built, choice.pooling, max_length, choice.device, choice.dtype)

@@ -64,6 +64,7 @@ class Encoder:
     device: str
     dtype: str  # "float32", "bfloat16" (autocast) or "bfloat16-weights" (multi-process pool)
     devices: list[str] = field(default_factory=list)  # >1 entries: multi-process pool
+    text_sep: str | None = None  # another separator between title and abstract (" ": MTEB's plain document text)
 
     @property
     def tokenizer(self) -> Any:
@@ -71,7 +72,9 @@ class Encoder:
 
     @property
     def sep(self) -> str:
-        """The separator between title and abstract: the tokenizer's sep token (SPECTER's recipe)."""
+        """The separator between title and abstract: the tokenizer's sep token (SPECTER's recipe), or ``text_sep``."""
+        if self.text_sep is not None:
+            return self.text_sep
         return getattr(self.tokenizer, "sep_token", None) or " "
 
     @property

@@ -3,7 +3,8 @@
 ``openvino.convert_model`` traces the Hugging Face transformer (dynamic batch and sequence length);
 the converted model is saved next to the model folder (``<model>/openvino/<key>/``, or the user cache
 when that folder is read-only), keyed by the model, the OpenVINO, torch and transformers versions,
-and OpenVINO's compiled blob is cached there too, so later runs start in about a second. Pooling is
+built once under a lock and renamed into place whole (:mod:`specter_utils.embedding.model_cache`), and
+OpenVINO's compiled blob is cached there too, so later runs start in about a second. Pooling is
 done in numpy exactly as the model's own head: masked mean or ``[CLS]``, then L2 normalisation when
 the model has a Normalize module. Any other head (dense layers, weighted mean, ...) is unsupported and
 the caller falls back to torch.
@@ -27,7 +28,9 @@ import torch
 import transformers
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
+from specter_utils.config import INT8_CALIBRATION
 from specter_utils.embedding.encoder import Encoder
+from specter_utils.embedding.model_cache import build_once
 
 # ``auto`` is f32, as the torch path on a CPU: OpenVINO would pick bf16 by itself on AMX /
 # avx512_bf16 CPUs, so a default run could give other vectors on another machine. bf16 is asked for.
@@ -142,19 +145,16 @@ def converted_model(encoder: Encoder, core: Any) -> tuple[Any, Path]:
     }
     key = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16]
     folder = cache_folder(encoder.model_path, key)
-    xml = folder / "model.xml"
-    if xml.exists():
-        return core.read_model(xml), folder
-    example = encoder.tokenizer(["a title", "a somewhat longer abstract"], padding=True, return_tensors="pt")
-    with torch.no_grad():
-        model = ov.convert_model(encoder.model[0].auto_model.float(), example_input=dict(example))
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".model.{os.getpid()}.xml"
-    ov.save_model(model, tmp, compress_to_fp16=False)  # keep fp32 weights: vectors as torch's
-    os.replace(tmp.with_suffix(".bin"), folder / "model.bin")
-    os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
-    (folder / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
-    return model, folder
+
+    def convert(tmp: Path) -> None:
+        example = encoder.tokenizer(["a title", "a somewhat longer abstract"], padding=True, return_tensors="pt")
+        with torch.no_grad():
+            model = ov.convert_model(encoder.model[0].auto_model.float(), example_input=dict(example))
+        ov.save_model(model, tmp / "model.xml", compress_to_fp16=False)  # keep fp32 weights: vectors as torch's
+        (tmp / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
+
+    build_once(folder, convert)  # under a lock, renamed into place whole: safe for concurrent runs and kill -9
+    return core.read_model(folder / "model.xml"), folder
 
 
 def to_openvino(
@@ -162,6 +162,7 @@ def to_openvino(
     dtype: str | None = "auto",
     calibration_texts: list[str] | None = None,
     scheme: str = "default",
+    calibration_size: int = INT8_CALIBRATION,
 ) -> OpenVINOEncoder:
     """Convert (or load from the cache) ``encoder``'s transformer and compile it for the CPU.
 
@@ -193,6 +194,7 @@ def to_openvino(
                     lambda text: _tokenize(encoder, [text], names),
                     encoder.max_length,
                     scheme,
+                    calibration_size,
                 )
             except QuantizationUnavailable as exc:
                 raise BackendUnavailable(str(exc)) from None

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import EmbedConfig
+from specter_utils.config import INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 from specter_utils.embedding.quantize import calibration_sample
@@ -106,6 +106,7 @@ def choose_precision(
     min_cosine: float = DEFAULT_MIN_COSINE,
     probe_papers: int = PROBE_PAPERS,
     int8_scheme: str = "default",
+    calibration_size: int = INT8_CALIBRATION,
     log: Callable[[str], None] = print,
 ) -> tuple[Encoder, dict[str, Any]]:
     """The OpenVINO encoder of the fastest precision within ``min_cosine``, and the record for the meta.
@@ -123,7 +124,9 @@ def choose_precision(
     else:
         encoders["bfloat16"] = to_openvino(encoder, "bfloat16")
     try:
-        encoders["int8"] = to_openvino(encoder, "int8", calibration_texts=texts, scheme=int8_scheme)
+        encoders["int8"] = to_openvino(
+            encoder, "int8", calibration_texts=texts, scheme=int8_scheme, calibration_size=calibration_size
+        )
     except BackendUnavailable as exc:  # nncf missing: int8 is not a candidate, f32 and bf16 still are
         skipped["int8"] = str(exc)
     log(f"embed: --dtype auto: timing {', '.join(encoders)} on {len(sample)} of the papers")

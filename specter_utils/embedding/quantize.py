@@ -1,11 +1,11 @@
 """int8 post-training static quantization of an OpenVINO model with NNCF, calibrated on the user's papers.
 
 ``nncf.quantize`` with ``ModelType.TRANSFORMER`` inserts int8 quantizers on the MatMuls' inputs and
-weights, with ranges measured on a calibration sample: a seeded sample of a few hundred of the papers
+weights, with ranges measured on a calibration sample: a seeded sample of the papers (``INT8_CALIBRATION``, ``embed --calibration``)
 being embedded, one paper per inference (so that padding never enters the ranges), truncated as the
 run truncates them. The quantized model is cached beside the f32 one, keyed by the NNCF version, the
-scheme, the maximum length and the calibration sample's SHA-256, so the same papers give the same
-model and a later run starts in seconds.
+scheme, the maximum length and the sample's size and seed (not by the papers): the first corpus
+embedded at those settings calibrates it, and every later run, on any corpus, starts in seconds.
 
 Schemes (``SCHEMES``):
 - ``default``: NNCF's transformer preset (SmoothQuant at alpha 0.95 on the MatMuls, then min/max
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -28,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import INT8_SCHEMES
+from specter_utils.config import INT8_CALIBRATION, INT8_SCHEMES
+from specter_utils.embedding.model_cache import build_once
 
-CALIBRATION_SIZE = 300
+CALIBRATION_SIZE = INT8_CALIBRATION
 CALIBRATION_SEED = 0
 SCHEMES = INT8_SCHEMES
 
@@ -102,6 +102,18 @@ def quantize(model: Any, calibration: list[dict[str, np.ndarray]], scheme: str =
     )
 
 
+def cache_key(scheme: str, max_length: int, size: int, seed: int, nncf_version: str) -> dict[str, Any]:
+    """What names one cached int8 model of a converted model: the scheme, the length, the sample's size and seed
+    and the NNCF version; not the papers, so that another corpus at the same settings reuses it."""
+    return {
+        "scheme": scheme,
+        "max_length": max_length,
+        "calibration_size": size,
+        "calibration_seed": seed,
+        "nncf": nncf_version,
+    }
+
+
 def quantized_model(
     model: Any,
     folder: Path,
@@ -114,8 +126,14 @@ def quantized_model(
 ) -> tuple[Any, dict[str, Any]]:
     """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now.
 
+    The cache holds one int8 model per converted model, scheme, length and calibration size: the first corpus
+    embedded at those settings calibrates it, every later one reuses it (the record names the papers it was
+    calibrated on). It is built under a lock and renamed into place whole (``model_cache.build_once``), so
+    concurrent runs quantize once and a killed run leaves no half-written model.
+
     Returns ``(openvino.Model, record)``; the record (scheme, sample size, seed and digest, NNCF version,
-    cache folder) goes into the embeddings' meta. Raises QuantizationUnavailable with a one-line reason.
+    cache folder, whether it was quantized now) goes into the embeddings' meta. Raises QuantizationUnavailable
+    with a one-line reason.
     """
     try:
         import nncf
@@ -125,26 +143,17 @@ def quantized_model(
 
     if scheme not in SCHEMES:
         raise QuantizationUnavailable(f"int8 scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
-    sample = calibration_sample(texts, size, seed)
-    record = {
-        "scheme": scheme,
-        "calibration_papers": len(sample),
-        "calibration_seed": seed,
-        "calibration_sha256": sample_digest(sample),
-        "max_length": max_length,
-        "nncf": nncf.__version__,
-    }
-    key = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
-    target = folder / "int8" / key
-    xml = target / "model.xml"
-    record["cache"] = str(target)
-    if xml.exists():
-        return ov.Core().read_model(xml), record
-    quantized = quantize(model, [tokenize(text) for text in sample], scheme)
-    target.mkdir(parents=True, exist_ok=True)
-    tmp = target / f".model.{os.getpid()}.xml"
-    ov.save_model(quantized, tmp, compress_to_fp16=False)
-    os.replace(tmp.with_suffix(".bin"), target / "model.bin")
-    os.replace(tmp, xml)  # the .xml last: its presence means the pair is complete
-    (target / "calibration.json").write_text(json.dumps(record, indent=2) + "\n")
-    return quantized, record
+    sample = calibration_sample(texts, size, seed)  # checks there are papers before anything is loaded
+    key = cache_key(scheme, max_length, size, seed, nncf.__version__)
+    target = folder / "int8" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+    def calibrate(tmp: Path) -> None:
+        record = {**key, "calibration_papers": len(sample), "calibration_sha256": sample_digest(sample)}
+        quantized = quantize(model, [tokenize(text) for text in sample], scheme)
+        ov.save_model(quantized, tmp / "model.xml", compress_to_fp16=False)
+        (tmp / "calibration.json").write_text(json.dumps(record, indent=2) + "\n")
+
+    made = build_once(target, calibrate)
+    record = json.loads((target / "calibration.json").read_text())
+    record.update(cache=str(target), quantized_now=made)
+    return ov.Core().read_model(target / "model.xml"), record

@@ -21,6 +21,7 @@ folder retrained in place keeps its path, so its cached files must then be delet
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -28,14 +29,15 @@ import re
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
+from specter_utils.embedding.backends import BackendChoice, load_text_encoder
 from specter_utils.embedding.embed import embed_papers
-from specter_utils.embedding.encoder import Encoder, load_encoder
+from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast, sidecar_paths, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import TOP_K, read_beir_dir, retrieval_metrics, retrieve
@@ -86,17 +88,9 @@ def document_prompt(prompts: dict[str, str]) -> str:
 
 
 # ---------------------------------------------------------------- the cache
-@dataclass
-class PlainTextEncoder(Encoder):
-    """An Encoder joining title and text with a space (MTEB's document text), not the tokenizer's sep token."""
-
-    @property
-    def sep(self) -> str:
-        return " "
-
-
-def plain_text(encoder: Encoder) -> PlainTextEncoder:
-    return PlainTextEncoder(**{f.name: getattr(encoder, f.name) for f in fields(encoder)})
+def plain_text(encoder: Encoder) -> Encoder:
+    """The encoder joining title and text with a space (MTEB's document text), not the tokenizer's sep token."""
+    return dataclasses.replace(encoder, text_sep=" ")
 
 
 def cache_file(cache_dir: str | Path, model: str, model_path: str, max_length: int, part: str, recipe: str) -> Path:
@@ -169,8 +163,11 @@ def cached_embeddings(
 
 
 def _loader(model: str, max_length: int, plain: bool, device: str | None) -> Callable[[], Encoder]:
+    """The encoder, on the backend every embedding stage picks by default (``embed``'s: OpenVINO float32 on a CPU
+    where it is installed, else torch)."""
+
     def load() -> Encoder:
-        encoder = load_encoder(model, None, max_length, device)
+        encoder = load_text_encoder(BackendChoice(device=device), model, max_length)
         return plain_text(encoder) if plain else encoder
 
     return load

@@ -15,6 +15,11 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark;
 - ``levers``: each committed recipe-lever table, ``experiments/measured/recipe_levers_*.md`` beside ``reports/``
   (written by ``experiments/recipe_levers.py --table``, which names its benchmark in its first line).
+- ``commands``: each whole-command benchmark, ``bench/measured/commands_*.md`` (``bench/bench_commands.py``), and
+  int8's calibration sizes, ``bench/measured/int8_calibration_*.md`` (``bench/bench_int8_calibration.py``).
+- ``train_dtype``: bf16 against fp32 training: throughput, ``bench/measured/train_dtype_*.md``
+  (``bench/bench_train_dtype.py``), and MAP over seeds, ``experiments/measured/train_dtype_*.md``
+  (``experiments/train_dtype.sh``).
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
 own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
@@ -656,8 +661,17 @@ def levers_block(measured: Path, target: str | Path) -> str:
     return "\n\n".join(parts) or "No recipe-lever table is committed yet."
 
 
+def measured_block(files: list[Path], target: str | Path, missing: str) -> str:
+    """Each Markdown table a bench or experiment command wrote (``files``), after a link to it."""
+    parts = []
+    for table in files:
+        link = f"[`{table.name}`]({os.path.relpath(table, Path(target).parent).replace(os.sep, '/')})"
+        parts.append(f"From {link}:\n\n{table.read_text(encoding='utf-8').strip()}")
+    return "\n\n".join(parts) or missing
+
+
 # ---------------------------------------------------------------- blocks in a file
-BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages", "levers")
+BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages", "levers", "commands", "train_dtype")
 
 
 def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str]:
@@ -676,7 +690,29 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
         "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
         "stages": stages_block(reports, link_of),
         "levers": levers_block(reports_root.parent / "experiments" / "measured", target),
+        "commands": measured_block(
+            [
+                *sorted((reports_root.parent / "bench" / "measured").glob("commands_*.md"), key=_papers_in_name),
+                *sorted((reports_root.parent / "bench" / "measured").glob("int8_calibration_*.md")),
+            ],
+            target,
+            "No whole-command benchmark is committed yet (python bench/bench_commands.py).",
+        ),
+        "train_dtype": measured_block(
+            [
+                *sorted((reports_root.parent / "bench" / "measured").glob("train_dtype_*.md")),
+                *sorted((reports_root.parent / "experiments" / "measured").glob("train_dtype_*.md")),
+            ],
+            target,
+            "No bf16-against-fp32 training table is committed yet (bench/bench_train_dtype.py, experiments/train_dtype.sh).",
+        ),
     }
+
+
+def _papers_in_name(path: Path) -> tuple[int, str]:
+    """``commands_hepth_1000.md`` before ``commands_hepth_20000.md``."""
+    tail = path.stem.rsplit("_", 1)[-1]
+    return (int(tail) if tail.isdigit() else 0, path.name)
 
 
 def replace_blocks(text: str, blocks: Mapping[str, str], path: str | Path = "<text>") -> str:

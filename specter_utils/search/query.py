@@ -12,7 +12,7 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
-from specter_utils.embedding.encoder import load_encoder
+from specter_utils.embedding.backends import BackendChoice, load_text_encoder
 from specter_utils.embedding.io import read_embeddings
 from specter_utils.errors import DataError
 from specter_utils.search.index import PaperIndex
@@ -57,9 +57,8 @@ def embed_query(
     model_ref = model_ref or settings.get("model")
     if not model_ref or settings.get("max_length") is None:
         raise DataError("the index does not record its model and max length (built from embeddings without .meta.json)")
-    encoder = load_encoder(
-        model_ref, settings.get("pooling"), int(settings["max_length"]), device=device, dtype="float32"
-    )
+    choice = BackendChoice(dtype="float32", device=device, pooling=settings.get("pooling"))  # embed's default
+    encoder = load_text_encoder(choice, model_ref, int(settings["max_length"]))
     made = {**settings, "pooling": encoder.pooling, "pooling_detail": encoder.pooling_detail, "dim": encoder.dim}
     made["max_length"] = encoder.max_length
     made["model"] = settings.get("model")

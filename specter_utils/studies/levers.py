@@ -58,7 +58,8 @@ from specter_utils.workflow.train import train
 REFERENCE = "reference"  # the recipe the study started from: the run's specification with STUDY_BASE
 # The budget every setting starts from (the cpu profile's when the study began): pinned here, so that a later change
 # of the profile moves no row of the study; a setting changes it by its own overrides.
-STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000}
+# fp32: the precision the study's rows trained in on the CPU before train's dtype auto chose bf16 where the CPU has it.
+STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000, "training.dtype": "fp32"}
 # Recorded in each trained row: a finished row whose values differ from what its setting gives now is refused.
 RECORDED_CONFIG = ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
 BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
@@ -119,6 +120,7 @@ def trained_row(row: SweepRow, paths: RunPaths, work: Path, context: dict) -> di
             "steps": summary["derived"]["total_steps"],
             "global_batch_size": summary["derived"]["global_batch_size"],
             "loss": summary["derived"]["loss"],
+            "precision": summary["derived"].get("precision"),
             "data": summary["data"],
             "results": summary["results"],
             "config": {k: trained["config"][k] for k in RECORDED_CONFIG},
@@ -277,6 +279,9 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     ]
     header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
     header.append("train min")
+    speeds = {name: _triplets_per_second(results) for name, results in by_setting.items()}
+    if any(speeds.values()):
+        header.append("triplets/s")
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, entry in compared["rows"].items():
         cells = [name, str(entry["seeds"])]
@@ -301,9 +306,18 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
                 cells.append(cell)
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
+        if any(speeds.values()):
+            cells.append(f"{speeds[name]:.2f}" if speeds[name] else "")
         lines.append("| " + " | ".join(cells) + " |")
     reading = lever_reading(compared, by_setting, tasks, reference)
     return "\n".join(lines + (["", *reading] if reading else []))
+
+
+def _triplets_per_second(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The mean over seeds of the training loop's triplets per second (the trainer's clock), where recorded."""
+    speeds = [r.get("training", {}).get("results", {}).get("train_triplets_per_second") for r in rows]
+    speeds = [s for s in speeds if s]
+    return float(np.mean(speeds)) if speeds else None
 
 
 FINDING_SEEDS = 3  # a setting with fewer seeds is a screen: its spread over training randomness is not measured

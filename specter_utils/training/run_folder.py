@@ -115,8 +115,11 @@ def prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path 
     return checkpoint
 
 
-def record_config(config: TrainConfig, run_dir: Path, resolved_pooling: str, world: int = 1) -> None:
-    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing)."""
+def record_config(
+    config: TrainConfig, run_dir: Path, resolved_pooling: str, world: int = 1, precision: str | None = None
+) -> None:
+    """Write train_config.json (once the inputs have been read: a run that fails on them leaves nothing);
+    ``precision`` is what ``dtype`` resolved to on this machine (``auto`` -> bf16, fp16 or fp32)."""
     config_path = run_dir / TRAIN_CONFIG_FILE
     if is_main_process():
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -127,6 +130,7 @@ def record_config(config: TrainConfig, run_dir: Path, resolved_pooling: str, wor
             {
                 **config.to_dict(),
                 "resolved_pooling": resolved_pooling,
+                "resolved_dtype": precision or config.dtype,
                 "world_size": world,
                 "global_batch_size": global_batch_size(config, world),
             },
@@ -202,6 +206,9 @@ def _results(log_history: list[dict[str, Any]], train_metrics: dict[str, Any]) -
         results["train_loss_last_logged"] = train_logs[-1]["loss"]
     if "train_loss" in train_metrics:
         results["train_loss_mean_this_process"] = train_metrics["train_loss"]
+    if "train_samples_per_second" in train_metrics:  # triplets per second of the training loop (the trainer's clock)
+        results["train_triplets_per_second"] = train_metrics["train_samples_per_second"]
+        results["train_runtime_s"] = train_metrics.get("train_runtime")
     evals = [e for e in log_history if "eval_loss" in e]
     if evals:
         results["val_loss_before"] = evals[0]["eval_loss"]

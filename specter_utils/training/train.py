@@ -32,6 +32,7 @@ from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set
 
 from specter_utils.config import IN_BATCH_LOSSES, TrainConfig
 from specter_utils.errors import DataError
+from specter_utils.executed import native_bf16_cpu
 from specter_utils.models import (
     base_model_id,
     build_model,
@@ -71,15 +72,22 @@ NO_DECAY_PATTERN = re.compile(r"bias|layernorm|layer_norm|(?:^|\.)norm(?:$|\.)",
 
 
 def resolve_precision(precision: str) -> str:
-    """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs, fp32 on CPU."""
+    """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs; on a CPU, bf16 where it has native bf16
+    instructions (``avx512_bf16`` or ``amx_bf16``: autocast runs the matrix products in bf16), else fp32."""
 
     has_gpu = torch.cuda.is_available()
+    cpu_bf16 = not has_gpu and native_bf16_cpu()
     if precision == "auto":
         if not has_gpu:
-            return "fp32"
+            return "bf16" if cpu_bf16 else "fp32"
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    if precision in {"bf16", "fp16"} and not has_gpu:
-        raise DataError(f"precision={precision!r} needs a GPU (none found); use auto or fp32", "TrainConfig")
+    if precision == "fp16" and not has_gpu:
+        raise DataError("precision='fp16' needs a GPU (none found); use auto, bf16 or fp32", "TrainConfig")
+    if precision == "bf16" and not has_gpu and not cpu_bf16:
+        raise DataError(
+            "precision='bf16' needs a GPU or a CPU with native bf16 (avx512_bf16 or amx_bf16); use auto or fp32",
+            "TrainConfig",
+        )
     return precision
 
 
@@ -180,7 +188,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         warmup_steps=config.warmup_ratio,  # a float < 1 is a fraction of the total steps (transformers >= 5)
         bf16=precision == "bf16",
         fp16=precision == "fp16",
-        use_cpu=precision == "fp32" and not _cuda_available(),
+        use_cpu=not _cuda_available(),  # fp32, or bf16 autocast on a CPU with native bf16
         torch_compile=config.torch_compile,
         seed=config.seed,
         data_seed=config.seed,
@@ -298,7 +306,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])
     check_enough_triplets(config, world, data.train.used, data.val.used if data.val else 0)
-    record_config(config, run_dir, describe_pooling(config.base_model, config.pooling), world)
+    record_config(config, run_dir, describe_pooling(config.base_model, config.pooling), world, precision)
 
     # 3. Loss: the paper's triplet loss (Euclidean, margin 1), or in-batch negatives (training.losses), which under
     # torchrun gather every process's embeddings so the negatives span the global batch.
