@@ -45,7 +45,15 @@ from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
 from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
-from specter_utils.presentation.tables import FIRST_ROWS, HEADERS, PAPER_ROWS, ablation_table_seeds, mean_sd, metric_row
+from specter_utils.presentation.tables import (
+    FIRST_ROWS,
+    HEADERS,
+    PAPER_ROWS,
+    ablation_table_seeds,
+    interval_text,
+    mean_sd,
+    metric_row,
+)
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
 
@@ -331,15 +339,6 @@ def _mean_sd(row: Mapping[str, Any], key: str) -> str:
     return f"{row[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
 
 
-def _test_cell(test: Mapping[str, Any], decimals: int) -> str:
-    text = f"{test['diff']:+.{decimals}f}"
-    if test.get("ci_low") is not None:
-        text += f" [{test['ci_low']:+.{decimals}f}, {test['ci_high']:+.{decimals}f}]"
-    if test.get("p") is not None:
-        text += ", p < 0.001" if test["p"] < 0.001 else f", p {test['p']:.3f}"
-    return text
-
-
 def _grid_cell(grid: Mapping[str, int]) -> str:
     return (
         ", ".join(
@@ -378,7 +377,7 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
             what = f"{f['what']} (k = {space['k']})" if f["measure"] == "knn_agreement" else f["what"]
             space_lines.append(
                 f"| {where} | {what} | {means['base'][f['measure']]:.3f} | {means['trained'][f['measure']]:.3f} "
-                f"| {_test_cell(f['test'], 3)} | {VERDICT[f['shown']]} |"
+                f"| {interval_text(f['test'], 3)} | {VERDICT[f['shown']]} |"
             )
         tested = {(f["method"], f["measure"]): f for f in findings if f["kind"] == "projection"}
         by_key = {(r["method"], r["model"]): r for r in rows}
@@ -390,7 +389,7 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
                 f = tested.get((method, measure))
                 seeds = f"{base['seeds']} projection seed{'s' if base['seeds'] != 1 else ''}"
                 cells = (
-                    f"{_test_cell(f['test'], 2)} | {VERDICT[f['shown']]} | {_grid_cell(f['grid'])}"
+                    f"{interval_text(f['test'], 2)} | {VERDICT[f['shown']]} | {_grid_cell(f['grid'])}"
                     if f and f["test"]["seeds"] > 1
                     else f"{trained[measure] - base[measure]:+.2f} | not tested ({seeds}) | "
                 )

@@ -269,7 +269,7 @@ def _mean_sd(scores: Mapping[str, Any], key: str) -> str:
     return f"{scores[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
 
 
-def _interval(test: Mapping[str, Any] | None, decimals: int = 2) -> str:
+def interval_text(test: Mapping[str, Any] | None, decimals: int = 2) -> str:
     """``Δ [low, high]`` (and ``p`` where there is one); "" without a test, Δ alone without an interval."""
     if not test:
         return ""
@@ -312,7 +312,7 @@ def space_table(result: Mapping[str, Any]) -> str:
     for model, measures in space["models"].items():
         lines.append(f"| {model} | {measures['knn_agreement']:.3f} | {measures['silhouette']:.3f} |")
     for model, tests in (space.get("versus") or {}).items():
-        cells = [_interval(tests.get(m), 3) for m in ("knn_agreement", "silhouette")]
+        cells = [interval_text(tests.get(m), 3) for m in ("knn_agreement", "silhouette")]
         lines.append(f"| {model} − {reference}, paired over {result['n_papers']:,} papers | {' | '.join(cells)} |")
     return "\n".join(lines)
 
@@ -333,8 +333,8 @@ def eps_grid_table(result: Mapping[str, Any]) -> str:
                 tests = versus.get(model, {}).get(factor, {})
                 lines.append(
                     f"| {method} | {factor} | {model} | {_mean_sd(s, 'homogeneity')} | {_mean_sd(s, 'completeness')} "
-                    f"| {s['noise_fraction']:.2f} | {_interval(tests.get('homogeneity'))} "
-                    f"| {_interval(tests.get('completeness'))} |"
+                    f"| {s['noise_fraction']:.2f} | {interval_text(tests.get('homogeneity'))} "
+                    f"| {interval_text(tests.get('completeness'))} |"
                 )
     return "\n".join(lines)
 
