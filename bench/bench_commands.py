@@ -28,12 +28,10 @@ The model is all-MiniLM-L6-v2 (``minilm``), the project's CPU default; ``--model
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import random
 import resource
-import shlex
 import shutil
 import statistics
 import subprocess
@@ -48,13 +46,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from measured_files import provenance, write_measured  # noqa: E402
+
 from specter_utils.config import EmbedConfig  # noqa: E402
 from specter_utils.embedding.io import read_embeddings_fast  # noqa: E402
 from specter_utils.embedding.openvino_backend import cache_folder  # noqa: E402
 from specter_utils.executed import machine_info, machine_label  # noqa: E402
 from specter_utils.models import resolve_model  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
-from specter_utils.pipeline import source_commit  # noqa: E402
 
 
 @dataclass
@@ -261,17 +260,12 @@ def main() -> int:
         "runs": args.runs,
         "model": args.model,
         "max_length": args.max_length,
-        "machine": machine,
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": source_commit(),
-        "argv": "python bench/bench_commands.py " + shlex.join(sys.argv[1:]),
+        **provenance("python bench/bench_commands.py", sys.argv[1:], machine),
         "cases": results,
         "int8_cosine": cosine,
         "imports_s": imports,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2) + "\n")
-    out.with_suffix(".md").write_text(table(record))
+    write_measured(out, record, table(record))
     print(table(record))
     print(f"wrote {out} and {out.with_suffix('.md')}")
     return 0

@@ -14,8 +14,6 @@ Results go to ``bench/measured/int8_calibration_<corpus>.json`` and a Markdown t
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import shutil
 import sys
 import tempfile
@@ -28,6 +26,8 @@ import openvino as ov
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from measured_files import provenance, write_measured  # noqa: E402
+
 from specter_utils.embedding.backends import BackendChoice, load_backend  # noqa: E402
 from specter_utils.embedding.embed import embed_to_file  # noqa: E402
 from specter_utils.embedding.encoder import load_encoder  # noqa: E402
@@ -35,7 +35,6 @@ from specter_utils.embedding.io import read_embeddings_fast  # noqa: E402
 from specter_utils.embedding.openvino_backend import converted_model  # noqa: E402
 from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_ap  # noqa: E402
 from specter_utils.executed import machine_info, machine_label  # noqa: E402
-from specter_utils.pipeline import source_commit  # noqa: E402
 from specter_utils.runs import RunPaths, corpus_label  # noqa: E402
 from specter_utils.workflow.embed import papers_to_embed  # noqa: E402
 from specter_utils.workflow.sweep import ranking_qrels  # noqa: E402
@@ -106,15 +105,10 @@ def main() -> int:
         "benchmark": f"{corpus}, test split, queries "
         + ", ".join(f"{t} {len(q)}" for t, q in qrels.items())
         + f", {len(papers)} papers, {args.max_length} wordpieces, {args.model}",
-        "machine": machine,
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": source_commit(),
-        "argv": "python bench/bench_int8_calibration.py RUN_DIR " + " ".join(sys.argv[2:]),
+        **provenance("python bench/bench_int8_calibration.py RUN_DIR", sys.argv[2:], machine),
         "rows": rows,
         "compared": compared,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2) + "\n")
     lines = [
         f"Benchmark: {record['benchmark']}. Machine: {machine_label(machine)}; {record['date']}, "
         f"commit {record['commit']}. Command: `{record['argv']}`",
@@ -134,7 +128,7 @@ def main() -> int:
             )
         cells.append(f"{row['cosine_min']:.4f}" if "cosine_min" in row else "")
         lines.append("| " + " | ".join(cells) + " |")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_measured(out, record, "\n".join(lines))
     print("\n".join(lines))
     return 0
 

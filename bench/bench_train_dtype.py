@@ -15,9 +15,6 @@ Results go to ``bench/measured/train_dtype_<corpus>.json`` and a Markdown table 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import shlex
 import statistics
 import sys
 import tempfile
@@ -27,9 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from measured_files import provenance, write_measured  # noqa: E402
+
 from specter_utils.executed import machine_info, machine_label  # noqa: E402
 from specter_utils.layout import METADATA_FILE  # noqa: E402
-from specter_utils.pipeline import source_commit  # noqa: E402
 from specter_utils.runs import RunPaths, corpus_label  # noqa: E402
 from specter_utils.studies.levers import run_spec  # noqa: E402
 from specter_utils.workflow.train import train  # noqa: E402
@@ -78,16 +76,11 @@ def main() -> int:
     record = {
         "benchmark": f"{corpus} mined triplets, {args.triplets} per run, {spec['training.base_model']}, "
         f"loss {spec['training.loss']}, batch {spec['training.batch_size']}, {spec['training.max_length']} wordpieces",
-        "machine": machine,
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": source_commit(),
-        "argv": "python bench/bench_train_dtype.py RUN_DIR " + shlex.join(sys.argv[2:]),
+        **provenance("python bench/bench_train_dtype.py RUN_DIR", sys.argv[2:], machine),
         "runs": runs,
         "bf16_over_fp32": [round(r, 3) for r in ratios],
         "bf16_over_fp32_median": round(statistics.median(ratios), 3),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2) + "\n")
     lines = [
         f"Benchmark: {record['benchmark']}. Machine: {machine_label(machine)}; {record['date']}, "
         f"commit {record['commit']}. Command: `{record['argv']}`",
@@ -101,7 +94,7 @@ def main() -> int:
             f"| {p + 1} | {fp32['triplets_per_second']:.2f} | {bf16['triplets_per_second']:.2f} | {ratio:.2f}x |"
         )
     lines += ["", f"bf16 / fp32, median over pairs: **{record['bf16_over_fp32_median']:.2f}x**."]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_measured(out, record, "\n".join(lines))
     print("\n".join(lines))
     return 0
 
