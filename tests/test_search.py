@@ -141,6 +141,28 @@ def test_text_query_uses_the_index_model(tmp_path: Path) -> None:
         embed_query(index, [("x", "")], pooling="cls")
 
 
+def test_text_query_loads_the_index_models_local_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index records the folder its papers were embedded from; a text query loads that folder, not the name."""
+    from specter_utils.search import query
+
+    emb = make_embeddings(n=5)
+    emb.info.update(model="some-model", model_path=str(Path(__file__).parent), max_length=32, pooling="mean")
+    index = build_index(emb)
+    loaded: list[str] = []
+
+    def fake_encoder(choice, model_ref, max_length):
+        loaded.append(str(model_ref))
+        raise DataError("stop here")
+
+    monkeypatch.setattr(query, "load_text_encoder", fake_encoder)
+    with pytest.raises(DataError, match="stop here"):
+        query.embed_query(index, [("a title", "")])
+    index.info["model_path"] = "/nonexistent/folder"
+    with pytest.raises(DataError, match="stop here"):
+        query.embed_query(index, [("a title", "")])
+    assert loaded == [str(Path(__file__).parent), "some-model"]
+
+
 def test_ivf_records_its_lists_and_search_takes_nprobe(tmp_path: Path, capsys) -> None:
     out = tmp_path / "ivf.index.npz"
     write_embeddings(tmp_path / "emb.jsonl", make_embeddings(n=200))

@@ -51,10 +51,8 @@ def embed_query(
             raise DataError("empty query: give a title, an abstract or --text")
     asked = {"model": model, "pooling": pooling, "max_length": max_length}
     check_settings(settings, {k: v for k, v in asked.items() if v is not None}, "query settings")
-    model_ref = (
-        settings.get("model_path") if settings.get("model_path") and Path(settings["model_path"]).exists() else None
-    )
-    model_ref = model_ref or settings.get("model")
+    local = index.info.get("model_path")  # the folder the papers were embedded from, where it still exists
+    model_ref = local if local and Path(local).exists() else settings.get("model")
     if not model_ref or settings.get("max_length") is None:
         raise DataError("the index does not record its model and max length (built from embeddings without .meta.json)")
     choice = BackendChoice(dtype="float32", device=device, pooling=settings.get("pooling"))  # embed's default
