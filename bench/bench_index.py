@@ -40,6 +40,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from specter_utils.executed import cpu_flags as executed_cpu_flags  # noqa: E402
+from specter_utils.executed import machine_info  # noqa: E402
 from specter_utils.search import (  # noqa: E402
     CHUNK,
     PaperIndex,
@@ -111,11 +113,8 @@ def recall_at(found: np.ndarray, truth: np.ndarray) -> float:
 
 # ---------------------------------------------------------------- measuring
 def cpu_flags() -> str:
-    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    words = set(text.split())
-    flags = sorted(w for w in words if w == "avx2" or w.startswith(("avx512", "amx")))
-    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
-    return f"{model}; flags: {' '.join(flags) or 'none of avx2/avx512/amx'}"
+    """The CPU's model and the flags that decide the fast paths, as one line."""
+    return f"{machine_info()['cpu']}; flags: {' '.join(executed_cpu_flags()) or 'none of avx2/avx512/amx'}"
 
 
 def peak_rss_gb() -> float:

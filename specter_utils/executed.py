@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -96,6 +97,11 @@ def _cpuinfo() -> tuple[str | None, set[str]]:
         if key.strip() == "flags":
             return model, set(value.split())
     return model, set()
+
+
+def cpu_flags() -> list[str]:
+    """The CPU's vector-instruction flags that decide the fast paths (AVX2, the AVX-512 kinds, AMX, AVX-VNNI)."""
+    return sorted(flag for flag in _cpuinfo()[1] if re.fullmatch(r"avx2|avx512[a-z_0-9]*|amx[a-z_0-9]*|avx_vnni", flag))
 
 
 def native_bf16_cpu() -> bool:

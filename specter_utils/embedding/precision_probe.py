@@ -10,10 +10,8 @@ figure go into the embeddings' meta (``precision_choice``).
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,19 +20,13 @@ from specter_utils.config import INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 from specter_utils.embedding.quantize import calibration_sample
+from specter_utils.executed import cpu_flags
 
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
 PROBE_ROUNDS = 2
 DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
 CANDIDATES = ("float32", "bfloat16", "int8")
-
-
-def cpu_flags() -> list[str]:
-    """The CPU's vector-instruction flags that decide these speeds (AVX2, AVX-512 kinds, AMX kinds)."""
-    path = Path("/proc/cpuinfo")
-    text = path.read_text() if path.exists() else ""
-    return sorted(set(re.findall(r"\b(avx2|avx512[a-z_0-9]*|amx[a-z_0-9]*|avx_vnni)\b", text)))
 
 
 def _bf16_reason() -> str | None:
