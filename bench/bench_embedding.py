@@ -42,10 +42,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from measured_files import provenance, write_measured  # noqa: E402
+
 from specter_utils.data.records import Paper  # noqa: E402
 from specter_utils.embedding.embed import embed_papers  # noqa: E402
 from specter_utils.embedding.encoder import Encoder, load_encoder  # noqa: E402
-from specter_utils.embedding.precision_probe import cpu_flags  # noqa: E402
+from specter_utils.executed import cpu_flags, machine_label  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
 
 
@@ -124,6 +126,7 @@ def main() -> int:
     parser.add_argument(
         "--pooling", choices=("cls", "mean", "model"), default="cls", help="cls (default), mean, or the model's own"
     )
+    parser.add_argument("--out", type=Path, help="also write the figures (JSON) and their table (.md beside it)")
     args = parser.parse_args()
     if args.hepth is None:
         parser.error("hep-th data not found: pass --hepth DIR")
@@ -201,6 +204,7 @@ def main() -> int:
             print(f"  block {number + 1}/{len(blocks)}: docs/s so far: {done}", flush=True)
     rates = {v: len(papers) / seconds[v] for v in variants}
     print("\nresults (docs/s over all blocks)")
+    rows = []
     for variant in variants:
         line = f"  {variant:10s} {rates[variant]:9.2f} docs/s  ({seconds[variant]:.1f} s)"
         if "ref" in variants and variant != "ref":
@@ -214,7 +218,69 @@ def main() -> int:
             cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors["ov"]))
             line += f"  ratio to ov {rates[variant] / rates['ov']:.2f}x  cosine to ov min {cos.min():.6f} mean {cos.mean():.6f}"
         print(line)
+        rows.append(row_figures(variant, rates, seconds, vectors))
+    if args.out:
+        record = {
+            "benchmark": f"{len(papers)} hep-th abstracts (evenly spaced over the sorted ids)",
+            "papers": len(papers),
+            "model": "random BERT-base" if args.random_bert else args.model,
+            "pooling": encoder.pooling_detail,
+            "max_length": encoder.max_length,
+            "batch_size": args.batch_size,
+            "blocks": args.blocks,
+            "wordpieces_mean": round(float(lengths.mean()), 1),
+            "device": args.device,
+            **provenance("python bench/bench_embedding.py", sys.argv[1:]),
+            "variants": rows,
+        }
+        write_measured(args.out, record, table(record))
+        print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
     return 0
+
+
+VARIANT_NAMES = {
+    "ref": "transformers recipe (reference)",
+    "ours": "ours, torch float32, sorted",
+    "ours-bf16": "ours, torch bf16 autocast (`--backend torch --dtype bfloat16`)",
+    "ov": "ours, OpenVINO f32 (`embed` default on a CPU)",
+    "ov-bf16": "ours, OpenVINO bf16",
+    "ov-int8": "ours, OpenVINO int8 (`--dtype int8`)",
+}
+
+
+def row_figures(variant: str, rates: dict, seconds: dict, vectors: dict) -> dict:
+    """One variant's docs/s, its ratios and its cosines to the reference and to OpenVINO f32."""
+    row = {"variant": variant, "docs_per_s": round(rates[variant], 2), "seconds": round(seconds[variant], 1)}
+    for other in ("ref", "ov"):
+        if other in rates and variant != other:
+            cos = cosine_rows(np.vstack(vectors[variant]), np.vstack(vectors[other]))
+            row[f"x_{other}"] = round(rates[variant] / rates[other], 2)
+            row[f"cosine_{other}"] = {"min": round(float(cos.min()), 6), "mean": round(float(cos.mean()), 6)}
+    return row
+
+
+def table(record: dict) -> str:
+    """The figures as Markdown, headed by the benchmark, the machine and the command."""
+    lines = [
+        f"{record['benchmark']}, {record['model']} ({record['pooling']}), at most {record['max_length']} wordpieces "
+        f"({record['wordpieces_mean']} on average), batch {record['batch_size']}, variants interleaved over "
+        f"{record['blocks']} block(s) in one process.",
+        "",
+        f"Machine: {machine_label(record['machine'])}; {record['date']}, commit {record['commit']}.",
+        f"Command: `{record['argv']}`",
+        "",
+        "| variant | docs/s | x reference | cosine to reference (min / mean) | x OpenVINO f32 |",
+        "|---|---|---|---|---|",
+    ]
+    for row in record["variants"]:
+        cos = row.get("cosine_ref")
+        cosine = f"{cos['min']:.6f} / {cos['mean']:.6f}" if cos else "-"
+        versus_ov = "1.00" if row["variant"] == "ov" else (f"{row['x_ov']:.2f}" if "x_ov" in row else "-")
+        lines.append(
+            f"| {VARIANT_NAMES.get(row['variant'], row['variant'])} | {row['docs_per_s']:.2f} "
+            f"| {row.get('x_ref', 1.0):.2f} | {cosine} | {versus_ov} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
