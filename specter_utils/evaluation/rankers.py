@@ -97,16 +97,20 @@ class RankerData:
         years = {pid: _year(p.year if p.year is not None else p.extras.get("year")) for pid, p in self.papers.items()}
         return {pid: year for pid, year in years.items() if year is not None}
 
-    def unavailable(self, name: str) -> str | None:
-        """Why ranker ``name`` cannot run on this folder (None: it can)."""
+    def unavailable(self, name: str, ranked: set[str]) -> str | None:
+        """Why ranker ``name`` cannot rank the papers ``ranked`` (the ranking tasks' queries and candidates) of
+        this folder; None when it can."""
         if name not in RANKERS:
             raise DataError(f"unknown ranker {name!r}; known: {', '.join(RANKERS)}")
-        if name == "bm25" and not any(_text(p) for p in self.papers.values()):
-            return "no paper of the metadata files has a title or an abstract"
-        if name == "in-degree" and not self.graph.num_edges:
-            return "the metadata records no citations (references / cited_by) outside the held-out queries"
-        if name == "year" and not self.years:
-            return "the metadata records no publication year"
+        if name == "bm25" and not any(_text(self.papers[p]) for p in ranked if p in self.papers):
+            return "no query or candidate of the ranking tasks has a title or an abstract in the metadata files"
+        if name == "in-degree" and not any(self.graph.cited_by.get(p) for p in ranked):
+            return (
+                "the metadata records no citation (references / cited_by) of a candidate other than by a held-out "
+                "query (the real SCIDOCS metadata records none)"
+            )
+        if name == "year" and not any(p in self.years for p in ranked):
+            return "the metadata records no publication year for a query or candidate of the ranking tasks"
         return None
 
 
@@ -257,12 +261,13 @@ def score_rankers(
     qrels = ranking_qrels(root, split, tasks)
     data = data or ranker_data(root)
     others = [t for t in available_tasks(root) if t not in qrels and (not tasks or t in tasks)]
+    ranked = {p for task_qrels in qrels.values() for q, docs in task_qrels.items() for p in (q, *docs)}
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         started = time.perf_counter()
         config = {RANKER_KEY: name, "description": DESCRIPTIONS[name], "data_dir": str(root), "split": split}
         config["text_free"] = name in TEXT_FREE
-        reason = data.unavailable(name) or (None if qrels else f"no ranking task with {split} qrels in the folder")
+        reason = data.unavailable(name, ranked) if qrels else f"no ranking task with {split} qrels in the folder"
         if reason:
             logger.warning("ranker %s skipped: %s", name, reason)
             out[name] = {"skipped": {RANKER_KEY: reason}, "config": config}
