@@ -239,3 +239,18 @@ def test_hepth_structure_alone_scores_far_above_random(hepth_corpus, tmp_path: P
         assert results["in-degree"][task]["map"] > 55 and results["bm25"][task]["map"] > 60
         assert results["year"][task]["map"] > 30
         assert results["bm25"]["coverage"][task]["candidates_missing"] == 0
+
+
+def test_score_embeddings_adds_ranker_rows_to_one_result(tmp_path: Path) -> None:
+    """One embeddings file scored with rankers: the result keeps the suite's keys, the rankers under "rankers", and
+    its table shows them as rows."""
+    from test_eval_suite import tiny_scidocs
+
+    from specter_utils.workflow.evaluate import score_embeddings
+
+    embeddings = tiny_scidocs(tmp_path)
+    result = score_embeddings(tmp_path, embeddings, tasks=["mag", "cite"], rankers=["bm25", "year"])
+    assert set(result["rankers"]) == {"bm25", "year"} and "cite" in result["rankers"]["bm25"]
+    assert "co-view" not in result["rankers"]["bm25"]  # only the tasks asked for
+    _, text = render(result, paper_rows=())
+    assert "| ours |" in text and "| BM25 | — |" in text and "text-free: year" not in text  # year: skipped

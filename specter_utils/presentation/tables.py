@@ -73,14 +73,15 @@ def comparison_table(
 ) -> pd.DataFrame:
     """Our row(s) then the paper's, Table 1 columns, and averages.
 
-    ``results`` is one :func:`evaluate` result (shown as ``name``) or ``{model name: result}``, ranker rows
+    ``results`` is one :func:`evaluate` result (shown as ``name``, with the rows of its ``rankers`` key) or
+    ``{model name: result}``, ranker rows
     (``evaluation.rankers``) included under their labels; a ranker without a metric (skipped) gives no row.
     ``avg`` is the mean over the metrics our embedding rows have (the same columns for every row, so rows are
     comparable when some tasks are absent); a ranker row has no classification value, so it has no ``avg`` (NaN)
     and does not narrow the columns the others average. ``paper avg`` is the paper's own 12-metric average.
     """
-    if any(key in results for key, _, _ in TABLE1_COLUMNS):
-        results = {name: results}
+    if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
+        results = {name: results, **(results.get("rankers") or {})}
     ours = {row_label(model, r): metric_row(r) for model, r in results.items()}
     rankers = {row_label(model, r) for model, r in results.items() if is_ranker(r)}
     ours = {model: row for model, row in ours.items() if row or model not in rankers}

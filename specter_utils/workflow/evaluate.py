@@ -44,9 +44,13 @@ def score_embeddings(
     recomm_seeds: list[int] | tuple[int, ...] | None = None,
     svm_variant: str = "sklearn",
     out: str | Path | None = None,
+    rankers: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The SCIDOCS suite (x 100) of ``embeddings`` (one file or set for every task, or ``{"cls": ..,
-    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given."""
+    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given.
+
+    ``rankers`` (``config.RANKERS``): also score these rows that are not embeddings on the same ranking tasks, kept
+    under ``result["rankers"]`` (``{name: result}``), which ``presentation.tables.render`` shows as rows."""
     result = evaluate_suite(
         scidocs_dir,
         embeddings,
@@ -56,6 +60,9 @@ def score_embeddings(
         recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
         svm_variant=svm_variant,
     )
+    if rankers:
+        folders = [task_name(t) for t in tasks] if tasks else None
+        result["rankers"] = score_rankers(resolve(scidocs_dir), list(rankers), split, folders)
     if out is not None:
         write_results(out, result)
     return result
