@@ -13,9 +13,8 @@
   A query's own citations therefore never count, on cite (its references are the positives) or anywhere else.
 - ``year`` (text-free): papers published no later than the query first, the most recent of them first, then those
   published after it, the nearest first: ``gap = year(query) - year(candidate)``, score ``-gap`` when
-  ``gap >= 0``, else ``-(AFTER_QUERY + |gap|)``. Citations point back in time (99.6% of hep-th's), so a paper's
-  year relative to the query's is what it can tell without text; plain closeness (``-|gap|``) ignores that
-  direction. A paper without a year takes the median year of the papers that have one.
+  ``gap >= 0``, else ``-(AFTER_QUERY + |gap|)``. Citations almost always point back in time, so a paper's year
+  relative to the query's is what it can tell without text; plain closeness (``-|gap|``) ignores that direction. A paper without a year takes the median year of the papers that have one.
 
 Each ranker writes the same trec run (``{query: {candidate: score}}``, scores rounded to 5 decimals as
 ``evaluation.ranking``'s) and is scored by the same pytrec_eval code (``ranking.evaluate_run``), so MAP, nDCG and
@@ -249,7 +248,8 @@ def score_rankers(
     """Each ranker of ``names`` on every ranking task present (of ``tasks``, folder names), shaped as
     ``suite.evaluate``'s result: ``{"cite": {"map", "ndcg"}, ..., "coverage", "details", "skipped", "config"}``.
 
-    Tasks of another kind are listed under ``skipped`` (no value, not 0). A ranker the folder has no data for gives
+    ``details[task]["per_query_ap"]`` holds each query's AP x 100 (trec_eval's, as ``evaluation.paired`` reads it for
+    embeddings). Tasks of another kind are listed under ``skipped`` (no value, not 0). A ranker the folder has no data for gives
     ``{"skipped": {"ranker": reason}, "config": ...}`` and no metric.
     """
     if split not in EVAL_SPLITS:
