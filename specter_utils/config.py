@@ -67,6 +67,9 @@ MULTI_LABEL_RULES = ("first", "exactly-one")
 # Table 1's text-only rows (embedding.baselines), and those a run embeds unless it names others
 BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
 DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
+# Table 1's rows that are not embeddings (evaluation.rankers, evaluation.rankers module): BM25 on the text, and two
+# text-free rankers that read only the citation graph (in-degree) or the publication years (year)
+RANKERS = ("bm25", "in-degree", "year")
 # A SCIDOCS task by its folder name (cocite) or its result key (co-cite), from the one task registry
 TASK_NAMES = tuple(dict.fromkeys(name for task in TASKS for name in (task.name, task.key)))
 # The corpus readers (data.load), by the name data.corpus gives
@@ -632,6 +635,13 @@ class EvalConfig:
     split: str = setting("test", "as reported in the paper", choices=EVAL_SPLITS)
     tasks: list[str] = setting(factory=list, help="empty: every task present", choices=TASK_NAMES)
     models: list[str] = setting(factory=list, help="embedding files to score; empty: all, trained and base first")
+    rankers: list[str] = setting(
+        factory=lambda: list(RANKERS),
+        help="Table 1's rows that are not embeddings: BM25 on title and abstract, and the text-free in-degree and "
+        "year rankers (what structure alone scores); one the benchmark has no data for (no citations, no years) is "
+        "skipped with its reason",
+        choices=RANKERS,
+    )
 
 
 # ---------------------------------------------------------------- 6. analysis (notebook 06: Figure 2)

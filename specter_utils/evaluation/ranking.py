@@ -109,20 +109,33 @@ def trec_metrics(
 def evaluate_ranking(qrels: dict[str, dict[str, int]], embeddings: EmbeddingSet, name: str = "") -> RankingResult:
     """One ranking task: run, trec_eval metrics, coverage (with a warning when anything was skipped)."""
     run, coverage = make_run(qrels, embeddings)
+    return evaluate_run(qrels, run, coverage, name, scored_by="the embeddings")
+
+
+def evaluate_run(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    coverage: dict[str, Any],
+    name: str = "",
+    scored_by: str = "the embeddings",
+) -> RankingResult:
+    """The trec_eval metrics of a finished ``run`` (embeddings' or a ranker's, ``evaluation.rankers``), with a warning
+    when ``coverage`` says a query or a candidate was left out; a run that covers no query is a DataError."""
     if not run:
         raise DataError(
-            f"the embeddings cover none of the {len(qrels)} queries of {name or 'the qrels'} "
-            "(or none of their candidates): wrong embeddings file?",
+            f"{scored_by} cover none of the {len(qrels)} queries of {name or 'the qrels'} (or none of their "
+            "candidates)" + (": wrong embeddings file?" if scored_by == "the embeddings" else ""),
             record_id=next(iter(qrels), None),
         )
     skipped_q = coverage["queries"] - coverage["queries_evaluated"]
     if skipped_q or coverage["candidates_missing"]:
         logger.warning(
-            "%s: %d of %d queries skipped (no embedding), %d of %d candidates without embedding "
+            "%s: %d of %d queries skipped (not scored by %s), %d of %d candidates not scored "
             "(%d relevant, counted as not retrieved); e.g. %s",
             name or "ranking",
             skipped_q,
             coverage["queries"],
+            scored_by,
             coverage["candidates_missing"],
             coverage["candidates"],
             coverage["relevant_candidates_missing"],

@@ -4,9 +4,10 @@ A block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`
 rewrites each block in place from the reports, and ``--check`` fails when a file differs from what the reports give
 (``tests/test_readme.py`` runs the check on the committed files). Blocks:
 
-- ``results``: Table 1 of every report (trained, base and baseline rows; CLS macro-F1 of the ``mag`` slot, cite and
-  co-cite MAP, and the other SCIDOCS columns a run has), captioned with its benchmark: corpus, split, queries per
-  task and the evaluation length;
+- ``results``: Table 1 of every report (trained, base and baseline rows, and the ranker rows that are not
+  embeddings, BM25 and the text-free in-degree and year, with "—" where they have no value; CLS macro-F1 of the
+  ``mag`` slot, cite and co-cite MAP, and the other SCIDOCS columns a run has), captioned with its benchmark:
+  corpus, split, queries per task and the evaluation length;
 - ``figure2``: notebook 06's full-space measures of base and trained (k-NN topic agreement, silhouette, paired
   over papers), then its DBSCAN homogeneity and completeness over projection seeds and eps beside the paper's,
   and a sentence per report read by the verdict rule;
@@ -48,11 +49,15 @@ from specter_utils.presentation.interpret import VERDICT, geometry_findings, int
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
     HEADERS,
+    NOT_APPLICABLE,
     PAPER_ROWS,
+    RANKER_NOT_APPLICABLE,
     ablation_table_seeds,
     interval_text,
+    is_ranker,
     mean_sd,
     metric_row,
+    row_label,
 )
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
@@ -249,7 +254,8 @@ def table1_rows(report: Report) -> dict[str, dict[str, float]]:
     """``{model: {Table 1 header: value}}``: metrics/05_scidocs_eval.json, else the rows of results.md."""
     results = (report.metrics.get("05_scidocs_eval") or {}).get("results")
     if results:
-        rows = {model: metric_row(result) for model, result in results.items()}
+        rows = {row_label(model, result): metric_row(result) for model, result in results.items()}
+        rows = {model: row for model, row in rows.items() if row}  # a skipped ranker has no metric, so no row
     elif report.has(RESULTS_TABLE):
         rows = parse_results_md(report.text(RESULTS_TABLE))
     else:
@@ -273,8 +279,23 @@ def parse_results_md(text: str) -> dict[str, dict[str, float]]:
         model = cells[0]
         if model.endswith("(paper)"):
             continue
-        rows[model] = {h: float(c) for h, c in zip(header[1:], cells[1:], strict=False) if h in HEADERS and c}
+        rows[model] = {h: float(c) for h, c in zip(header[1:], cells[1:], strict=False) if h in HEADERS and _number(c)}
     return rows
+
+
+def _number(cell: str) -> bool:
+    """Whether a results.md cell holds a number (not blank, not a ranker row's "—")."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def ranker_rows(report: Report) -> set[str]:
+    """The Table 1 labels of a report's ranker rows (``evaluation.rankers``), whose empty cells read "—"."""
+    results = (report.metrics.get("05_scidocs_eval") or {}).get("results") or {}
+    return {row_label(model, result) for model, result in results.items() if is_ranker(result)}
 
 
 def _cell(value: float | None) -> str:
@@ -296,8 +317,11 @@ def table1_block(report: Report, link: str) -> str:
         "| model | " + " | ".join(label for _, label in shown) + " |",
         "|" + "---|" * (len(shown) + 1),
     ]
+    rankers = ranker_rows(report)
     for model, row in rows.items():
-        lines.append(f"| {model} | " + " | ".join(_cell(row.get(h)) for h, _ in shown) + " |")
+        na = NOT_APPLICABLE if model in rankers else ""
+        cells = [_cell(row.get(h)) or (na if h in RANKER_NOT_APPLICABLE else "") for h, _ in shown]
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -11,12 +11,20 @@ import numpy as np
 import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
+from specter_utils.evaluation.rankers import RANKER_KEY, is_ranker
 from specter_utils.heads.frozen import SVM_HEAD
-from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, TASKS, grouped
+from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, RANKING, TASKS, grouped
 
 TABLE1_COLUMNS = tuple(column for task in TASKS for column in task.columns)  # (result key, metric key, header)
 HEADERS = tuple(h for _, _, h in TABLE1_COLUMNS)
 FIRST_ROWS = ("trained", "base")  # Table 1 opens with the run's model and the model it started from
+# Table 1's rows that are not embeddings (evaluation.rankers): BM25 stands beside this text baseline, the text-free
+# rankers close the table as one marked group
+BM25_BESIDE = "tfidf-svd"
+RANKER_LABELS = {"bm25": "BM25", "in-degree": "text-free: in-degree", "year": "text-free: year"}
+NOT_APPLICABLE = "—"  # a ranker row's cell where the metric does not apply (classification, the average)
+# the columns a ranker row has no value in: every task that is not a ranking task, and so the average over them
+RANKER_NOT_APPLICABLE = (*(h for task in TASKS if task.kind != RANKING for h in task.headers), "avg")
 
 # docs/protocol.md section 5 (the paper's numbers): the 12 metrics, then the paper's average.
 PAPER_TABLE1: dict[str, tuple[float, ...]] = {
@@ -37,6 +45,27 @@ def metric_row(result: Mapping[str, Any]) -> dict[str, float]:
     return row
 
 
+def row_label(name: str, result: Mapping[str, Any]) -> str:
+    """Table 1's name of a row: the embeddings file's name, or a ranker's label (``text-free: in-degree``)."""
+    return RANKER_LABELS.get(name, name) if is_ranker(result) else name
+
+
+def with_rankers(
+    results: Mapping[str, Mapping[str, Any]], rankers: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Mapping[str, Any]]:
+    """The embedding rows and the ranker rows in Table 1's order: BM25 right after TF-IDF-SVD (else after the
+    embedding rows), the text-free rankers last."""
+    out: dict[str, Mapping[str, Any]] = {}
+    text = {n: r for n, r in rankers.items() if not r["config"].get("text_free")}
+    for name, result in results.items():
+        out[name] = result
+        if name == BM25_BESIDE:
+            out.update(text)
+    out.update(text)
+    out.update({n: r for n, r in rankers.items() if r["config"].get("text_free")})
+    return out
+
+
 def comparison_table(
     results: Mapping[str, Any] | Mapping[str, Mapping[str, Any]],
     paper_rows: Iterable[str] | None = tuple(PAPER_TABLE1),
@@ -44,22 +73,30 @@ def comparison_table(
 ) -> pd.DataFrame:
     """Our row(s) then the paper's, Table 1 columns, and averages.
 
-    ``results`` is one :func:`evaluate` result (shown as ``name``) or ``{model name: result}``.
-    ``avg`` is the mean over the metrics our rows have (the same columns for every row, so rows are
-    comparable when some tasks are absent); ``paper avg`` is the paper's own 12-metric average.
+    ``results`` is one :func:`evaluate` result (shown as ``name``, with the rows of its ``rankers`` key) or
+    ``{model name: result}``, ranker rows
+    (``evaluation.rankers``) included under their labels; a ranker without a metric (skipped) gives no row.
+    ``avg`` is the mean over the metrics our embedding rows have (the same columns for every row, so rows are
+    comparable when some tasks are absent); a ranker row has no classification value, so it has no ``avg`` (NaN)
+    and does not narrow the columns the others average. ``paper avg`` is the paper's own 12-metric average.
     """
-    if any(key in results for key, _, _ in TABLE1_COLUMNS):
-        results = {name: results}
-    ours = {model: metric_row(r) for model, r in results.items()}
-    shared = [h for h in HEADERS if ours and all(h in row for row in ours.values())]
+    if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
+        results = {name: results, **(results.get("rankers") or {})}
+    ours = {row_label(model, r): metric_row(r) for model, r in results.items()}
+    rankers = {row_label(model, r) for model, r in results.items() if is_ranker(r)}
+    ours = {model: row for model, row in ours.items() if row or model not in rankers}
+    averaged = [row for model, row in ours.items() if model not in rankers] or list(ours.values())
+    shared = [h for h in HEADERS if averaged and all(h in row for row in averaged)]
     records = []
     for model, row in ours.items():
-        records.append({"model": model, **row, "avg": _mean(row, shared), "paper avg": math.nan})
+        average = math.nan if model in rankers else _mean(row, shared)
+        records.append({"model": model, **row, "avg": average, "paper avg": math.nan})
     for model in paper_rows or ():
         values = PAPER_TABLE1[model]
         row = dict(zip(HEADERS, values[:12], strict=True))
         records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[12]})
     frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, "avg", "paper avg"])
+    frame.attrs["not_applicable"] = sorted(rankers & set(ours))  # rows whose empty cells read "—", not blank
     return frame.set_index("model")
 
 
@@ -69,14 +106,46 @@ def _mean(row: Mapping[str, float], columns: list[str]) -> float:
 
 
 def to_markdown(frame: pd.DataFrame, decimals: int = 2, drop_empty: bool = True) -> str:
-    """A GitHub markdown table of ``frame`` (no extra dependency); all-empty columns dropped."""
+    """A GitHub markdown table of ``frame`` (no extra dependency); all-empty columns dropped. The rows in
+    ``frame.attrs["not_applicable"]`` (ranker rows) read "—" (no value) in the columns of :data:`RANKER_NOT_APPLICABLE`,
+    not blank."""
+    not_applicable = set(frame.attrs.get("not_applicable") or ())
     if drop_empty:
         frame = frame.dropna(axis=1, how="all")
     header = [frame.index.name or "", *map(str, frame.columns)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for index, row in frame.iterrows():
-        cells = ["" if pd.isna(v) else f"{v:.{decimals}f}" if isinstance(v, float) else str(v) for v in row]
+        na = NOT_APPLICABLE if index in not_applicable else ""
+        cells = [_cell_text(v, decimals, na if c in RANKER_NOT_APPLICABLE else "") for c, v in row.items()]
         lines.append("| " + " | ".join([str(index), *cells]) + " |")
+    return "\n".join(lines)
+
+
+def _cell_text(value: Any, decimals: int, empty: str) -> str:
+    if pd.isna(value):
+        return empty
+    return f"{value:.{decimals}f}" if isinstance(value, float) else str(value)
+
+
+def ranker_note(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """What the ranker rows are and which rankers were skipped and why ("" without ranker rows)."""
+    rankers = {name: r for name, r in results.items() if is_ranker(r)}
+    if not rankers:
+        return ""
+    shown = [row_label(n, r) for n, r in rankers.items() if metric_row(r)]
+    lines = []
+    if shown:
+        lines.append(
+            f"Rows that are not embeddings ({', '.join(shown)}): each ranks a query's candidates without vectors "
+            "and is scored by the same trec_eval code; '—': no value (classification, and so no `avg`). BM25 reads "
+            "title and abstract; the text-free rows read no text: in-degree counts a candidate's citations in the "
+            "training graph (no held-out query's citation counted), year ranks by publication year relative to the "
+            "query."
+        )
+    for name, result in rankers.items():
+        reason = (result.get("skipped") or {}).get(RANKER_KEY)
+        if reason:
+            lines.append(f"{row_label(name, result)}: not shown, {reason}.")
     return "\n".join(lines)
 
 

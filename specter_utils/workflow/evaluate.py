@@ -14,11 +14,12 @@ from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import is_beir_dir
 from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
 from specter_utils.evaluation.paired import compare_rows, render_comparison, score_row
+from specter_utils.evaluation.rankers import score_rankers
 from specter_utils.evaluation.recomm import DEFAULT_SEEDS
 from specter_utils.evaluation.suite import evaluate as evaluate_suite
 from specter_utils.evaluation.suite import task_name, write_results
 from specter_utils.io import atomic_write, write_json
-from specter_utils.presentation.tables import FIRST_ROWS, render
+from specter_utils.presentation.tables import FIRST_ROWS, ranker_note, render, with_rankers
 from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
 from specter_utils.tasks import BY_NAME
 from specter_utils.workflow.embed import papers_to_embed
@@ -43,9 +44,13 @@ def score_embeddings(
     recomm_seeds: list[int] | tuple[int, ...] | None = None,
     svm_variant: str = "sklearn",
     out: str | Path | None = None,
+    rankers: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The SCIDOCS suite (x 100) of ``embeddings`` (one file or set for every task, or ``{"cls": ..,
-    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given."""
+    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given.
+
+    ``rankers`` (``config.RANKERS``): also score these rows that are not embeddings on the same ranking tasks, kept
+    under ``result["rankers"]`` (``{name: result}``), which ``presentation.tables.render`` shows as rows."""
     result = evaluate_suite(
         scidocs_dir,
         embeddings,
@@ -55,6 +60,9 @@ def score_embeddings(
         recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
         svm_variant=svm_variant,
     )
+    if rankers:
+        folders = [task_name(t) for t in tasks] if tasks else None
+        result["rankers"] = score_rankers(resolve(scidocs_dir), list(rankers), split, folders)
     if out is not None:
         write_results(out, result)
     return result
@@ -162,7 +170,12 @@ def evaluate(
     config: EvalConfig, scidocs_dir: str | Path, embeddings_dir: str | Path, tasks: list[str] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Evaluate ``embeddings_dir/<model>.jsonl`` for each of ``config.models`` (empty: every file, trained and base
-    first) on ``config.split``, for ``tasks`` (default ``config.tasks``; empty: all)."""
+    first) on ``config.split``, for ``tasks`` (default ``config.tasks``; empty: all), and score each of
+    ``config.rankers`` (``evaluation.rankers``: BM25, in-degree, year) on the same ranking tasks.
+
+    Returns ``{row: result}`` in Table 1's order (``presentation.tables.with_rankers``); a ranker's result carries
+    ``config["ranker"]``, and one the benchmark has no data for carries only its reason under ``skipped``.
+    """
     embeddings_dir = Path(embeddings_dir)
     models = list(config.models)
     if not models:
@@ -170,19 +183,31 @@ def evaluate(
         models = [m for m in FIRST_ROWS if m in found] + [m for m in found if m not in FIRST_ROWS]
     if not models:
         raise FileNotFoundError(f"no embeddings (*.jsonl) in {embeddings_dir}")
+    clash = sorted(set(models) & set(config.rankers))
+    if clash:
+        raise DataError(f"embeddings named like a ranker ({', '.join(clash)}): rename the file or drop the ranker")
     tasks = tasks if tasks is not None else config.tasks or None
-    return {name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, config.split) for name in models}
+    results = {
+        name: evaluate_file(scidocs_dir, embeddings_dir / f"{name}.jsonl", tasks, config.split) for name in models
+    }
+    if not config.rankers:
+        return results
+    folders = [task_name(t) for t in tasks] if tasks else None
+    return with_rankers(results, score_rankers(resolve(scidocs_dir), config.rankers, config.split, folders))
 
 
 def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
-    """Write ``out_dir/results.md`` (our rows, then the paper's Table 1) and ``results.json``."""
+    """Write ``out_dir/results.md`` (our rows, ranker rows among them, then the paper's Table 1) and ``results.json``."""
     _, table = render(results)
     table = f"Benchmark: {corpus_label(Path(out_dir).parent)}\n\n{table}"
     note = (
         "Rows without '(paper)': this run, every model on the same benchmark and split. '(paper)' rows: SCIDOCS "
-        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run has "
-        "(the same columns in every row), `paper avg` the paper's own 12-metric average."
+        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run's "
+        "embedding rows have (the same columns in every row), `paper avg` the paper's own 12-metric average."
     )
+    rankers = ranker_note(results)
+    if rankers:
+        note += f"\n{rankers}"
     out_dir = Path(out_dir)
     with atomic_write(out_dir / RESULTS_TABLE) as handle:
         handle.write(f"{table}\n\n{note}\n")
