@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import statistics
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
 
 REGRESSION_TEST_FRACTION = 0.25  # of the labelled papers; the rest is the regressor's training split
+COVERAGE_SHARE = 0.5  # a month of citing papers counts as covered with half the median month's count
 MIN_TASK_ITEMS = 10  # fewer eligible queries or labelled papers: the task is absent (benchmark.json says why)
 _NEW_ARXIV = re.compile(r"^(?:arxiv:)?(\d\d)(\d\d)\.\d+(?:v\d+)?$", re.IGNORECASE)
 _OLD_ARXIV = re.compile(r"^[a-z-]+(?:\.[a-z]{2})?/(\d\d)(\d\d)\d{3}(?:v\d+)?$", re.IGNORECASE)
@@ -73,6 +75,18 @@ def date_span(corpus: Corpus, pid: str) -> tuple[int, int] | None:
 
 def month_text(month: int) -> str:
     return f"{month // 12}-{month % 12 + 1:02d}"
+
+
+def citing_coverage(spans: list[tuple[int, int]]) -> tuple[int, int]:
+    """First and last month the citing papers cover: from the first citing paper to the last month whose citing
+    papers number at least ``COVERAGE_SHARE`` of the median month's (between the first and the last citing month)
+    and no later (hep-th's graph holds citing papers to early 2000, a handful after, though its abstracts run to
+    2003)."""
+    per_month = Counter(span[0] for span in spans)
+    first, last = min(per_month), max(per_month)
+    threshold = COVERAGE_SHARE * statistics.median(per_month.get(m, 0) for m in range(first, last + 1))
+    end = max(span[1] for span in spans if per_month[span[0]] >= threshold)
+    return first, end
 
 
 # ---------------------------------------------------------------- authors
@@ -148,13 +162,14 @@ def citations_received(
     dated_citers = [spans[c] for c in citers if spans[c] is not None]
     if not dated_citers:
         return "no citing paper has a date (an arXiv id or a year)"
-    start, end = min(s[0] for s in dated_citers), max(s[1] for s in dated_citers)
-    dated = [p for p in text if spans[p] is not None]
+    start, end = citing_coverage(dated_citers)
+    # a paper outside the graph (hep-th: its citations could not be recovered) would read as never cited
+    dated = [p for p in text if spans[p] is not None and (p in graph.references or p in graph.cited_by)]
     eligible = sorted(p for p in dated if spans[p][0] >= start and spans[p][0] + window - 1 <= end)
     if len(eligible) < MIN_TASK_ITEMS:
         return (
             f"{len(eligible)} papers with a title have their whole {config.citation_window_years}-year window inside "
-            f"the citing papers' dates {month_text(start)} to {month_text(end)} ({len(dated)} dated)"
+            f"the citing papers' dates {month_text(start)} to {month_text(end)} ({len(dated)} dated papers in the graph)"
         )
     n_test = min(_cap(config, text), round(REGRESSION_TEST_FRACTION * len(eligible)))
     n_total = min(len(eligible), round(n_test / REGRESSION_TEST_FRACTION))
@@ -181,8 +196,10 @@ def citations_received(
         f"{config.citation_window_years} years (months {window}; a year-only date counts as its whole year)",
         "window_years": config.citation_window_years,
         "citing_dates": [month_text(start), month_text(end)],
+        "coverage_rule": f"from the first citing paper to the last month with {COVERAGE_SHARE} of the median "
+        "month's citing papers",
         "last_eligible_publication": month_text(end - window + 1),
-        "dated_papers_with_text": len(dated),
+        "dated_papers_with_text_in_the_graph": len(dated),
         "eligible_papers": len(eligible),
         "labelled_papers": len(chosen),
         "train": len(split["train"]),
@@ -266,7 +283,7 @@ def title_search(
     corpus: Corpus, text: set[str], graph: CitationGraph, held_out: set[str], config: BenchmarkConfig, seed: int
 ) -> FormatTask | str:
     neighbours = {
-        p: (set(graph.references.get(p, ())) | set(graph.cited_by.get(p, ()))) & text - {p} for p in sorted(text)
+        p: ((set(graph.references.get(p, ())) | set(graph.cited_by.get(p, ()))) & text) - {p} for p in sorted(text)
     }
     eligible = sorted(p for p, ns in neighbours.items() if ns)
     if len(eligible) < MIN_TASK_ITEMS:
