@@ -354,7 +354,8 @@ def build_benchmark(
             "recomm": "absent (no usage data)",
             "train": "SPECTER-format training dir without held-out queries or their edges",
         },
-        "metadata_graph": "cited_by/references exclude every edge touching a held-out query (as in training)",
+        "metadata_graph": "cited_by/references exclude every edge touching a held-out query or a held-out paper of "
+        "the tasks in SciRepEval's formats (as in training)",
         "scirepeval": scirepeval,
     }
     write_json(out_dir / BENCHMARK_FILE, info)

@@ -172,6 +172,8 @@ def citations_received(
             f"the citing papers' dates {month_text(start)} to {month_text(end)} ({len(dated)} dated papers in the graph)"
         )
     n_test = min(_cap(config, text), round(REGRESSION_TEST_FRACTION * len(eligible)))
+    if n_test < 1:
+        return f"no test paper fits: at most {_cap(config, text)} held-out papers per task"
     n_total = min(len(eligible), round(n_test / REGRESSION_TEST_FRACTION))
     chosen = sample_ids(eligible, n_total, seed + 20)
     split = split_ids(chosen, {"test": n_test / n_total, "train": 1 - n_test / n_total}, seed + 21)
