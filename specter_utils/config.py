@@ -64,6 +64,8 @@ INT8_CALIBRATION = 100  # papers in int8's seeded calibration sample (embed --ca
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
+# Tasks in SciRepEval's formats a benchmark can build from a corpus (benchmark.scirepeval_tasks)
+SCIREPEVAL_FORMAT_TASKS = ("citations-received", "same-author", "title-search", "fos")
 # Table 1's text-only rows (embedding.baselines), and those a run embeds unless it names others
 BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
 DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
@@ -234,6 +236,19 @@ class CorpusConfig:
         choices=MULTI_LABEL_RULES,
     )
     seed: int = setting(0, "the benchmark's seed, fixed so that runs with other seeds share one benchmark")
+    # Tasks in SciRepEval's formats built beside scidocs/ (benchmark.scirepeval_tasks; docs/protocol.md)
+    scirepeval_tasks: list[str] = setting(
+        factory=lambda: list(SCIREPEVAL_FORMAT_TASKS),
+        help="tasks in SciRepEval's formats written to DIR/scirepeval, each where the corpus supports it; empty: none",
+        choices=SCIREPEVAL_FORMAT_TASKS,
+    )
+    citation_window_years: int = setting(
+        2,
+        "citations-received counts the citations a paper gets in its first N years: 2 keeps hep-th papers to April "
+        "2001 and arXiv-2023 papers to August 2021 inside the citing papers' dates; a longer window loses the "
+        "newest years",
+        low=1,
+    )
 
 
 @dataclass(frozen=True)
@@ -273,6 +288,12 @@ class BenchmarkConfig:
     )
     classification_split: tuple[float, float, float] = setting((0.6, 0.2, 0.2), "train, val, test")
     train_val_fraction: float = setting(0.1, "of training queries in DIR/train/val.txt")
+    scirepeval_tasks: list[str] = setting(
+        factory=lambda: list(CorpusConfig().scirepeval_tasks),
+        help="tasks in SciRepEval's formats (DIR/scirepeval)",
+        choices=SCIREPEVAL_FORMAT_TASKS,
+    )
+    citation_window_years: int = setting(CorpusConfig.citation_window_years, "citations-received's window", low=1)
 
 
 # ---------------------------------------------------------------- 2. triplets (notebook 02)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from specter_utils.benchmark.scirepeval_tasks import plan_scirepeval_tasks
 from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
 from specter_utils.config import MULTI_LABEL_RULES, BenchmarkConfig
 from specter_utils.data.convert import corpus_to_specter
@@ -32,7 +33,7 @@ from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidoc
 from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
-from specter_utils.layout import BENCHMARK_FILE
+from specter_utils.layout import BENCHMARK_FILE, SCIREPEVAL_DIR
 
 SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
 
@@ -246,9 +247,11 @@ def build_benchmark(
     # 3. classification from the corpus labels, in the mag/ slot
     classes = _classification(corpus, text, config, seed)
 
-    # 4. the training dir: no held-out query, no edge touching one
-    train = corpus_to_specter(corpus, exclude=held_out, val_fraction=config.train_val_fraction, seed=seed)
-    leakage = training_leakage(train, held_out)
+    # 4. the training dir: no held-out query, no edge touching one (nor a held-out paper of a SciRepEval-format task)
+    formats = plan_scirepeval_tasks(corpus, text, graph, held_out, config, seed)
+    excluded = held_out | formats.held_out
+    train = corpus_to_specter(corpus, exclude=excluded, val_fraction=config.train_val_fraction, seed=seed)
+    leakage = training_leakage(train, excluded)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
     if not cite_qrels and not cocite_qrels:  # checked before anything is written
@@ -263,7 +266,7 @@ def build_benchmark(
     write_specter_dir(out_dir / TRAIN_DIR, train)
 
     # 5. SCIDOCS metadata, with the graph the training dir sees
-    safe = graph.without_edges_of(held_out)
+    safe = graph.without_edges_of(excluded)
 
     def record(pid: str) -> dict[str, Any]:
         paper = corpus.papers[pid]
@@ -292,6 +295,7 @@ def build_benchmark(
         scidocs.classification["mag"] = classes["rows"]
         scidocs.metadata["mag_mesh"] = {pid: record(pid) for pid in class_ids}
     write_scidocs_dir(out_dir / SCIDOCS_DIR, scidocs)
+    scirepeval = formats.write(out_dir / SCIREPEVAL_DIR)
 
     def ranking_counts(splits: dict[str, dict[str, dict[str, int]]], eligible: int) -> dict[str, Any]:
         every = [docs for qrels in splits.values() for docs in qrels.values()]
@@ -350,7 +354,9 @@ def build_benchmark(
             "recomm": "absent (no usage data)",
             "train": "SPECTER-format training dir without held-out queries or their edges",
         },
-        "metadata_graph": "cited_by/references exclude every edge touching a held-out query (as in training)",
+        "metadata_graph": "cited_by/references exclude every edge touching a held-out query or a held-out paper of "
+        "the tasks in SciRepEval's formats (as in training)",
+        "scirepeval": scirepeval,
     }
     write_json(out_dir / BENCHMARK_FILE, info)
     return info

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from specter_utils.benchmark.scirepeval_folder import format_task_ids
 from specter_utils.data.scidocs import CLASSIFICATION_TASKS, RANKING_TASKS, read_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
 
@@ -57,7 +58,8 @@ def training_leakage(data: SpecterData, held_out: Iterable[str]) -> dict[str, An
 
 
 def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:
-    """Per ranking task: query ids and candidate ids; per classification task: its paper ids."""
+    """Per ranking task: query ids and candidate ids; per classification task: its paper ids; per task in
+    SciRepEval's formats (``DIR/scirepeval``): its ``held_out``, ``candidates`` and ``papers`` ids."""
     root = Path(benchmark_dir)
     if (root / "scidocs").is_dir():
         root = root / "scidocs"
@@ -79,4 +81,5 @@ def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:
             out[task] = {"papers": pids}
     if data.recomm:
         out["recomm"] = {"queries": {c.query_id for clicks in data.recomm.values() for c in clicks}}
+    out.update(format_task_ids(benchmark_dir))
     return out

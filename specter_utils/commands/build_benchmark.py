@@ -133,6 +133,11 @@ def run(args: argparse.Namespace) -> int:
     if info["synthetic"]:
         print(f"NOTE: SYNTHETIC corpus ({BENCHMARK_FILE} says so); its numbers say nothing about real papers")
     print(f"wrote {args.out}/scidocs, {args.out}/train and {args.out}/{BENCHMARK_FILE}")
+    formats = info["scirepeval"]
+    if formats["tasks"]:
+        print(f"wrote {args.out}/{formats['folder']}: tasks in SciRepEval's formats: {', '.join(formats['tasks'])}")
+    for task, why in formats["absent"].items():
+        print(f"no {task} task: {why}")
     return 0
 
 

@@ -41,10 +41,12 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
     eval_queries = set().union(*(g.get("queries", set()) for g in groups.values()))
     eval_candidates = set().union(*(g.get("candidates", set()) for g in groups.values())) - eval_queries
     eval_papers = set().union(*(g.get("papers", set()) for g in groups.values()))
+    format_held_out = set().union(*(g.get("held_out", set()) for g in groups.values())) - eval_queries
     targets = {
         "query_overlap": eval_queries,
         "candidate_overlap": eval_candidates,
         "classification_overlap": eval_papers,
+        "format_held_out_overlap": format_held_out,  # held-out papers of the tasks in SciRepEval's formats
     }
     per_role = {name: dict.fromkeys(ROLES, 0) for name in targets}
     distinct: dict[str, set[str]] = {name: set() for name in targets}
@@ -74,7 +76,9 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "evaluation_candidates": len(eval_candidates),
         "classification_papers": len(eval_papers),
         "by_task_distinct_ids_in_triplets": by_task,
-        "leak_free": not distinct["query_overlap"],  # what `specter-utils data audit` and workflow.mine stops on
+        "format_task_held_out": len(format_held_out),
+        # what `specter-utils data audit` and workflow.mine stop on
+        "leak_free": not distinct["query_overlap"] and not distinct["format_held_out_overlap"],
     }
     for name in targets:
         report[name] = {"by_role": per_role[name], "distinct_ids": len(distinct[name]), "examples": examples[name]}

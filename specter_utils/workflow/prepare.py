@@ -84,6 +84,8 @@ def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
         max_class_papers=data.max_class_papers,
         negative_pool=data.negative_pool,
         multi_label=data.multi_label,
+        scirepeval_tasks=list(data.scirepeval_tasks),
+        citation_window_years=data.citation_window_years,
     )
 
 
