@@ -73,7 +73,7 @@ def write_folder(root: Path, n: int = 60, seed: int = 0) -> Path:
         {"name": "related", "type": "proximity", "data": {"meta": "related/meta.jsonl", "test": "related/test"},
          "metrics": ["map", "ndcg"]},
         {"name": "search", "type": "adhoc_search", "data": {"meta": "search/meta.jsonl", "test": "search/test"},
-         "metrics": ["ndcg_cut_10"]},
+         "metrics": ["ndcg_cut_10"], "fields": ["title"]},
     ]  # fmt: skip
     (root / "tasks.jsonl").write_text("".join(json.dumps(c) + "\n" for c in configs))
     return root
@@ -268,6 +268,12 @@ def test_embeddings_file_needs_query_vectors_for_adhoc_search(folder, tmp_path, 
     assert "| search | ad hoc search | ndcg_cut_10 |" in printed
 
 
+def test_scidocs_flags_are_refused_on_a_scirepeval_folder(folder, tmp_path, capsys) -> None:
+    argv = ["evaluate", "--model", "minilm", "--data-dir", str(folder), "--out", str(tmp_path / "r.json")]
+    fails([*argv, "--svm", "lightning"], capsys, "--svm", "SCIDOCS")
+    fails([*argv, "--split", "val"], capsys, "--split")
+
+
 def test_a_folder_of_no_known_layout_is_one_error(tmp_path, capsys) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -292,6 +298,7 @@ def test_evaluate_model_on_every_format(folder, tmp_path, capsys) -> None:
     model = result["config"]["model"]
     assert model["embeddings"]["scirepeval-title-abstract"]["papers"] == 60
     assert model["embeddings"]["queries"]["papers"] == 3
+    assert model["embeddings"]["scirepeval-title"]["papers"] == 14  # search embeds its candidates' titles alone
     assert "| all tasks |" in printed
     # a second call reads every vector from the cache
     code, printed, _ = call([*argv, "--quiet", "--overwrite"], capsys)

@@ -128,8 +128,20 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         silence_progress()
     if _layout(args.data_dir) == "scirepeval":
-        if any(groups.values()):
-            raise DataError("--cls, --user-citation and --recomm are for a SCIDOCS folder; give --embeddings", "--cls")
+        scidocs_only = {
+            "--cls": args.cls,
+            "--user-citation": args.user_citation,
+            "--recomm": args.recomm,
+            "--split": args.split != "test",
+            "--svm": args.svm != "sklearn",
+            "--recomm-seeds": args.recomm_seeds,
+            "--compare": args.compare is not None,
+        }
+        given = [flag for flag, value in scidocs_only.items() if value]
+        if given:
+            raise DataError(
+                f"{given[0]} is for a SCIDOCS folder; a SciRepEval-format folder has its own tasks", given[0]
+            )
         return _run_formats(args)
     if args.query_embeddings is not None:
         raise DataError("--query-embeddings is for a SciRepEval-format folder (tasks.jsonl)", "--query-embeddings")

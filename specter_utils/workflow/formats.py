@@ -100,10 +100,10 @@ def embed_tasks(
     batch_size: int = EmbedConfig.batch_size,
     device: str | None = None,
     progress: bool = True,
-) -> tuple[EmbeddingSet, EmbeddingSet | None, dict[str, Any]]:
-    """Every task's papers (documents, with the model's document prompt) and adhoc_search queries (with its query
-    prompt), cached in ``cache_dir``; returns the papers' vectors, the queries' (None without adhoc tasks) and a
-    record of how they were made."""
+) -> tuple[dict[str, EmbeddingSet], EmbeddingSet | None, dict[str, Any]]:
+    """Every task's papers (documents, with the model's document prompt, from the task's ``fields``) and
+    adhoc_search queries (with its query prompt), cached in ``cache_dir``; returns each task's paper vectors, the
+    queries' (None without adhoc tasks) and a record of how they were made."""
     model_path = resolve_model(model)
     settings = model_settings(model_path)
     length, length_source = evaluation_length(settings, max_length)
@@ -114,7 +114,7 @@ def embed_tasks(
         for pid, paper in data[task.name].papers.items():
             groups.setdefault(task.fields, {}).setdefault(pid, paper)
     parts: dict[str, CachedEmbedding] = {}
-    vectors: EmbeddingSet | None = None
+    by_fields: dict[tuple[str, ...], EmbeddingSet] = {}
     for fields, papers in groups.items():
         texts, plain = _texts(papers, fields, doc_prompt)
         recipe = f"{'plain' if plain else 'specter-sep'}\0{'+'.join(fields)}\0{doc_prompt}"
@@ -122,12 +122,7 @@ def embed_tasks(
         path = cache_file(cache_dir, model, model_path, length, part, recipe)
         load = _loader(model, length, plain, device, loaded)
         parts[part] = cached_embeddings(load, texts, path, model_path, batch_size, progress, {"prompt": doc_prompt})
-        got = parts[part].embeddings
-        if vectors is None:
-            vectors = got
-        else:  # a paper of two field recipes keeps its first vector
-            new = [i for i, pid in enumerate(got.ids) if pid not in vectors]
-            vectors = vectors.merged(EmbeddingSet([got.ids[i] for i in new], got.vectors[new]))
+        by_fields[fields] = parts[part].embeddings
     queries: dict[str, Paper] = {}
     for task in tasks:
         if task.type == ADHOC_SEARCH:
@@ -141,7 +136,7 @@ def embed_tasks(
             load, queries, path, model_path, batch_size, progress, {"prompt": query_prompt}
         )
         query_vectors = parts["queries"].embeddings
-    assert vectors is not None
+    vectors = {task.name: by_fields[task.fields] for task in tasks}
     record = {
         "model": model,
         "max_length": length,

@@ -4,6 +4,7 @@ main scores, the average over every task, and one row per task for the table."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -47,16 +48,20 @@ def _mean(values: list[float | None]) -> float | None:
 def score_tasks(
     tasks: list[FormatTask],
     data: dict[str, SupervisedData | RankingData],
-    embeddings: EmbeddingSet,
+    embeddings: EmbeddingSet | Mapping[str, EmbeddingSet],
     query_embeddings: EmbeddingSet | None = None,
     n_jobs: int = 1,
 ) -> dict[str, Any]:
-    """``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
+    """Score each task with ``embeddings`` (one set for every task, or a set per task name, as a model embeds
+    each task's ``fields``):
+
+    ``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
     main_score, tasks}}, "average": mean over tasks, "table": [row per task]}``; values x 100 as SciRepEval."""
     results: dict[str, dict[str, Any]] = {}
     for task in tasks:
         logger.info("%s (%s) ...", task.name, task.type)
-        scored = _evaluate_task(task, data[task.name], embeddings, query_embeddings, n_jobs)
+        vectors = embeddings if isinstance(embeddings, EmbeddingSet) else embeddings[task.name]
+        scored = _evaluate_task(task, data[task.name], vectors, query_embeddings, n_jobs)
         results[task.name] = {
             "type": task.type,
             "multi_label": task.multi_label,
