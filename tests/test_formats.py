@@ -305,3 +305,36 @@ def test_evaluate_model_on_every_format(folder, tmp_path, capsys) -> None:
     again = json.loads(out.read_text())
     assert code == 0 and again["tasks"] == result["tasks"]
     assert all(r["embedded_now"] == 0 for r in again["config"]["model"]["embeddings"].values())
+
+
+def test_adhoc_queries_take_the_query_prompt_and_papers_the_document_prompt(folder, tmp_path, random_tiny_model):
+    """A model whose sentence-transformers config has prompts: "query: " before each ad hoc query text,
+    "passage: " before each paper."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    from specter_utils.embedding.io import read_embeddings
+
+    transformer = Transformer(str(random_tiny_model))
+    model = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), "mean")])
+    model_dir = tmp_path / "st_model"
+    model.save(str(model_dir))
+    config_path = model_dir / "config_sentence_transformers.json"
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    config_path.write_text(json.dumps({**config, "prompts": {"query": "query: ", "document": "passage: "}}))
+    cache = tmp_path / "cache"
+    result = score_formats(
+        folder, model=str(model_dir), tasks=["search"], cache_dir=cache, max_length=32, progress=False
+    )
+    record = result["config"]["model"]
+    assert record["prompts"] == {"query": "query: ", "document": "passage: "}
+    queries = read_embeddings(record["embeddings"]["queries"]["file"])
+    texts = {q: p.title for q, p in load_task_data(read_tasks(folder, ["search"])[0]).queries.items()}
+    loaded = SentenceTransformer(str(model_dir))
+    loaded.max_seq_length = 32
+    expected = loaded.encode([f"query: {texts[q]}" for q in queries.ids])
+    assert np.allclose(expected, queries.vectors, atol=1e-5)
+    assert not np.allclose(loaded.encode([texts[q] for q in queries.ids]), queries.vectors, atol=1e-5)
+    titles = read_embeddings(record["embeddings"]["scirepeval-title"]["file"])
+    assert titles.titles and all(title.startswith("passage: ") for title in titles.titles)
