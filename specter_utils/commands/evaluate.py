@@ -1,5 +1,6 @@
 """``specter-utils evaluate``: the SCIDOCS evaluation of embeddings, as the original ``scripts/run.py``, or of a model
-(``--model``: embeds what the tasks read, cached) on a SCIDOCS or a BEIR (MTEB) folder."""
+(``--model``: embeds what the tasks read, cached) on a SCIDOCS or a BEIR (MTEB) folder; on a SciRepEval-format
+folder (``tasks.jsonl``), its classification, regression, proximity and adhoc_search tasks as SciRepEval scores them."""
 
 from __future__ import annotations
 
@@ -31,8 +32,15 @@ examples:
   specter-utils evaluate --model minilm --data-dir data/scidocs --max-length 256 --out results.json
   # MTEB's SCIDOCS (BEIR layout: corpus.jsonl, queries.jsonl, qrels/test.tsv): nDCG@10, MAP@100, Recall@100
   specter-utils evaluate --model PATH_OR_HUB_ID --data-dir scidocs-beir --out r.json
+  # SciRepEval's four formats (DIR/tasks.jsonl; docs/protocol.md): a model, or a file plus the queries' vectors
+  specter-utils evaluate --model minilm --data-dir BENCH/scirepeval --out formats.json
+  specter-utils evaluate --embeddings E.jsonl --query-embeddings Q.jsonl --data-dir BENCH/scirepeval --out f.json
 Tasks whose files are absent from DIR are skipped (and listed); papers without an embedding are
 skipped (ranking) or zero vectors (classification), as in the original, and counted under "coverage".
+On a SciRepEval-format folder a paper without a vector is left out of its task (as SciRepEval does); an
+adhoc_search task encodes its query texts, so with --embeddings it needs --query-embeddings (vectors keyed by
+the queries' doc_id) or is left out with --tasks; --model encodes the queries itself (with the model's query
+prompt). --tasks then names the folder's tasks.
 """
 
 
@@ -52,7 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-dir",
         type=Path,
         required=True,
-        help="SCIDOCS directory (mag/, cite/, ...) or, with --model, a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)",
+        help="SCIDOCS directory (mag/, cite/, ...), a SciRepEval-format folder (tasks.jsonl) or, with --model, a BEIR "
+        "folder (corpus.jsonl, queries.jsonl, qrels/)",
     )
     parser.add_argument(
         "--model",
@@ -72,6 +81,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --model: where the vectors are kept for the next call (default: DATA_DIR/.embeddings-cache)",
     )
     parser.add_argument("--embeddings", type=Path, help="one embeddings file (.jsonl or .npy) for every task")
+    parser.add_argument(
+        "--query-embeddings",
+        type=Path,
+        help="SciRepEval-format folder with --embeddings: vectors of the adhoc_search query texts, keyed by the "
+        "queries' doc_id (required when such a task is scored; --model encodes them itself)",
+    )
     parser.add_argument("--cls", type=Path, help="embeddings for mag and mesh (overrides --embeddings)")
     parser.add_argument("--user-citation", type=Path, help="embeddings for co-view, co-read, cite, co-cite")
     parser.add_argument("--recomm", type=Path, help="embeddings for the recommendation task")
@@ -112,6 +127,24 @@ def run(args: argparse.Namespace) -> int:
     groups = {"cls": args.cls, "user-citation": args.user_citation, "recomm": args.recomm}
     if args.quiet:
         silence_progress()
+    if _layout(args.data_dir) == "scirepeval":
+        scidocs_only = {
+            "--cls": args.cls,
+            "--user-citation": args.user_citation,
+            "--recomm": args.recomm,
+            "--split": args.split != "test",
+            "--svm": args.svm != "sklearn",
+            "--recomm-seeds": args.recomm_seeds,
+            "--compare": args.compare is not None,
+        }
+        given = [flag for flag, value in scidocs_only.items() if value]
+        if given:
+            raise DataError(
+                f"{given[0]} is for a SCIDOCS folder; a SciRepEval-format folder has its own tasks", given[0]
+            )
+        return _run_formats(args)
+    if args.query_embeddings is not None:
+        raise DataError("--query-embeddings is for a SciRepEval-format folder (tasks.jsonl)", "--query-embeddings")
     if args.model is not None:
         if args.embeddings is not None or any(groups.values()):
             raise DataError("give --model or embeddings files (--embeddings, --cls, ...), not both", "--model")
@@ -209,4 +242,55 @@ def _run_model(args: argparse.Namespace) -> int:
             f"{record['from_cache']} from the cache"
         )
     print(f"results: {args.out} ({config['seconds']} s)")
+    return 0
+
+
+def _layout(data_dir: Path) -> str:
+    """The folder's layout (``scirepeval``, ``beir`` or ``scidocs``); a DataError when it is none of them."""
+    from specter_utils.workflow.formats import detect_layout
+
+    input_dir(data_dir, "--data-dir")
+    return detect_layout(data_dir)
+
+
+def _run_formats(args: argparse.Namespace) -> int:
+    """A SciRepEval-format folder: every task scored as SciRepEval scores it; the table printed, the JSON written."""
+    from specter_utils.errors import DataError
+    from specter_utils.presentation.formats import formats_table
+    from specter_utils.workflow.formats import score_formats
+
+    if (args.model is None) == (args.embeddings is None):
+        raise DataError(
+            "give --model NAME or --embeddings FILE (with --query-embeddings for adhoc_search tasks)", "--model"
+        )
+    if args.model is not None and args.query_embeddings is not None:
+        raise DataError(
+            "--query-embeddings is for --embeddings; --model encodes the queries itself", "--query-embeddings"
+        )
+    for flag, path in (("--embeddings", args.embeddings), ("--query-embeddings", args.query_embeddings)):
+        if path is not None:
+            input_file(path, flag)
+    check_out_file(args.out, args.overwrite)
+    result = score_formats(
+        args.data_dir,
+        model=args.model,
+        embeddings=args.embeddings,
+        query_embeddings=args.query_embeddings,
+        out=args.out,
+        tasks=args.tasks,
+        cache_dir=args.cache_dir,
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+    )
+    print(formats_table(result))
+    model = result["config"].get("model")
+    if model:
+        for part, record in model["embeddings"].items():
+            print(
+                f"{part}: {record['papers']} embedded at {model['max_length']} wordpieces ({model['length_source']}), "
+                f"{record['embedded_now']} now in {record['embed_seconds']} s, {record['from_cache']} from the cache"
+            )
+    print(f"results: {args.out} ({result['config']['seconds']} s)")
     return 0

@@ -1,0 +1,7 @@
+"""SciRepEval's four task formats, scored as its evaluator scores them, on a folder of local files.
+
+``tasks.py`` reads ``DIR/tasks.jsonl`` (one declarative :class:`FormatTask` per line) and each task's files;
+one evaluator module per format (``classification``, ``regression``, ``proximity``, ``adhoc_search``);
+``scoring.py`` runs them and averages each format's main scores; ``convert.py`` turns a labelled sample
+(SciRepEval's ``fos_small.json``, ``mesh_small.json``) into a task of the layout.
+"""

@@ -1,0 +1,218 @@
+"""SciRepEval's four formats (``specter-utils evaluate --data-dir DIR`` where ``DIR/tasks.jsonl`` is): embed every
+task's papers with a model (cached, as ``evaluate --model`` embeds a SCIDOCS folder) or read an embeddings file,
+and score classification, regression, proximity and adhoc_search as SciRepEval's evaluator does."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from specter_utils.config import EmbedConfig
+from specter_utils.data.records import Paper
+from specter_utils.embedding.backends import BackendChoice, load_text_encoder
+from specter_utils.embedding.encoder import Encoder
+from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast
+from specter_utils.errors import DataError
+from specter_utils.evaluation.beir import is_beir_dir
+from specter_utils.evaluation.formats.scoring import score_tasks
+from specter_utils.evaluation.formats.tasks import (
+    ADHOC_SEARCH,
+    DEFAULT_FIELDS,
+    FormatTask,
+    is_scirepeval_dir,
+    load_task_data,
+    read_tasks,
+)
+from specter_utils.evaluation.model_eval import (
+    CachedEmbedding,
+    cache_file,
+    cached_embeddings,
+    document_prompt,
+    evaluation_length,
+    model_settings,
+    plain_text,
+)
+from specter_utils.io import write_json
+from specter_utils.layout import SCIREPEVAL_TASKS_FILE
+from specter_utils.models import resolve_model
+from specter_utils.tasks import TASKS
+from specter_utils.workflow.evaluate import embeddings_cache_dir
+
+__all__ = ["detect_layout", "is_scirepeval_dir", "score_formats"]
+
+
+def detect_layout(data_dir: str | Path) -> str:
+    """``scirepeval``, ``beir`` or ``scidocs``; a folder of none of them is a DataError naming what is missing."""
+    root = Path(data_dir)
+    if is_scirepeval_dir(root):
+        return "scirepeval"
+    if is_beir_dir(root):
+        return "beir"
+    if any((root / task.name).is_dir() for task in TASKS) or any(root.glob("paper_metadata_*.json")):
+        return "scidocs"
+    raise DataError(
+        f"not an evaluation folder: no {SCIREPEVAL_TASKS_FILE} (SciRepEval formats), no SCIDOCS task folder "
+        f"({', '.join(t.name + '/' for t in TASKS[:3])}, ...) or paper_metadata_*.json, no corpus.jsonl (BEIR)",
+        root,
+    )
+
+
+def _texts(papers: dict[str, Paper], fields: tuple[str, ...], prompt: str) -> tuple[dict[str, Paper], bool]:
+    """The papers as the encoder takes them for ``fields``, and whether the text is plain (no sep token):
+    title and abstract (either order) are joined by the tokenizer's sep token, one field alone is its text."""
+    out = {}
+    for pid, paper in papers.items():
+        values = [paper.title if field == "title" else paper.abstract for field in fields]
+        if len(values) == 2:
+            out[pid] = Paper(pid, prompt + values[0], values[1])
+        else:
+            out[pid] = Paper(pid, prompt + values[0], "")
+    return out, len(fields) == 1
+
+
+def _loader(model: str, length: int, plain: bool, device: str | None, loaded: dict[str, Encoder]) -> Callable:
+    """The encoder on the backend every embedding stage picks by default, loaded once for every group of papers."""
+
+    def load() -> Encoder:
+        if "encoder" not in loaded:
+            loaded["encoder"] = load_text_encoder(BackendChoice(device=device), model, length)
+        return plain_text(loaded["encoder"]) if plain else loaded["encoder"]
+
+    return load
+
+
+def _record(result: CachedEmbedding) -> dict[str, Any]:
+    info = result.embeddings.info
+    record = {k: info[k] for k in ("model", "model_path", "max_length", "prompt", "dtype", "device") if k in info}
+    record.update(file=str(result.file), papers=len(result.embeddings), embedded_now=result.embedded)
+    record.update(from_cache=result.cached, embed_seconds=result.seconds)
+    return record
+
+
+def embed_tasks(
+    model: str,
+    tasks: list[FormatTask],
+    data: dict[str, Any],
+    cache_dir: Path,
+    max_length: int | None = None,
+    batch_size: int = EmbedConfig.batch_size,
+    device: str | None = None,
+    progress: bool = True,
+) -> tuple[dict[str, EmbeddingSet], EmbeddingSet | None, dict[str, Any]]:
+    """Every task's papers (documents, with the model's document prompt, from the task's ``fields``) and
+    adhoc_search queries (with its query prompt), cached in ``cache_dir``; returns each task's paper vectors, the
+    queries' (None without adhoc tasks) and a record of how they were made."""
+    model_path = resolve_model(model)
+    settings = model_settings(model_path)
+    length, length_source = evaluation_length(settings, max_length)
+    doc_prompt, query_prompt = document_prompt(settings["prompts"]), settings["prompts"].get("query", "")
+    loaded: dict[str, Encoder] = {}
+    groups: dict[tuple[str, ...], dict[str, Paper]] = {}
+    for task in tasks:
+        for pid, paper in data[task.name].papers.items():
+            groups.setdefault(task.fields, {}).setdefault(pid, paper)
+    parts: dict[str, CachedEmbedding] = {}
+    by_fields: dict[tuple[str, ...], EmbeddingSet] = {}
+    for fields, papers in groups.items():
+        texts, plain = _texts(papers, fields, doc_prompt)
+        recipe = f"{'plain' if plain else 'specter-sep'}\0{'+'.join(fields)}\0{doc_prompt}"
+        part = "scirepeval-" + "-".join(fields)
+        path = cache_file(cache_dir, model, model_path, length, part, recipe)
+        load = _loader(model, length, plain, device, loaded)
+        parts[part] = cached_embeddings(load, texts, path, model_path, batch_size, progress, {"prompt": doc_prompt})
+        by_fields[fields] = parts[part].embeddings
+    queries: dict[str, Paper] = {}
+    for task in tasks:
+        if task.type == ADHOC_SEARCH:
+            for qid, query in data[task.name].queries.items():
+                queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
+    query_vectors = None
+    if queries:
+        path = cache_file(cache_dir, model, model_path, length, "scirepeval-queries", f"plain\0query\0{query_prompt}")
+        load = _loader(model, length, True, device, loaded)
+        parts["queries"] = cached_embeddings(
+            load, queries, path, model_path, batch_size, progress, {"prompt": query_prompt}
+        )
+        query_vectors = parts["queries"].embeddings
+    vectors = {task.name: by_fields[task.fields] for task in tasks}
+    record = {
+        "model": model,
+        "max_length": length,
+        "length_source": length_source,
+        "prompts": {"document": doc_prompt, "query": query_prompt},
+        "embeddings": {part: _record(result) for part, result in parts.items()},
+    }
+    return vectors, query_vectors, record
+
+
+def score_formats(
+    data_dir: str | Path,
+    *,
+    model: str | None = None,
+    embeddings: str | Path | EmbeddingSet | None = None,
+    query_embeddings: str | Path | EmbeddingSet | None = None,
+    out: str | Path | None = None,
+    tasks: list[str] | None = None,
+    cache_dir: Path | None = None,
+    max_length: int | None = None,
+    batch_size: int = EmbedConfig.batch_size,
+    n_jobs: int = 1,
+    device: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Score a SciRepEval-format folder with ``model`` (embedded here, cached) or with ``embeddings`` (a file or a
+    set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``, keyed by the queries' ``doc_id``).
+
+    Every task config, file and row is checked before anything is embedded. The result (see
+    :func:`evaluation.formats.scoring.score_tasks`, plus ``config``) is written to ``out`` as JSON when given.
+    """
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    if (model is None) == (embeddings is None):
+        raise DataError("give a model or an embeddings file, not both and not neither", "--model")
+    if model is not None and query_embeddings is not None:
+        raise DataError(
+            "query embeddings are for an embeddings file; a model encodes the queries", "--query-embeddings"
+        )
+    chosen = read_tasks(data_dir, tasks)
+    data: dict[str, Any] = {task.name: load_task_data(task) for task in chosen}
+    adhoc = [t.name for t in chosen if t.type == ADHOC_SEARCH]
+    if embeddings is not None and adhoc and query_embeddings is None:
+        raise DataError(
+            f"adhoc_search task {adhoc[0]!r} encodes its query texts: give --query-embeddings FILE "
+            "(vectors keyed by the queries' doc_id), score with --model, or leave it out with --tasks",
+            "--query-embeddings",
+        )
+    config: dict[str, Any] = {"data_dir": str(data_dir), "layout": "scirepeval", "tasks": [t.name for t in chosen]}
+    if model is not None:
+        vectors, query_vectors, config["model"] = embed_tasks(
+            model, chosen, data, embeddings_cache_dir(data_dir, cache_dir), max_length, batch_size, device, progress
+        )
+    else:
+        vectors = embeddings if isinstance(embeddings, EmbeddingSet) else read_embeddings_fast(embeddings)
+        query_vectors = None
+        if adhoc:
+            query_vectors = (
+                query_embeddings
+                if isinstance(query_embeddings, EmbeddingSet)
+                else read_embeddings_fast(query_embeddings)  # type: ignore[arg-type]
+            )
+        config["embeddings"] = {"file": None if isinstance(embeddings, EmbeddingSet) else str(embeddings)}
+        if adhoc:
+            config["embeddings"]["queries"] = (
+                None if isinstance(query_embeddings, EmbeddingSet) else str(query_embeddings)
+            )
+    result = score_tasks(chosen, data, vectors, query_vectors, n_jobs=n_jobs)
+    config["fields_default"] = list(DEFAULT_FIELDS)
+    config["protocol"] = (
+        "SciRepEval: classification LinearSVC, C in logspace(-2, 2, 5) by 3-fold grid search (multi-label one-vs-rest); "
+        "regression LinearSVR, C in logspace(-4, 2, 7); proximity and adhoc_search ranked by -L2 distance, pytrec_eval; "
+        "values x 100"
+    )
+    config["seconds"] = round(time.perf_counter() - started, 2)
+    result["config"] = config
+    if out is not None:
+        write_json(out, result)
+    return result
