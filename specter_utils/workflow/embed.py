@@ -22,7 +22,6 @@ from specter_utils.embedding.inputs import load_papers, read_metadata_files
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
 from specter_utils.embedding.shards import merge_shard_files, parse_shard
 from specter_utils.errors import DataError
-from specter_utils.evaluation.suite import task_name
 from specter_utils.io import read_json, read_lines
 from specter_utils.layout import BENCHMARK_FILE, METADATA_FILE
 from specter_utils.models import prepare_offline_env
@@ -54,6 +53,8 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     papers = read_metadata_files(files)
     if split == "all":
         return papers
+    from specter_utils.evaluation.suite import task_name  # the suite loads torch: not on the warm OpenVINO route
+
     wanted = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
     return {pid: paper for pid, paper in papers.items() if pid in wanted}
 
