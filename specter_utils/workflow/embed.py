@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import EMBED_SPLITS, EmbedConfig
+from specter_utils.config import BASELINES, EMBED_SPLITS, EmbedConfig
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.embedding.backends import BackendChoice, load_backend, missing_int8_packages, visible_gpus
-from specter_utils.embedding.baselines import BASELINES, baseline_embeddings, compute_baselines, fit_corpus
 from specter_utils.embedding.embed import describe, embed_to_file
 from specter_utils.embedding.inputs import load_papers, read_metadata_files
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
@@ -203,6 +202,8 @@ def embed_baseline(
     """Write one baseline's vectors of ``papers`` to ``out``. ``sgc``'s citations come from ``edges`` (else the
     papers' reference lists) less those of the ``held_out`` queries; TF-IDF and SIF are also fitted on the
     papers of ``fit_metadata`` (as :func:`embed_baselines` fits them on the training papers)."""
+    from specter_utils.embedding.baselines import baseline_embeddings, fit_corpus  # scikit-learn, on a baseline only
+
     graph = None
     if name == "sgc":
         pairs = read_edge_list(edges) if edges else edges_from_paper_lists(papers)
@@ -240,6 +241,8 @@ def embed_baselines(
     """
     if not config.baselines:
         return {}
+    from specter_utils.embedding.baselines import compute_baselines, fit_corpus  # scikit-learn, on a baseline only
+
     held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
     metadata = Path(train_data_dir) / METADATA_FILE if train_data_dir else None
     extra = read_metadata(metadata) if metadata is not None and metadata.exists() else None
