@@ -8,7 +8,9 @@ name is a local path or a Hugging Face hub id. A hub id requested while offline 
 message naming the offline alternative.
 
 :func:`build_model` is the one model builder (training, embedding, end-to-end heads). Its rule for an input
-length beyond the model's position embeddings: a ``DataError`` naming both numbers (never a silent cap).
+length beyond the model's position embeddings: a ``DataError`` naming both numbers (never a silent cap). It imports
+sentence-transformers when it builds, so that the embed stage's warm OpenVINO route, which resolves names and
+poolings here, starts without torch (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import socket
 import zipfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
-from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+from typing import TYPE_CHECKING, Any
 
 from specter_utils.config import DEFAULT_MODEL, POOLINGS
 from specter_utils.errors import DataError, OfflineError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 
 OFFLINE_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 MPNET_ALIASES = {"mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2"}
@@ -317,6 +319,9 @@ def build_model(
             both numbers and the model's path).
         OfflineError: ``name`` is a hub id that is neither cached nor reachable.
     """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
     path = resolve_model(name)  # OfflineError at once for a hub id while offline
     resolved = resolve_pooling(path, pooling)
     if resolved == "model":

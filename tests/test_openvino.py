@@ -53,11 +53,12 @@ def test_a_gpu_device_is_refused_with_a_reason() -> None:
 
 
 def test_cli_falls_back_to_torch_with_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
-    from specter_utils.embedding import openvino_backend
+    from specter_utils.embedding import backends, openvino_backend
 
     def unavailable(*_args, **_kwargs):
         raise openvino_backend.BackendUnavailable("openvino is not installed")
 
+    monkeypatch.setattr(backends, "warm_encoder", lambda *_args, **_kwargs: None)  # no cached model to start from
     monkeypatch.setattr(openvino_backend, "to_openvino", unavailable)
     meta = tmp_path / "paper_metadata.json"
     meta.write_text(

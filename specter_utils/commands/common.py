@@ -215,9 +215,15 @@ def add_out(parser: argparse.ArgumentParser, help: str, required: bool = True, o
 
 
 def silence_progress() -> None:
-    """``--quiet``: no progress bars from the libraries either (model loading, downloads)."""
+    """``--quiet``: no progress bars from the libraries either (model loading, downloads). The variable silences
+    what is imported later (transformers reads it through huggingface_hub); what is imported already is told here,
+    so a command that never loads transformers does not import it for this."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    with contextlib.suppress(ImportError):
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()

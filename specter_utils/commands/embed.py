@@ -174,23 +174,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    """Every flag and path, before any model is loaded or file written."""
+    """Every flag and path, before any model is loaded or file written (the paths first: a missing file is one
+    line before the embedding stack is imported)."""
     args.probe = args.dtype == "auto"  # asked for by name: the timed probe (on a CPU)
     args.dtype = torch_dtype_name(args.dtype) if args.dtype else "auto"
-    _check_precision(args)
     if args.merge:
         for path in args.merge:
             input_file(path, "--merge")
     else:
         _check_inputs(args)
+    _check_precision(args)
     # embed resumes a part-finished run (OUT.partial/); a finished OUT is replaced only with --overwrite
     check_out_file(args.out, args.overwrite, suffix=".jsonl")
 
 
 def _check_precision(args: argparse.Namespace) -> None:
     """--dtype int8 / auto, --min-cosine and --token-budget: what they need and what they clash with."""
-    from specter_utils.workflow.embed import missing_int8_packages
-
     if args.min_cosine is not None:
         if not args.probe:
             raise DataError("the parity limit of --dtype auto; add --dtype auto", "--min-cosine")
@@ -213,6 +212,8 @@ def _check_precision(args: argparse.Namespace) -> None:
     ]
     if clashes:
         raise DataError(f"int8 runs on the openvino backend on the CPU, not with {', '.join(clashes)}", "--dtype")
+    from specter_utils.workflow.embed import missing_int8_packages
+
     missing = missing_int8_packages()
     if missing:
         raise DataError(f"int8 needs {' and '.join(missing)}: pip install 'specter-utils[openvino]'", "--dtype")
@@ -277,6 +278,7 @@ def _check_ray(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Embed, compute a baseline, or merge shards."""
+    _check_arguments(args)
     from specter_utils.workflow.embed import (
         BackendChoice,
         describe,
@@ -288,7 +290,6 @@ def run(args: argparse.Namespace) -> int:
         synthetic_flag,
     )
 
-    _check_arguments(args)
     if args.quiet:
         silence_progress()
     if args.merge:

@@ -1,7 +1,9 @@
 """Which encoder embeds the papers: plain torch, OpenVINO (float32 or bf16), OpenVINO int8, or the precision probe.
 
 The choice is made once, by name, from :data:`ENCODERS`; :func:`load_backend` is the one call the embed stage
-makes. The Ray engine is another way to run the torch encoder and is chosen by the stage itself.
+makes. The Ray engine is another way to run the torch encoder and is chosen by the stage itself. OpenVINO and int8
+first take the warm route (:func:`specter_utils.embedding.openvino_light.warm_encoder`: the cached model, without
+torch) and build the encoder with torch only where it finds nothing to start from.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from specter_utils.config import INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, load_encoder, resolve_device
+from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
 
 BACKENDS = ("auto", "torch", "openvino")  # what may be asked for; auto: openvino where it is faster, else torch
@@ -97,6 +100,9 @@ def _openvino(
     choice: BackendChoice, model: str, max_length: int, devices: list[str] | None, log: Log, **_: Any
 ) -> tuple[Encoder, dict[str, Any]]:
     """The model as an OpenVINO encoder (float32 or bf16), or the torch encoder with one line saying why not."""
+    warm = warm_encoder(model, choice.pooling, max_length, choice.device, choice.dtype, devices)
+    if warm is not None:
+        return warm, {}
     encoder = load_encoder(model, choice.pooling, max_length, choice.device, choice.dtype, devices)
     try:
         from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
@@ -112,6 +118,10 @@ def _openvino(
 
 def _int8(choice: BackendChoice, model: str, max_length: int, papers: dict, **_: Any) -> tuple[Encoder, dict]:
     """int8: the model quantized on a sample of every paper given (so shards share one model)."""
+    scheme, size = choice.int8_scheme, choice.calibration_size
+    warm = warm_encoder(model, choice.pooling, max_length, choice.device, "int8", scheme=scheme, calibration_size=size)
+    if warm is not None and papers:  # no papers: the full route says so
+        return warm, {}
     from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 
     encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")

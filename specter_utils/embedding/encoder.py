@@ -4,19 +4,22 @@ Every model is wrapped as a sentence-transformers ``SentenceTransformer`` so tha
 serves a plain Hugging Face model (SPECTER, SciBERT: ``[CLS]`` pooling, as the HF ``allenai/specter``
 port does), a sentence-transformers model (its own pooling and normalisation) and several GPUs
 (sentence-transformers' multi-process pool).
+
+torch is imported by the functions that run it (the forward pass, the GPU queries), not at the top: the embed
+stage's warm OpenVINO route (:mod:`specter_utils.embedding.openvino_light`) builds on :class:`Encoder` and starts
+without torch (docs/architecture.md lists the exception).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import glob
+import sys
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 import numpy as np
-import sentence_transformers
-import torch
-import transformers
 
 from specter_utils.config import EmbedConfig
 from specter_utils.models import (
@@ -28,13 +31,38 @@ from specter_utils.models import (
 
 DTYPES = ("auto", "float32", "bfloat16")
 MODEL_POOLING = "model"  # what an Encoder records for a sentence-transformers model's own pooling ("auto" resolved)
+VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages whose versions a meta records
+GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/dxg", "/dev/kfd")  # NVIDIA, WSL and ROCm: where a GPU driver shows itself
+
+
+def package_version(name: str) -> str | None:
+    """An installed package's version from its metadata (the same string as its ``__version__``), without
+    importing it; None when it is not installed."""
+    try:
+        return metadata.version(name.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def gpu_possible() -> bool:
+    """False where torch cannot see a GPU, known without importing it: a CPU-only torch build, macOS, or Linux
+    with no GPU driver's device file."""
+    if "+cpu" in (package_version("torch") or "") or sys.platform == "darwin":
+        return False
+    if sys.platform.startswith("linux"):
+        return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
+    return True
 
 
 def resolve_device(device: str | None) -> str:
-    """``None`` -> ``cuda`` when a GPU is visible, else ``cpu``."""
+    """``None`` -> ``cuda`` when a GPU is visible, else ``cpu`` (torch is asked only where a GPU is possible)."""
 
     if device:
         return device
+    if not gpu_possible():
+        return "cpu"
+    import torch
+
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
@@ -44,11 +72,11 @@ def resolve_dtype(dtype: str | None, device: str) -> str:
     dtype = (dtype or "auto").lower()
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    if dtype != "auto":
-        return dtype
-    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
-        return "bfloat16"
-    return "float32"
+    if dtype != "auto" or not device.startswith("cuda"):
+        return "float32" if dtype == "auto" else dtype
+    import torch
+
+    return "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
 
 
 @dataclass
@@ -93,11 +121,7 @@ class Encoder:
             "text": f"title + {self.sep!r} + abstract",
             "dtype": self.dtype,
             "device": ",".join(self.devices) if len(self.devices) > 1 else self.device,
-            "versions": {
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "sentence_transformers": sentence_transformers.__version__,
-            },
+            "versions": {name: package_version(name) for name in VERSIONED},
         }
 
     def token_lengths(self, texts: list[str], batch: int = 2048) -> np.ndarray:
@@ -110,16 +134,6 @@ class Encoder:
             lengths[start : start + len(encoded)] = [len(ids) for ids in encoded]
         return lengths
 
-    @contextlib.contextmanager
-    def _precision(self) -> Iterator[None]:
-        """bf16 autocast (matmuls in bf16, LayerNorm/softmax kept in fp32) or nothing."""
-
-        if self.dtype == "bfloat16":
-            with torch.autocast(device_type=self.device.split(":")[0], dtype=torch.bfloat16):
-                yield
-        else:
-            yield
-
     def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
         """Embed ``texts`` in their given order as one batch per ``batch_size`` slice; float32 rows."""
 
@@ -128,8 +142,16 @@ class Encoder:
                 texts, batch_size=batch_size, pool=pool, convert_to_numpy=True, show_progress_bar=False
             )
             return np.asarray(vectors, dtype=np.float32)
+        import torch
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        with torch.inference_mode(), self._precision():
+        # bf16: autocast (matmuls in bf16, LayerNorm/softmax kept in fp32)
+        autocast = (
+            torch.autocast(device_type=self.device.split(":")[0], dtype=torch.bfloat16)
+            if self.dtype == "bfloat16"
+            else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), autocast:
             for start in range(0, len(texts), batch_size):
                 batch = texts[start : start + batch_size]
                 vectors = self.model.encode(
@@ -174,7 +196,7 @@ def load_encoder(
     if len(devices) > 1 and dtype == "bfloat16":
         # Pool workers run outside our autocast context: give them bf16 weights instead.
 
-        model.to(torch.bfloat16)
+        model.bfloat16()
         dtype = "bfloat16-weights"
     if len(devices) <= 1:
         model.to(devices[0] if devices else device)

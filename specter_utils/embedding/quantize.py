@@ -114,6 +114,11 @@ def cache_key(scheme: str, max_length: int, size: int, seed: int, nncf_version: 
     }
 
 
+def int8_folder(folder: Path, key: dict[str, Any]) -> Path:
+    """Where the int8 model named by ``key`` (:func:`cache_key`) of the converted model in ``folder`` is cached."""
+    return folder / "int8" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def quantized_model(
     model: Any,
     folder: Path,
@@ -145,7 +150,7 @@ def quantized_model(
         raise QuantizationUnavailable(f"int8 scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
     sample = calibration_sample(texts, size, seed)  # checks there are papers before anything is loaded
     key = cache_key(scheme, max_length, size, seed, nncf.__version__)
-    target = folder / "int8" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    target = int8_folder(folder, key)
 
     def calibrate(tmp: Path) -> None:
         record = {**key, "calibration_papers": len(sample), "calibration_sha256": sample_digest(sample)}

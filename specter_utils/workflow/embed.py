@@ -10,19 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import EMBED_SPLITS, EmbedConfig
+from specter_utils.config import BASELINES, EMBED_SPLITS, EmbedConfig
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.embedding.backends import BackendChoice, load_backend, missing_int8_packages, visible_gpus
-from specter_utils.embedding.baselines import BASELINES, baseline_embeddings, compute_baselines, fit_corpus
 from specter_utils.embedding.embed import describe, embed_to_file
 from specter_utils.embedding.inputs import load_papers, read_metadata_files
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
 from specter_utils.embedding.shards import merge_shard_files, parse_shard
 from specter_utils.errors import DataError
-from specter_utils.evaluation.suite import task_name
 from specter_utils.io import read_json, read_lines
 from specter_utils.layout import BENCHMARK_FILE, METADATA_FILE
 from specter_utils.models import prepare_offline_env
@@ -54,6 +52,8 @@ def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str
     papers = read_metadata_files(files)
     if split == "all":
         return papers
+    from specter_utils.evaluation.suite import task_name  # the suite loads torch: not on the warm OpenVINO route
+
     wanted = papers_needed(root, split, [task_name(t) for t in tasks] if tasks else None)
     return {pid: paper for pid, paper in papers.items() if pid in wanted}
 
@@ -202,6 +202,8 @@ def embed_baseline(
     """Write one baseline's vectors of ``papers`` to ``out``. ``sgc``'s citations come from ``edges`` (else the
     papers' reference lists) less those of the ``held_out`` queries; TF-IDF and SIF are also fitted on the
     papers of ``fit_metadata`` (as :func:`embed_baselines` fits them on the training papers)."""
+    from specter_utils.embedding.baselines import baseline_embeddings, fit_corpus  # scikit-learn, on a baseline only
+
     graph = None
     if name == "sgc":
         pairs = read_edge_list(edges) if edges else edges_from_paper_lists(papers)
@@ -239,6 +241,8 @@ def embed_baselines(
     """
     if not config.baselines:
         return {}
+    from specter_utils.embedding.baselines import compute_baselines, fit_corpus  # scikit-learn, on a baseline only
+
     held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
     metadata = Path(train_data_dir) / METADATA_FILE if train_data_dir else None
     extra = read_metadata(metadata) if metadata is not None and metadata.exists() else None
