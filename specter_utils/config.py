@@ -64,6 +64,8 @@ INT8_CALIBRATION = 100  # papers in int8's seeded calibration sample (embed --ca
 # What a paper's input text may hold (ablations.text_fields): the title first, the rest in the order listed
 TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
+# How a benchmark draws its ranking queries (data.split_by): random (SCIDOCS) or date (the latest period held out)
+SPLIT_RULES = ("random", "date")
 # Table 1's text-only rows (embedding.baselines), and those a run embeds unless it names others
 BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
 DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
@@ -231,6 +233,13 @@ class CorpusConfig:
         choices=MULTI_LABEL_RULES,
     )
     seed: int = setting(0, "the benchmark's seed, fixed so that runs with other seeds share one benchmark")
+    split_by: str = setting(
+        "random",
+        "random: ranking queries drawn from every eligible paper (SCIDOCS); date: from the latest period (the newest "
+        "years with enough eligible papers), val and test alike, and training only on papers published before it "
+        "(needs publication years)",
+        choices=SPLIT_RULES,
+    )
 
 
 @dataclass(frozen=True)
@@ -270,6 +279,7 @@ class BenchmarkConfig:
     )
     classification_split: tuple[float, float, float] = setting((0.6, 0.2, 0.2), "train, val, test")
     train_val_fraction: float = setting(0.1, "of training queries in DIR/train/val.txt")
+    split_by: str = setting(CorpusConfig.split_by, "random or date: how ranking queries are drawn", choices=SPLIT_RULES)
 
 
 # ---------------------------------------------------------------- 2. triplets (notebook 02)

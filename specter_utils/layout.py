@@ -16,6 +16,7 @@ name                        what it is
 ``TRIPLETS_VAL_FILE``       mined validation triplets
 ``RESULTS_TABLE``           a rendered results table written beside its ``metrics.json``
 ``PIPELINE_FILE``           how and when each notebook of a run (or a report) last ran
+``LATER_PAPERS_FILE``       a time-split benchmark's papers from its cutoff on (kept out of training)
 ==========================  =======================================================================
 """
 
@@ -31,3 +32,4 @@ TRIPLETS_TRAIN_FILE = "train.jsonl"
 TRIPLETS_VAL_FILE = "val.jsonl"
 RESULTS_TABLE = "results.md"
 PIPELINE_FILE = "pipeline.json"
+LATER_PAPERS_FILE = "later_papers.txt"

@@ -84,6 +84,7 @@ def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
         max_class_papers=data.max_class_papers,
         negative_pool=data.negative_pool,
         multi_label=data.multi_label,
+        split_by=data.split_by,
     )
 
 
