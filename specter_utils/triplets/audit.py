@@ -1,7 +1,8 @@
 """The leakage audit: does any training triplet contain a held-out evaluation paper of a benchmark?
 
 SciNCL found SCIDOCS evaluation papers inside SPECTER's training triplets; ``audit_leakage`` checks any
-triplet file (or mining directory) against any benchmark directory (``benchmark.splits.benchmark_ids``).
+triplet file (or mining directory) against any benchmark directory (``benchmark.splits.benchmark_ids``). A
+time-split benchmark (``data.split_by=date``) also lists its papers from the cutoff on; none may be in a triplet.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specter_utils.benchmark.splits import benchmark_ids
+from specter_utils.benchmark.splits import benchmark_ids, read_later_papers
 from specter_utils.errors import DataError
 from specter_utils.layout import TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
 from specter_utils.triplets.io import iter_triplets
@@ -46,6 +47,9 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "candidate_overlap": eval_candidates,
         "classification_overlap": eval_papers,
     }
+    later = read_later_papers(benchmark_dir)
+    if later is not None:  # a time split: papers from its cutoff on (queries, newer candidates, every later paper)
+        targets["later_overlap"] = later
     per_role = {name: dict.fromkeys(ROLES, 0) for name in targets}
     distinct: dict[str, set[str]] = {name: set() for name in targets}
     examples: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
@@ -74,8 +78,11 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "evaluation_candidates": len(eval_candidates),
         "classification_papers": len(eval_papers),
         "by_task_distinct_ids_in_triplets": by_task,
-        "leak_free": not distinct["query_overlap"],  # what `specter-utils data audit` and workflow.mine stops on
+        # what `specter-utils data audit` and workflow.mine stop on (a time split: any paper from its cutoff on too)
+        "leak_free": not distinct["query_overlap"] and not distinct.get("later_overlap"),
     }
+    if later is not None:
+        report["later_papers"] = len(later)
     for name in targets:
         report[name] = {"by_role": per_role[name], "distinct_ids": len(distinct[name]), "examples": examples[name]}
     return report
