@@ -167,7 +167,7 @@ def _negatives_info(
     years: dict[str, int | None],
     degree: dict[str, int],
 ) -> dict[str, Any]:
-    """benchmark.json's account of both versions of cite and co-cite: each one's negative rule and, for the
+    """The build's account of both versions of cite and co-cite: each one's negative rule and, for the
     matched ones, the keys and how many slots needed a wider window; year and in-degree of positives vs negatives."""
     keys = " and ".join(sampler.keys)
     out: dict[str, Any] = {
