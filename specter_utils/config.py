@@ -66,6 +66,8 @@ TEXT_FIELDS = ("title", "abstract", "venue", "authors")
 MULTI_LABEL_RULES = ("first", "exactly-one")
 # Tasks in SciRepEval's formats a benchmark can build from a corpus (benchmark.scirepeval_tasks)
 SCIREPEVAL_FORMAT_TASKS = ("citations-received", "same-author", "title-search", "fos")
+# How a benchmark draws its ranking queries (data.split_by): random (SCIDOCS) or date (the latest period held out)
+SPLIT_RULES = ("random", "date")
 # Table 1's text-only rows (embedding.baselines), and those a run embeds unless it names others
 BASELINES = ("random", "tfidf", "tfidf-hash", "tfidf-svd", "sif", "sgc", "model-cls", "model-mean")
 DEFAULT_BASELINES = ("random", "tfidf-svd", "sif", "sgc")
@@ -249,6 +251,13 @@ class CorpusConfig:
         "newest years",
         low=1,
     )
+    split_by: str = setting(
+        "random",
+        "random: ranking queries drawn from every eligible paper (SCIDOCS); date: from the latest period (the newest "
+        "years with enough eligible papers), val and test alike, and training only on papers published before it "
+        "(needs publication years)",
+        choices=SPLIT_RULES,
+    )
 
 
 @dataclass(frozen=True)
@@ -294,6 +303,7 @@ class BenchmarkConfig:
         choices=SCIREPEVAL_FORMAT_TASKS,
     )
     citation_window_years: int = setting(CorpusConfig.citation_window_years, "citations-received's window", low=1)
+    split_by: str = setting(CorpusConfig.split_by, "random or date: how ranking queries are drawn", choices=SPLIT_RULES)
 
 
 # ---------------------------------------------------------------- 2. triplets (notebook 02)

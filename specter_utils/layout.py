@@ -16,6 +16,7 @@ name                        what it is
 ``TRIPLETS_VAL_FILE``       mined validation triplets
 ``RESULTS_TABLE``           a rendered results table written beside its ``metrics.json``
 ``PIPELINE_FILE``           how and when each notebook of a run (or a report) last ran
+``LATER_PAPERS_FILE``       a time-split benchmark's papers from its cutoff on (kept out of training)
 ==========================  =======================================================================
 """
 
@@ -33,3 +34,4 @@ RESULTS_TABLE = "results.md"
 PIPELINE_FILE = "pipeline.json"
 SCIREPEVAL_DIR = "scirepeval"
 SCIREPEVAL_TASKS_FILE = "tasks.jsonl"
+LATER_PAPERS_FILE = "later_papers.txt"

@@ -58,6 +58,11 @@ class Task:
         return tuple(f"{self.label} {METRIC_LABELS[metric]}" for metric in self.metrics)
 
     @property
+    def in_paper(self) -> bool:
+        """Whether the paper's Table 1 has it (a task of ours holds :data:`NOT_IN_PAPER` there)."""
+        return all(value == value for values in self.paper.values() for value in values)  # NaN != NaN
+
+    @property
     def columns(self) -> tuple[tuple[str, str, str], ...]:
         """``(result key, metric key, header)`` of each metric."""
         return tuple((self.key, metric, header) for metric, header in zip(self.metrics, self.headers, strict=True))
@@ -70,6 +75,7 @@ class Task:
 
 # The paper's Table 1 rows, in its order; each task holds its own columns of them (docs/protocol.md section 5).
 PAPER_MODELS = ("Random", "SIF", "Citeomatic", "SGC", "SciBERT", "Sent-BERT", "SPECTER")
+NOT_IN_PAPER = float("nan")  # the value of a metric the paper did not measure (a task of ours only)
 # The paper's own average over its 12 metrics, per model.
 PAPER_AVERAGE = {
     "Random": 32.5,
@@ -158,6 +164,10 @@ TASKS: tuple[Task, ...] = (  # Table 1's order, which is also the original's res
         suffix=".csv", citation_corpus=False, readme={"adj-NDCG": "recomm nDCG", "adj-P@1": "recomm P@1"},
         paper=_paper((51.3, 16.8), (53.4, 19.5), (52.5, 17.3), (52.7, 18.2), (52.1, 17.9), (51.6, 17.1), (54.0, 20.4)),
     ),
+    # cite and co-cite again, same queries and positives, negatives matched to the positives on year and in-degree
+    # (benchmark/matched.py); not in the paper, so no paper values
+    _ranking("cite-matched", "cite (matched)", "CITE", True, _paper(*[(NOT_IN_PAPER,) * 2] * len(PAPER_MODELS))),
+    _ranking("cocite-matched", "co-cite (matched)", "CITE", True, _paper(*[(NOT_IN_PAPER,) * 2] * len(PAPER_MODELS))),
 )  # fmt: skip
 # The ranking tasks, those a citation corpus has first (cite, co-cite, co-view, co-read): the benchmark's own order
 RANKING_CITATION_FIRST = tuple(sorted((t for t in TASKS if t.kind == RANKING), key=lambda t: not t.citation_corpus))

@@ -19,7 +19,8 @@ from specter_utils.triplets.sampler import mine_dir
 def _check_layout(out: Path, min_classes: int) -> dict:
     info = json.loads((out / "benchmark.json").read_text())
     scidocs = read_scidocs_dir(out / "scidocs")
-    assert set(scidocs.ranking) == {"cite", "cocite"} and set(scidocs.classification) == {"mag"}
+    assert set(scidocs.ranking) == {"cite", "cocite", "cite-matched", "cocite-matched"}
+    assert set(scidocs.classification) == {"mag"}
     train = read_specter_dir(out / "train")
     training_papers = set(train.graph) | set(train.metadata) | {c for row in train.graph.values() for c in row}
     queries = set()

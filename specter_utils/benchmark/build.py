@@ -1,12 +1,15 @@
 """Build a SCIDOCS-style evaluation directory, plus a leakage-free training dir, from any citation corpus.
 
 ```
-DIR/scidocs/   cite/ and cocite/ {val,test}.qrel; the corpus's labels as the mag/ classification
-               task; paper_metadata_view_cite_read.json and paper_metadata_mag_mesh.json
+DIR/scidocs/   cite/ and cocite/ {val,test}.qrel, and cite-matched/ and cocite-matched/ (the same queries and
+               positives, negatives matched to the positives: benchmark.matched); the corpus's labels as the
+               mag/ classification task; paper_metadata_view_cite_read.json and paper_metadata_mag_mesh.json
 DIR/train/     SPECTER-format training dir without any held-out query or an edge touching one
 DIR/benchmark.json
+DIR/later_papers.txt   with split_by=date only: the papers from the cutoff on, none of them in training
 ```
-Held-out queries are the cite and co-cite queries (two disjoint sets). Every candidate has a title
+Held-out queries are the cite and co-cite queries (two disjoint sets). ``split_by=date`` draws them from the latest
+period (``splits.latest_cutoff``) and keeps every paper of that period out of training. Every candidate has a title
 (it must be embeddable). Metadata ``cited_by``/``references`` come from the same graph as training
 (edges touching held-out queries removed), so a graph-based baseline cannot read the answers there.
 """
@@ -23,17 +26,18 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from specter_utils.benchmark.matched import MatchedSampler, in_degrees, matched_task, popularity_summary
 from specter_utils.benchmark.scirepeval_tasks import plan_scirepeval_tasks
-from specter_utils.benchmark.splits import sample_ids, split_ids, training_leakage
-from specter_utils.config import MULTI_LABEL_RULES, BenchmarkConfig
+from specter_utils.benchmark.splits import later_papers, latest_cutoff, sample_ids, split_ids, training_leakage
+from specter_utils.config import MULTI_LABEL_RULES, SPLIT_RULES, BenchmarkConfig
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.scidocs import ScidocsData, scidocs_record, write_scidocs_dir
 from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
-from specter_utils.io import write_json
-from specter_utils.layout import BENCHMARK_FILE, SCIREPEVAL_DIR
+from specter_utils.io import atomic_write, write_json
+from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE, SCIREPEVAL_DIR
 
 SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
 
@@ -157,6 +161,75 @@ def _classification(corpus: Corpus, text: set[str], config: BenchmarkConfig, see
     }
 
 
+def _negatives_info(
+    tasks: dict[str, dict[str, dict[str, int]]],
+    widened: dict[str, dict[int, int]],
+    sampler: MatchedSampler,
+    years: dict[str, int | None],
+    degree: dict[str, int],
+) -> dict[str, Any]:
+    """The build's account of both versions of cite and co-cite: each one's negative rule and, for the
+    matched ones, the keys and how many slots needed a wider window; year and in-degree of positives vs negatives."""
+    keys = " and ".join(sampler.keys)
+    out: dict[str, Any] = {
+        "in_degree": "papers citing it in the metadata graph (metadata_graph: no edge touching a held-out query), "
+        "so a cite positive's in-degree does not count its own query",
+        "degree_bucket": "0 for in-degree 0, else 1 + floor(log2(in-degree)): 1 | 2-3 | 4-7 | 8-15 | ...",
+    }
+    for name, qrels in tasks.items():
+        entry: dict[str, Any] = {}
+        if name in widened:
+            entry["rule"] = (
+                f"negative slot i is matched to the query's i-th positive (in turn): a random paper with text, not a "
+                f"candidate of the query, with the same {keys}; when none is left, the window widens by one year and "
+                "one bucket at a time"
+            )
+            entry["matching_keys"] = list(sampler.keys)
+            if "year" not in sampler.keys:
+                entry["note"] = "the corpus gives no publication years: matched on the in-degree only"
+            entry["widened"] = {
+                "slots": sum(widened[name].values()),
+                "exact": widened[name].get(0, 0),
+                "by_window_half_width": {str(k): n for k, n in widened[name].items()},
+                "unmatched": widened[name].get(sampler.max_step + 1, 0),
+            }
+        else:
+            entry["rule"] = "uniformly random papers with text that are not a candidate of the query (SCIDOCS)"
+        entry["summary"] = popularity_summary(qrels, years, degree)
+        out[name] = entry
+    return out
+
+
+def _split_info(
+    config: BenchmarkConfig,
+    cutoff: int | None,
+    later: set[str],
+    years: dict[str, int | None],
+    ranking: dict[str, dict[str, dict[str, dict[str, int]]]],
+) -> dict[str, Any]:
+    """How the ranking queries were drawn (benchmark.json ``split``)."""
+    if cutoff is None:
+        return {"split_by": "random", "rule": "ranking queries drawn at random from every eligible paper (SCIDOCS)"}
+    queries = {q for task in ("cite", "cocite") for qrels in ranking.get(task, {}).values() for q in qrels}
+    query_years = Counter(years[q] for q in queries)
+    return {
+        "split_by": "date",
+        "cutoff_year": cutoff,
+        "rule": f"ranking queries (val and test) drawn from eligible papers published in {cutoff} or later (the "
+        "latest period with enough of them), split val/test at random within it; training holds only papers "
+        f"published before {cutoff}",
+        "why_val_in_the_latest_period": "val chooses checkpoints and settings for the test distribution, so it "
+        "comes from the same period as test; both lie after the training papers, so neither is seen in training",
+        "later_papers": len(later),
+        "queries_by_year": {str(y): n for y, n in sorted(query_years.items())},
+        **{
+            f"{task}_{split}_queries": len(qrels)
+            for task in ("cite", "cocite")
+            for split, qrels in ranking.get(task, {}).items()
+        },
+    }
+
+
 def _label_slot(corpus: Corpus, config: BenchmarkConfig) -> str:
     """What the mag/ slot holds, in words (benchmark.json)."""
     what = {
@@ -176,11 +249,12 @@ def build_benchmark(
     max_class_papers: int | None = None,
     negative_pool: int | None = None,
     multi_label: str | None = None,
+    split_by: str | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
 
-    ``n_queries`` (per ranking task, val + test), ``max_class_papers``, ``negative_pool`` and ``multi_label``,
-    when given, override the config's values.
+    ``n_queries`` (per ranking task, val + test), ``max_class_papers``, ``negative_pool``, ``multi_label`` and
+    ``split_by``, when given, override the config's values.
     """
     config = config or BenchmarkConfig()
     if n_queries is not None:
@@ -197,12 +271,22 @@ def build_benchmark(
         raise ValueError(f"multi_label must be one of {', '.join(MULTI_LABEL_RULES)}, got {config.multi_label!r}")
     if (config.max_class_papers or 0) < 0:
         raise ValueError(f"max_class_papers must be a number of papers (0: all), got {config.max_class_papers}")
+    if split_by is not None:
+        config = replace(config, split_by=split_by)
+    if config.split_by not in SPLIT_RULES:
+        raise ValueError(f"split_by must be one of {', '.join(SPLIT_RULES)}, got {config.split_by!r}")
     if (config.negative_pool or 0) < 0:
         raise ValueError(f"negative_pool must be a number of papers (0: all), got {config.negative_pool}")
     out_dir = Path(out_dir)
     text = _has_text(corpus)
     if not text:
         raise DataError(f"corpus {corpus.name!r} has no paper with a title")
+    years = {pid: corpus.papers[pid].year for pid in sorted(text)}
+    if config.split_by == "date" and not any(year is not None for year in years.values()):
+        raise DataError(
+            f"corpus {corpus.name!r} has no publication year: data.split_by=date needs them (use random)",
+            corpus.info.get("source") or corpus.report.source or None,
+        )
     graph = corpus.graph()
     rng = random.Random(seed)
     pool = sorted(text)
@@ -214,7 +298,19 @@ def build_benchmark(
     cite_eligible = [p for p, refs in refs_with_text.items() if len(refs) >= config.min_positives]
     per_task_cap = int(config.max_heldout_fraction * len(text) / 2)
     n_cite = min(config.n_queries, per_task_cap, len(cite_eligible))
-    cite_queries = sample_ids(cite_eligible, n_cite, seed)
+    cocite_counts = _cocitations(graph, text)
+    cocite_eligible = [p for p, c in cocite_counts.items() if len(c) >= config.min_positives]
+    n_cocite = min(config.n_queries, per_task_cap, len(cocite_eligible))
+    cutoff, later = None, set()
+    cite_drawn_from, cocite_drawn_from = cite_eligible, cocite_eligible
+    if config.split_by == "date":  # queries from the latest period, training before it
+        cutoff = latest_cutoff(
+            years, {"cite": cite_eligible, "cocite": cocite_eligible}, {"cite": n_cite, "cocite": n_cocite}
+        )
+        later = set(later_papers({pid: p.year for pid, p in corpus.papers.items()}, cutoff))
+        cite_drawn_from = [p for p in cite_eligible if p in later and years[p] is not None]
+        cocite_drawn_from = [p for p in cocite_eligible if p in later and years[p] is not None]
+    cite_queries = sample_ids(cite_drawn_from, n_cite, seed)
     cite_pos = {
         q: sorted(rng.sample(refs_with_text[q], min(config.positives, len(refs_with_text[q])))) for q in cite_queries
     }
@@ -223,10 +319,7 @@ def build_benchmark(
     )
 
     # 2. cocite: other queries, with the papers most often co-cited with them
-    cocite_counts = _cocitations(graph, text)
-    cocite_eligible = [p for p, c in cocite_counts.items() if len(c) >= config.min_positives]
-    n_cocite = min(config.n_queries, per_task_cap, len(cocite_eligible))
-    cocite_queries = sample_ids(cocite_eligible, n_cocite, seed + 1, exclude=cite_queries)
+    cocite_queries = sample_ids(cocite_drawn_from, n_cocite, seed + 1, exclude=cite_queries)
     cocite_pos = {
         q: sorted(p for p, _ in sorted(cocite_counts[q].items(), key=lambda kv: (-kv[1], kv[0]))[: config.positives])
         for q in cocite_queries
@@ -235,6 +328,23 @@ def build_benchmark(
         cocite_queries, cocite_pos, pool, {q: set(cocite_counts[q]) for q in cocite_queries}, config, rng
     )
     held_out = set(cite_queries) | set(cocite_queries)
+    formats = plan_scirepeval_tasks(corpus, text, graph, held_out, config, seed)  # their held-out papers, chosen now
+    # the graph of training and of the metadata: no edge touching a held-out query or a held-out paper of a
+    # SciRepEval-format task (nor, by date, a later paper)
+    safe = graph.without_edges_of(held_out | formats.held_out | later)
+
+    # 2b. the same queries and positives, negatives matched to the positives on year and in-degree (in ``safe``)
+    degree = in_degrees(safe, sorted(text))
+    sampler = MatchedSampler(pool, years, degree, use_years=any(years[p] is not None for p in pool))
+    matched_rng = random.Random(seed + 3)
+    cite_matched = matched_task(
+        cite_qrels, {q: set(refs_with_text[q]) for q in cite_queries}, sampler, config.negatives, matched_rng
+    )
+    cite_widened, sampler.widened = dict(sorted(sampler.widened.items())), type(sampler.widened)()
+    cocite_matched = matched_task(
+        cocite_qrels, {q: set(cocite_counts[q]) for q in cocite_queries}, sampler, config.negatives, matched_rng
+    )
+    cocite_widened = dict(sorted(sampler.widened.items()))
     if not cite_qrels and not cocite_qrels:
         dangling = sum(corpus.report.counts.get(k, 0) for k in ("dangling_citation", "unknown_reference"))
         raise DataError(
@@ -247,11 +357,11 @@ def build_benchmark(
     # 3. classification from the corpus labels, in the mag/ slot
     classes = _classification(corpus, text, config, seed)
 
-    # 4. the training dir: no held-out query, no edge touching one (nor a held-out paper of a SciRepEval-format task)
-    formats = plan_scirepeval_tasks(corpus, text, graph, held_out, config, seed)
+    # 4. the training dir: no held-out query, no edge touching one (nor a held-out paper of a SciRepEval-format task,
+    # nor, by date, a later paper)
     excluded = held_out | formats.held_out
-    train = corpus_to_specter(corpus, exclude=excluded, val_fraction=config.train_val_fraction, seed=seed)
-    leakage = training_leakage(train, excluded)
+    train = corpus_to_specter(corpus, exclude=excluded | later, val_fraction=config.train_val_fraction, seed=seed)
+    leakage = training_leakage(train, excluded, sorted(later) if cutoff is not None else None)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
     if not cite_qrels and not cocite_qrels:  # checked before anything is written
@@ -264,9 +374,11 @@ def build_benchmark(
     for stale in (TRAIN_DIR, SCIDOCS_DIR):  # a rebuild replaces the benchmark whole: no task of an earlier build
         shutil.rmtree(out_dir / stale, ignore_errors=True)
     write_specter_dir(out_dir / TRAIN_DIR, train)
+    if cutoff is not None:
+        with atomic_write(out_dir / LATER_PAPERS_FILE) as out:
+            out.write("".join(f"{pid}\n" for pid in sorted(later)))
 
-    # 5. SCIDOCS metadata, with the graph the training dir sees
-    safe = graph.without_edges_of(excluded)
+    # 5. SCIDOCS metadata, with the graph the training dir sees (``safe``)
 
     def record(pid: str) -> dict[str, Any]:
         paper = corpus.papers[pid]
@@ -280,7 +392,8 @@ def build_benchmark(
             paper.year,
         )
 
-    ranking_ids = sorted({p for qrels in (cite_qrels, cocite_qrels) for q, docs in qrels.items() for p in (q, *docs)})
+    every_qrels = (cite_qrels, cocite_qrels, cite_matched, cocite_matched)
+    ranking_ids = sorted({p for qrels in every_qrels for q, docs in qrels.items() for p in (q, *docs)})
     class_ids = sorted({pid for rows in classes["rows"].values() for pid, _ in rows})
     scidocs = ScidocsData(root=out_dir / SCIDOCS_DIR)
     if ranking_ids:
@@ -289,6 +402,10 @@ def build_benchmark(
         scidocs.ranking["cite"] = _split_qrels(cite_qrels, config, seed)
     if cocite_qrels:
         scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed + 1)
+    if cite_matched:  # the same seeds as the random version: the same queries in val and in test
+        scidocs.ranking["cite-matched"] = _split_qrels(cite_matched, config, seed)
+    if cocite_matched:
+        scidocs.ranking["cocite-matched"] = _split_qrels(cocite_matched, config, seed + 1)
     if not classes["why_absent"] and not all(classes["rows"].values()):
         classes["why_absent"] = "a class sample too small to fill train, val and test"
     if not classes["why_absent"]:
@@ -314,6 +431,8 @@ def build_benchmark(
         "held_out_queries": len(held_out),
         "cite": ranking_counts(scidocs.ranking.get("cite", {}), len(cite_eligible)),
         "cocite": ranking_counts(scidocs.ranking.get("cocite", {}), len(cocite_eligible)),
+        "cite-matched": ranking_counts(scidocs.ranking.get("cite-matched", {}), len(cite_eligible)),
+        "cocite-matched": ranking_counts(scidocs.ranking.get("cocite-matched", {}), len(cocite_eligible)),
         "mag": {
             "classes": len(classes["classes"]) if "mag" in scidocs.classification else 0,
             "labelled_papers": classes["labelled"],
@@ -345,6 +464,10 @@ def build_benchmark(
             "cite": "held-out query papers; relevance 1: up to 5 papers each cites, 0: 25 random uncited papers",
             "cocite": "held-out query papers (disjoint from cite); 1: up to 5 papers most often co-cited with it, "
             "0: 25 random papers never co-cited with it",
+            "cite-matched": "the cite queries and positives; 0: 25 uncited papers, each matched to a positive on "
+            "year and in-degree (negatives, below)",
+            "cocite-matched": "the cocite queries and positives; 0: 25 papers never co-cited with it, each matched "
+            "to a positive on year and in-degree (negatives, below)",
             "mag": _label_slot(corpus, config)
             if "mag" in scidocs.classification
             else f"absent: {classes['why_absent']}",
@@ -355,8 +478,22 @@ def build_benchmark(
             "train": "SPECTER-format training dir without held-out queries or their edges",
         },
         "metadata_graph": "cited_by/references exclude every edge touching a held-out query or a held-out paper of "
-        "the tasks in SciRepEval's formats (as in training)",
+        "the tasks in SciRepEval's formats (as in training)"
+        + (f", and every edge touching a paper of {cutoff} or later" if cutoff is not None else ""),
         "scirepeval": scirepeval,
+        "negatives": _negatives_info(
+            {
+                "cite": cite_qrels,
+                "cocite": cocite_qrels,
+                "cite-matched": cite_matched,
+                "cocite-matched": cocite_matched,
+            },
+            {"cite-matched": cite_widened, "cocite-matched": cocite_widened},
+            sampler,
+            years,
+            degree,
+        ),
+        "split": _split_info(config, cutoff, later, years, scidocs.ranking),
     }
     write_json(out_dir / BENCHMARK_FILE, info)
     return info

@@ -10,13 +10,15 @@ evaluation ids for ``triplets.audit.audit_leakage``, which checks any triplet fi
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.scirepeval_folder import format_task_ids
 from specter_utils.data.scidocs import CLASSIFICATION_TASKS, RANKING_TASKS, read_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
+from specter_utils.io import read_lines
+from specter_utils.layout import LATER_PAPERS_FILE
 
 
 def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:
@@ -41,13 +43,15 @@ def split_ids(ids: Iterable[str], fractions: dict[str, float], seed: int) -> dic
     return out
 
 
-def training_leakage(data: SpecterData, held_out: Iterable[str]) -> dict[str, Any]:
-    """Where held-out ids occur in a SPECTER training dir: as query, candidate or easy-negative pool."""
+def training_leakage(data: SpecterData, held_out: Iterable[str], later: Iterable[str] | None = None) -> dict[str, Any]:
+    """Where held-out ids occur in a SPECTER training dir: as query, candidate or easy-negative pool; with
+    ``later`` (a time split's papers from the cutoff on), where those occur too."""
     held = set(held_out)
+    in_training = set(data.graph) | {c for row in data.graph.values() for c in row} | set(data.metadata)
     queries = held & set(data.graph)
     candidates = {c for row in data.graph.values() for c in row} & held
     pool = held & set(data.metadata)
-    return {
+    out = {
         "held_out": len(held),
         "as_query": len(queries),
         "as_candidate": len(candidates),
@@ -55,6 +59,45 @@ def training_leakage(data: SpecterData, held_out: Iterable[str]) -> dict[str, An
         "examples": sorted(queries | candidates | pool)[:10],
         "leak_free": not (queries or candidates or pool),
     }
+    if later is not None:
+        late = set(later) & in_training
+        out.update(later_papers=len(set(later)), later_in_training=len(late), later_examples=sorted(late)[:10])
+        out["leak_free"] = out["leak_free"] and not late
+    return out
+
+
+def latest_cutoff(
+    years: Mapping[str, int | None], eligible: Mapping[str, Iterable[str]], wanted: Mapping[str, int]
+) -> int | None:
+    """The latest year Y whose eligible papers published in Y or later can give every task its ``wanted``
+    queries (tasks drawn in order, each disjoint from those before); None when no year has papers."""
+    dated = sorted({y for y in years.values() if y is not None}, reverse=True)
+    for year in dated:
+        taken = 0
+        fits = True
+        for task, ids in eligible.items():
+            late = {p for p in ids if years.get(p) is not None and years[p] >= year}
+            if len(late) - taken < wanted[task]:
+                fits = False
+                break
+            taken += wanted[task]
+        if fits:
+            return year
+    return dated[-1] if dated else None
+
+
+def later_papers(years: Mapping[str, int | None], cutoff: int) -> list[str]:
+    """The papers a time split keeps out of training: published in ``cutoff`` or later, or of unknown year."""
+    return sorted(p for p, year in years.items() if year is None or year >= cutoff)
+
+
+def read_later_papers(benchmark_dir: str | Path) -> set[str] | None:
+    """A time-split benchmark's papers from its cutoff on (``LATER_PAPERS_FILE``); None for a random split."""
+    root = Path(benchmark_dir)
+    if root.name == "scidocs" and not (root / LATER_PAPERS_FILE).exists():
+        root = root.parent
+    path = root / LATER_PAPERS_FILE
+    return set(read_lines(path)) if path.exists() else None
 
 
 def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:

@@ -90,7 +90,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "build-benchmark",
         help="build a SCIDOCS-layout benchmark (cite, cocite, label classification) plus a training dir",
-        description="From a citation corpus, write DIR/scidocs (cite and cocite qrels for held-out queries, the "
+        description="From a citation corpus, write DIR/scidocs (cite and cocite qrels for held-out queries, and "
+        "cite-matched and cocite-matched: the same queries with negatives matched to the positives on year and "
+        "in-degree; the "
         "corpus labels as the mag/ classification task, paper_metadata_*.json), DIR/train (SPECTER-format, "
         "without the held-out queries or their edges) and DIR/benchmark.json (counts, the label field and "
         "multi-label rule, and why classification is absent when it is). A corpus without usable labels still "
@@ -107,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flags(
         parser,
         CorpusConfig,
-        ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed"),
+        ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed", "split_by"),
     )
     parser.set_defaults(func=run)
 
@@ -130,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     note_class_cap(info["counts"]["mag"], data.max_class_papers)
     if "absent_because" in info["counts"]["mag"]:
         print(f"no classification task: {info['counts']['mag']['absent_because']}")
+    if info["split"]["split_by"] == "date":
+        print(f"time split: {info['split']['rule']} ({info['split']['later_papers']:,} papers held out of training)")
     if info["synthetic"]:
         print(f"NOTE: SYNTHETIC corpus ({BENCHMARK_FILE} says so); its numbers say nothing about real papers")
     print(f"wrote {args.out}/scidocs, {args.out}/train and {args.out}/{BENCHMARK_FILE}")

@@ -161,7 +161,7 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
 
     ours = {model: metric_row(result) for model, result in results.items()}
     metrics = [h for h in HEADERS if any(h in row for row in ours.values())]
-    paper = {f"{name} (paper)": dict(zip(HEADERS, PAPER_TABLE1[name][:12], strict=True)) for name in paper_rows}
+    paper = {f"{name} (paper)": dict(zip(HEADERS, PAPER_TABLE1[name][:-1], strict=True)) for name in paper_rows}
     series = {**ours, **paper}
     fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(metrics) + 2), 4))
     width = 0.8 / max(len(series), 1)

@@ -122,6 +122,8 @@ def seed_evidence(test: Mapping[str, Any] | None) -> int:
 
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
     """Whether a shown difference (``evidence``'s sign) goes the paper's way (``paper_diff``, its sign)."""
+    if math.isnan(paper_diff):  # a task the paper did not measure (cite and co-cite with matched negatives)
+        return "The paper did not measure this task."
     if paper_diff == 0:
         return f"The paper shows no change here ({paper_what}: Δ 0)."
     paper_dir = "higher" if paper_diff > 0 else "lower"
@@ -191,7 +193,7 @@ def interpret_table1(
     if trained in rows and base in rows:
         by_task = {(d.task, d.metric): d for d in deltas if d.row == trained and d.reference == base}
         paper_specter, paper_scibert = (
-            dict(zip(HEADERS, PAPER_TABLE1[m][:12], strict=True)) for m in ("SPECTER", "SciBERT")
+            dict(zip(HEADERS, PAPER_TABLE1[m][:-1], strict=True)) for m in ("SPECTER", "SciBERT")
         )
         for key, metric_key, header in TABLE1_COLUMNS:
             if header not in rows[trained] or header not in rows[base]:

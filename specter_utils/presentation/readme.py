@@ -67,7 +67,8 @@ METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebo
 # Table 1's columns (header, label): the CLS task of the mag slot, cite and co-cite MAP, then the other SCIDOCS
 # columns when a run has them (the benchmarks built from a citation corpus have no MeSH, usage or recommendation data)
 TABLE1_SHOWN = tuple(column for task in TASKS for column in task.readme_columns)
-ALWAYS_SHOWN = tuple(header for task in TASKS if task.citation_corpus for header, _ in task.readme_columns)
+# (the tasks of ours only, as cite and co-cite with matched negatives, when a run has them)
+ALWAYS_SHOWN = tuple(h for task in TASKS if task.citation_corpus and task.in_paper for h, _ in task.readme_columns)
 # each ranking task of the results and its key in benchmark.json (and notebook 01's tables); citation tasks first
 TASK_SLOTS = {task.key: task.name for task in RANKING_CITATION_FIRST}
 

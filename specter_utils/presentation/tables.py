@@ -93,8 +93,8 @@ def comparison_table(
         records.append({"model": model, **row, "avg": average, "paper avg": math.nan})
     for model in paper_rows or ():
         values = PAPER_TABLE1[model]
-        row = dict(zip(HEADERS, values[:12], strict=True))
-        records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[12]})
+        row = {h: v for h, v in zip(HEADERS, values[:-1], strict=True) if not math.isnan(v)}  # NaN: not measured
+        records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[-1]})
     frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, "avg", "paper avg"])
     frame.attrs["not_applicable"] = sorted(rankers & set(ours))  # rows whose empty cells read "—", not blank
     return frame.set_index("model")

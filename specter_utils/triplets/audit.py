@@ -1,7 +1,8 @@
 """The leakage audit: does any training triplet contain a held-out evaluation paper of a benchmark?
 
 SciNCL found SCIDOCS evaluation papers inside SPECTER's training triplets; ``audit_leakage`` checks any
-triplet file (or mining directory) against any benchmark directory (``benchmark.splits.benchmark_ids``).
+triplet file (or mining directory) against any benchmark directory (``benchmark.splits.benchmark_ids``). A
+time-split benchmark (``data.split_by=date``) also lists its papers from the cutoff on; none may be in a triplet.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specter_utils.benchmark.splits import benchmark_ids
+from specter_utils.benchmark.splits import benchmark_ids, read_later_papers
 from specter_utils.errors import DataError
 from specter_utils.layout import TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
 from specter_utils.triplets.io import iter_triplets
@@ -48,6 +49,9 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "classification_overlap": eval_papers,
         "format_held_out_overlap": format_held_out,  # held-out papers of the tasks in SciRepEval's formats
     }
+    later = read_later_papers(benchmark_dir)
+    if later is not None:  # a time split: papers from its cutoff on (queries, newer candidates, every later paper)
+        targets["later_overlap"] = later
     per_role = {name: dict.fromkeys(ROLES, 0) for name in targets}
     distinct: dict[str, set[str]] = {name: set() for name in targets}
     examples: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
@@ -77,9 +81,13 @@ def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[
         "classification_papers": len(eval_papers),
         "by_task_distinct_ids_in_triplets": by_task,
         "format_task_held_out": len(format_held_out),
-        # what `specter-utils data audit` and workflow.mine stop on
-        "leak_free": not distinct["query_overlap"] and not distinct["format_held_out_overlap"],
+        # what `specter-utils data audit` and workflow.mine stop on (a time split: any paper from its cutoff on too)
+        "leak_free": not distinct["query_overlap"]
+        and not distinct["format_held_out_overlap"]
+        and not distinct.get("later_overlap"),
     }
+    if later is not None:
+        report["later_papers"] = len(later)
     for name in targets:
         report[name] = {"by_role": per_role[name], "distinct_ids": len(distinct[name]), "examples": examples[name]}
     return report

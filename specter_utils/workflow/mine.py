@@ -35,24 +35,29 @@ def leakage_audit(triplets: str | Path, benchmark_dir: str | Path) -> tuple[dict
     """Every overlap between triplets (a JSONL file or a mining dir) and a benchmark's held-out papers, and its
     summary: ``leak_free`` and the distinct ids of each overlap (queries, candidates, classification papers)."""
     audit = audit_leakage(triplets, benchmark_dir)
+    names = ("query_overlap", "candidate_overlap", "classification_overlap", "later_overlap")
     summary = {
         "leak_free": audit["leak_free"],
-        **{
-            name: audit[name]["distinct_ids"]
-            for name in ("query_overlap", "candidate_overlap", "classification_overlap")
-        },
+        **{name: audit[name]["distinct_ids"] for name in names if name in audit},
     }
     return audit, summary
 
 
 def mine(spec: RunSpec, train_data_dir: str | Path, triplets_dir: str | Path, benchmark_dir: str | Path) -> dict:
-    """Mine triplets, then audit them: any held-out query in a triplet stops the run."""
+    """Mine triplets, then audit them: any held-out query in a triplet (with a time split: any paper from its
+    cutoff on) stops the run."""
     mining = mine_triplets(spec.mining, train_data_dir, triplets_dir)
     audit, leakage = leakage_audit(triplets_dir, benchmark_dir)
-    if not audit["leak_free"]:
+    if audit["query_overlap"]["distinct_ids"]:
         raise DataError(
             f"{audit['query_overlap']['distinct_ids']} held-out evaluation queries appear in the training triplets: "
             f"{audit['query_overlap']['examples'][:3]}",
+            triplets_dir,
+        )
+    if not audit["leak_free"]:  # a time split: a paper from its cutoff on in a triplet
+        raise DataError(
+            f"{audit['later_overlap']['distinct_ids']} papers from the time split's cutoff on appear in the training "
+            f"triplets: {audit['later_overlap']['examples'][:3]}",
             triplets_dir,
         )
     return {**mining, "leakage": leakage}

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.config import BenchmarkConfig, CorpusConfig
 from specter_utils.data.convert import corpus_to_specter
@@ -86,6 +88,7 @@ def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
         multi_label=data.multi_label,
         scirepeval_tasks=list(data.scirepeval_tasks),
         citation_window_years=data.citation_window_years,
+        split_by=data.split_by,
     )
 
 
@@ -159,3 +162,61 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
         download("scidocs", resolve(scidocs_dir))
         scidocs_stats = data_stats(resolve(scidocs_dir))[0]
     return {"corpus": corpus, "benchmark": benchmark, "scidocs": scidocs_stats}
+
+
+def negatives_frame(benchmark: dict[str, Any]) -> pd.DataFrame:
+    """Year and in-degree of positives vs negatives in each version of cite and co-cite (benchmark.json's
+    ``negatives``), one row per task: what a ranker that reads no text could exploit."""
+    rows = []
+    for task, entry in benchmark.get("negatives", {}).items():
+        if not isinstance(entry, dict) or "summary" not in entry:
+            continue
+        pos, neg = entry["summary"]["positives"], entry["summary"]["negatives"]
+        widened = entry.get("widened", {})
+        rows.append(
+            {
+                "task": task,
+                "negatives": "matched" if "widened" in entry else "random",
+                "positive median year": pos["median_year"],
+                "negative median year": neg["median_year"],
+                "positive median in-degree": pos["median_in_degree"],
+                "negative median in-degree": neg["median_in_degree"],
+                "negatives with in-degree 0": neg["share_in_degree_0"],
+                "negatives newer than the newest positive": neg["share_newer_than_newest_positive"],
+                "slots widened": widened["slots"] - widened["exact"] if widened else None,
+            }
+        )
+    return pd.DataFrame(rows).set_index("task") if rows else pd.DataFrame()
+
+
+def negatives_text(benchmark: dict[str, Any]) -> str:
+    """The negatives and the split rule in sentences, from benchmark.json's numbers."""
+    negatives, lines = benchmark.get("negatives", {}), []
+    for task in ("cite", "cocite"):
+        plain, matched = negatives.get(task), negatives.get(f"{task}-matched")
+        if not plain or not matched or not plain["summary"]["positives"]["judgements"]:
+            continue
+        pos, rand, match = (
+            e["summary"][s] for e, s in ((plain, "positives"), (plain, "negatives"), (matched, "negatives"))
+        )
+        newer = (
+            ""
+            if rand["share_newer_than_newest_positive"] is None
+            else (
+                f"; {rand['share_newer_than_newest_positive']:.0%} of the random negatives are newer than their query's "
+                f"newest positive, {match['share_newer_than_newest_positive']:.0%} of the matched ones"
+            )
+        )
+        widened = matched["widened"]
+        lines.append(
+            f"- **{task}**: the positives' median in-degree is {pos['median_in_degree']:g}, the random negatives' "
+            f"{rand['median_in_degree']:g} and the matched negatives' {match['median_in_degree']:g}{newer}. "
+            f"{widened['exact']:,} of {widened['slots']:,} matched slots found a paper in their own cell "
+            f"({', '.join(matched['matching_keys'])}), {widened['slots'] - widened['exact']:,} needed a wider window"
+            + (f", {widened['unmatched']:,} none at all" if widened["unmatched"] else "")
+            + "."
+        )
+    split = benchmark.get("split", {})
+    if split:
+        lines.append(f"- **split** ({split['split_by']}): {split['rule']}.")
+    return "\n".join(lines)
