@@ -504,8 +504,9 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
 
 
 PENDING = (
-    "the reading by the rule (the two-level bootstrap over seeds and queries, Holm-adjusted over the table) is pending "
-    "the next regeneration of this report: its metrics keep each seed's MAP but not each query's AP, which the test needs"
+    "The reading by the rule (the two-level bootstrap over seeds and queries, Holm-adjusted over the table) is "
+    "pending the next regeneration of this report: its metrics keep each seed's MAP but not each query's AP, which "
+    "the test needs; until then the differences below are stated, not read"
 )
 
 
@@ -573,14 +574,21 @@ def interpret_ablations(
                 signs.append(verdict(test))
             else:
                 pending = True
-                sentences.append(f"{task} MAP Δ {_fmt(test['diff'])} per query")
+                sentences.append(f"per query {task} MAP Δ {_fmt(test['diff'])}")
         paper_name = paper_rows.get(name)
         paper_values = PAPER_ABLATION_ROWS.get(paper_name or "")
         paper_what = f"'{paper_name}' vs SPECTER, average of all 12 metrics"
-        if pending or not sentences:
+        if not sentences:
             shown = 0
-            body = f"{average} " + (f"Per query: {'; '.join(sentences)}; " if sentences else "")
-            body += f"{PENDING}."
+            body = f"{average} No ranking task compares it per query, so nothing is read from it."
+            paper = (
+                paper_sentence(0, paper_values[4] - paper_ref[4], paper_what)
+                if paper_values
+                else "The paper has no row for this variant."
+            )
+        elif pending:
+            shown = 0
+            body = average.rstrip(".") + f"; {', '.join(sentences)}."
             paper = (
                 pending_paper_sentence(paper_values[4] - paper_ref[4], paper_what)
                 if paper_values
@@ -598,9 +606,11 @@ def interpret_ablations(
         effects[name] = (diff, shown, against) if not pending else (diff, 0, "")
     if all(name in effects for name in HARD_NEGATIVE_ROWS):
         if any(effects[name][2] == "" for name in HARD_NEGATIVE_ROWS):
-            lines.append(f"- **hard negatives under two losses**: {PENDING}.")
+            lines.append("- **hard negatives under two losses**: pending, as every row above.")
         else:
             lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
+    if any(not effects[name][2] for name in effects):
+        lines.insert(0, f"- {PENDING}.")
     run = set(paper_rows.get(n) for n in groups)
     missing = [row for row in PAPER_TABLE2 if row != "SPECTER" and row not in run]
     if missing:
