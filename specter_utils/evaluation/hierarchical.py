@@ -310,15 +310,15 @@ def reading_sentence(
     diff, low, high, p = (_get(test, k) for k in ("diff", "ci_low", "ci_high", "p"))
     adjusted = _get(test, "p_adjusted")
     adjusted = p if adjusted is None else adjusted
-    numbers = (
-        f"Δ {diff:+.{decimals}f}, 95% interval [{low:+.{decimals}f}, {high:+.{decimals}f}], p {p_text(p)}, "
-        f"adjusted p {p_text(adjusted)}"
-    )
+    interval = f"Δ {diff:+.{decimals}f}, 95% interval [{low:+.{decimals}f}, {high:+.{decimals}f}], p {p_text(p)}"
     scope = scope or covers(test, row, reference).replace("units", units)
     shown = verdict(test)
     if shown:
-        return f"{row} scores {'higher' if shown > 0 else 'lower'} than {reference} on {what} ({numbers}; {scope})."
-    return f"{row} against {reference} on {what}: no difference detected (adjusted p {p_text(adjusted)}; {numbers}; {scope})."
+        return (
+            f"{row} scores {'higher' if shown > 0 else 'lower'} than {reference} on {what} ({interval}, adjusted p "
+            f"{p_text(adjusted)}; {scope})."
+        )
+    return f"{row} against {reference} on {what}: no difference detected (adjusted p {p_text(adjusted)}; {interval}; {scope})."
 
 
 # ---------------------------------------------------------------- rows of a table, each against its own reference
