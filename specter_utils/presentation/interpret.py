@@ -2,9 +2,13 @@
 
 Every sentence is chosen by a condition on the numbers it states, never fixed in advance:
 
-- the direction of a difference (higher, lower, equal at the shown precision);
-- whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown);
-- whether it lies inside the seed spread (then it reads "no difference");
+- Table 2, the heads and Figure 2: one rule (``evaluation.hierarchical``): the two-level bootstrap over seeds and
+  units, its interval and p from the same resamples, each notebook's comparisons one Holm family; higher / lower
+  only where the adjusted p is under 0.05, else "no difference detected"; metrics written before that test read
+  as pending;
+- elsewhere (Table 1, the SVM gap): the direction of a difference (higher, lower, equal at the shown precision),
+  whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown), and
+  whether it lies inside the seed spread (then it reads "no difference");
 - whether it goes the paper's way (the paper's numbers: ``presentation.tables``), and only where a difference
   was shown; otherwise the paper's direction is said to be neither confirmed nor contradicted;
 - what the loss actually was (the triplet margin loss or in-batch negatives), from the training metrics;
