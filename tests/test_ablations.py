@@ -90,6 +90,25 @@ def _results(cite: float, cocite: float, mag: float) -> dict:
     return {"cite": {"map": cite, "ndcg": cite}, "co-cite": {"map": cocite, "ndcg": cocite}, "mag": {"f1": mag}}
 
 
+def test_table2_names_the_two_level_test_and_its_adjusted_p():
+    test = {"diff": -31.0, "p": 0.0001, "p_adjusted": 0.0004, "method": "hierarchical bootstrap"}
+    statistics = {
+        "groups": {
+            REFERENCE: seed_group_statistics([_results(80, 70, 60), _results(82, 72, 62)]),
+            "no_abstract": seed_group_statistics([_results(50, 40, 30), _results(51, 41, 31)]),
+        },
+        "paired": {
+            "rows": {"no_abstract": {"tasks": {"cite": {"versus": {REFERENCE: test}}}}},
+            "method": "hierarchical bootstrap",
+            "family": 4,
+        },
+        "seeds": {REFERENCE: [0, 1], "no_abstract": [0, 1]},
+    }
+    frame, text = ablation_table_seeds(statistics, REFERENCE, PAPER_ROWS)
+    assert frame.loc["no_abstract", "paired test vs specter"] == "cite MAP -31.00, p < 0.001, adj. p < 0.001"
+    assert "Holm-adjusted over the table's 4 comparisons" in text and "permutation" not in text
+
+
 def test_table2_over_seeds_marks_differences_inside_the_spread():
     statistics = {
         "groups": {
@@ -115,7 +134,8 @@ def test_table2_over_seeds_marks_differences_inside_the_spread():
     assert "cite MAP -31.00, p < 0.001" in frame.loc["no_abstract", "paired test vs specter"]
     assert frame.loc["no_abstract", "paper (CLS / USR / CITE / REC / all)"] == "82.2 / 72.2 / 73.6 / 34.5 / 68.1"
     assert "USR" not in frame.columns  # only the groups this run has
-    assert "no difference" in text and "±" in frame.loc[REFERENCE, "CITE"]
+    # the spread is marked, but the average is not tested: the reading (evaluation.hierarchical) decides
+    assert "the average is not tested" in text and "±" in frame.loc[REFERENCE, "CITE"]
 
 
 def test_a_row_with_its_own_reference_is_compared_with_that_row():

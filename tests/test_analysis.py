@@ -96,17 +96,19 @@ def test_knn_agreement_excludes_the_paper_itself_even_with_duplicates() -> None:
 
 
 def test_seed_difference_and_its_verdict() -> None:
-    """Called only when every seed agrees in sign, the mean clears the larger seed sd and the interval excludes 0."""
+    """Read by the one rule: the seeds' paired bootstrap (``evaluation.hierarchical``), its interval and p from the
+    same resamples; a direction only where p is under 0.05, whatever the signs or the spread alone say."""
     clear = seed_difference([0.50, 0.52, 0.51, 0.53, 0.50], [0.30, 0.31, 0.29, 0.32, 0.30])
-    assert clear["seeds"] == 5 and clear["same_sign"] and clear["ci_low"] > 0
-    assert seed_evidence(clear) == 1
+    assert clear["seeds"] == 5 and clear["same_sign"] and clear["ci_low"] > 0 and clear["p"] < 0.05
+    assert clear["method"] == "hierarchical bootstrap" and seed_evidence(clear) == 1
     assert seed_evidence(seed_difference([0.30, 0.31, 0.29], [0.50, 0.52, 0.51])) == -1
     mixed = seed_difference([0.30, 0.10, 0.35, 0.05, 0.40], [0.20, 0.20, 0.20, 0.20, 0.20])
-    assert not mixed["same_sign"] and seed_evidence(mixed) == 0  # one map per seed flips the direction
+    assert not mixed["same_sign"] and mixed["p"] >= 0.05 and seed_evidence(mixed) == 0  # the maps flip the direction
+    # every seed of one sign is not enough: two seeds far above, three barely, is no difference detected
     noisy = seed_difference([0.21, 0.60, 0.22, 0.58, 0.23], [0.20, 0.20, 0.21, 0.20, 0.20])
-    assert noisy["same_sign"] and noisy["diff"] <= noisy["spread"] and seed_evidence(noisy) == 0  # inside the sd
+    assert noisy["same_sign"] and noisy["ci_low"] <= 0 and noisy["p"] >= 0.05 and seed_evidence(noisy) == 0
     one = seed_difference([0.5], [0.2])
-    assert one["sd"] is None and seed_evidence(one) == 0  # one map: a direction, never a verdict
+    assert one["sd"] is None and one["p"] is None and seed_evidence(one) == 0  # one map: a direction, never a verdict
 
 
 def test_unknown_method_is_an_error() -> None:

@@ -169,7 +169,7 @@ def _head_row(head: str, training: str, seed, truth: list[str], predicted: list[
     }
 
 
-def test_seeds_f1_delta_averages_seeds_and_its_interval_covers_the_difference():
+def test_seeds_f1_delta_averages_seeds_and_its_interval_and_p_agree():
     rng = np.random.default_rng(0)
     truth = list(rng.choice(["a", "b", "c"], 300))
     good = [[y if rng.random() < 0.9 else "a" for y in truth] for _ in range(3)]
@@ -178,8 +178,9 @@ def test_seeds_f1_delta_averages_seeds_and_its_interval_covers_the_difference():
     expected = np.mean([macro_f1(*_codes(truth, p)) for p in good]) - macro_f1(*_codes(truth, poor[0]))
     assert test["diff"] == pytest.approx(expected) and test["diff"] > 20
     assert test["ci_low"] < test["diff"] < test["ci_high"] and test["ci_low"] > 0 and test["papers"] == 300
+    assert test["p"] < 0.05  # the interval excludes 0, so the p from the same resamples is under 0.05
     same = seeds_f1_delta(truth, poor, poor, n_resamples=50)
-    assert same["diff"] == 0 and same["ci_low"] == 0 and same["ci_high"] == 0
+    assert same["diff"] == 0 and same["ci_low"] == 0 and same["ci_high"] == 0 and same["p"] == 1.0
     with pytest.raises(ValueError, match="300 labels"):
         seeds_f1_delta(truth, [truth[:10]], poor)
 
@@ -203,13 +204,17 @@ def test_heads_deltas_pick_the_like_for_like_reference_and_feed_the_sentences():
     svm = heads_delta_label("trained", 64, 40, SVM_HEAD, "frozen", "linear")
     e2e = heads_delta_label("trained", 64, 40, "1x64", "end to end", "1x64")
     assert set(deltas) == {svm, heads_delta_label("trained", 64, 40, "1x64", "frozen", "linear"), e2e}
-    assert deltas[svm].ci_high < 0 and deltas[e2e].ci_low > 0 and deltas[svm].p is None
+    assert deltas[svm].ci_high < 0 and deltas[e2e].ci_low > 0 and deltas[svm].p < 0.05
     assert deltas[svm].task == "mag" and deltas[svm].metric == "macro-F1" and deltas[svm].n == 200
+    # the notebook's comparisons are one family: each adjusted p is Holm's over the three, never below the raw p
+    assert all(d.p_adjusted is not None and d.p_adjusted >= d.p for d in deltas.values())
+    assert (deltas[svm].seeds, deltas[svm].reference_seeds) == (1, 3)
     text = interpret_heads(rows, deltas=list(deltas.values()))
     svm_line = next(line for line in text.splitlines() if "linear SVM" in line and "40 training papers" in line)
-    assert "95% CI [" in svm_line and "the interval excludes 0" in svm_line
+    assert "scores lower than the linear head" in svm_line and "95% interval [" in svm_line
+    assert "adjusted p" in svm_line and "one seed of the linear SVM" in svm_line  # the SVM has no seed level
     e2e_line = next(line for line in text.splitlines() if "end to end" in line)
-    assert "scores higher than the same head on the frozen encoder" in e2e_line and "95% CI [" in e2e_line
+    assert "scores higher than the same head on the frozen encoder" in e2e_line and "95% interval [" in e2e_line
     comparison.delta_forest(list(deltas.values()))  # draws them
     other = [r for r in rows if r["train_papers"] == 40 and r["head"] != "linear"]
     assert [d.row for d in heads_deltas(other, n_resamples=50)] == [e2e]  # without a frozen linear head, only e2e

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specter_utils.evaluation.deltas import Delta
+from specter_utils.evaluation.deltas import Delta, heads_delta_label
+from specter_utils.evaluation.hierarchical import METHOD
 from specter_utils.presentation import interpret as it
 
 
@@ -191,26 +192,53 @@ def seeded(base: list[float], trained: list[float], knn: tuple[float, float, flo
                 "trained": {"knn_agreement": 0.6 + diff, "silhouette": 0.01},
             },
             "versus": {
-                "trained": {"knn_agreement": {"diff": diff, "ci_low": low, "ci_high": high, "p": 0.001, "queries": 450}}
+                "trained": {
+                    "knn_agreement": {
+                        "diff": diff,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "p": 0.001 if low > 0 or high < 0 else 0.4,
+                        "queries": 450,
+                        "seeds": 1,
+                        "reference_seeds": 1,
+                        "method": METHOD,
+                    }
+                }
             },
         },
     }
 
 
-def test_geometry_over_seeds_calls_a_direction_only_past_the_noise():
+def test_geometry_over_seeds_calls_a_direction_only_by_the_adjusted_p():
     clear = seeded([0.20, 0.21, 0.19, 0.22, 0.20], [0.40, 0.41, 0.42, 0.40, 0.43], (0.05, 0.03, 0.07))
     findings = {f["what"]: f["shown"] for f in it.geometry_findings(clear)}
     assert findings == {"k-NN topic agreement": 1, "t-SNE homogeneity": 1, "t-SNE completeness": 0}
     text = it.interpret_geometry(clear)
-    assert "trained scores higher than base on k-NN topic agreement" in text
-    assert "every seed agrees and the difference clears the seed noise" in text and "higher at 3 of 3 values" in text
-    assert "This agrees with the paper's direction" in text
+    assert "one family of 3 comparisons, Holm-adjusted" in text
+    assert "trained scores higher than base on k-NN topic agreement" in text and "adjusted p 0.002" in text
+    assert "trained scores higher than base on t-SNE homogeneity" in text and "higher at 3 of 3 values" in text
+    assert "projection seeds resampled, the papers fixed" in text and "This agrees with the paper's direction" in text
     # one seed's map on each side would say "falls" or "rises"; over seeds with mixed signs it is no difference
     noisy = seeded([0.20, 0.40, 0.20, 0.40, 0.30], [0.35, 0.10, 0.38, 0.15, 0.30], (0.001, -0.004, 0.006))
     shown = {f["what"]: f["shown"] for f in it.geometry_findings(noisy)}
     assert shown == {"k-NN topic agreement": 0, "t-SNE homogeneity": 0, "t-SNE completeness": 0}
     text = it.interpret_geometry(noisy)
-    assert "does not clear the seed noise" in text and "no difference is shown" in text and "rises" not in text
+    assert "no difference detected" in text and "scores higher" not in text and "scores lower" not in text
+
+
+def test_geometry_reads_an_older_report_by_the_rule_where_it_can():
+    old = seeded([0.20, 0.21, 0.19, 0.22, 0.20], [0.40, 0.41, 0.42, 0.40, 0.43], (0.05, 0.03, 0.07))
+    space = old["space"]["versus"]["trained"]["knn_agreement"]
+    for key in ("method", "seeds", "reference_seeds"):
+        space.pop(key)  # the older per-paper test: a permutation p beside a separate interval
+    for tests in old["versus"]["tsne"]["trained"].values():
+        for test in tests.values():  # the older projection test: a t interval, every seed's difference kept
+            for key in ("method", "p", "n_resamples"):
+                test.pop(key, None)
+    findings = {f["what"]: f["shown"] for f in it.geometry_findings(old)}
+    assert findings == {"k-NN topic agreement": None, "t-SNE homogeneity": 1, "t-SNE completeness": 0}
+    text = it.interpret_geometry(old)
+    assert "pending the next regeneration" in text and "one family of 2 comparisons" in text
 
 
 # ---------------------------------------------------------------- 07: ablations
@@ -218,51 +246,73 @@ def group(mean: float, sd: float) -> dict:
     return {"CITE": {"mean": mean, "sd": sd}, "all": {"mean": mean, "sd": sd}}
 
 
-def versus(diff: float, low: float, high: float, p: float) -> dict:
-    return {"versus": {"specter": {"diff": diff, "ci_low": low, "ci_high": high, "p": p, "queries": 160}}}
+def versus(diff: float, low: float, high: float, p: float, adjusted: float | None = None, seeds: int = 3) -> dict:
+    """One task's comparison with specter as ``evaluation.hierarchical`` stores it (seeds and queries resampled)."""
+    test = {
+        "diff": diff,
+        "ci_low": low,
+        "ci_high": high,
+        "p": p,
+        "p_adjusted": p if adjusted is None else adjusted,
+        "queries": 160,
+        "seeds": seeds,
+        "reference_seeds": seeds,
+        "method": METHOD,
+    }
+    return {"versus": {"specter": test}}
 
 
-STATISTICS = {  # the shape of stages.ablation_statistics, with the hep-th run's numbers
+STATISTICS = {  # the shape of ablation_statistics, with numbers like the hep-th run's
     "groups": {
         "specter": group(88.56, 0.28),
         "no_hard_negatives": group(88.93, 0.28),
         "cocitation": group(87.33, 0.32),
         "multitask": group(88.50, 0.06),
+        "venue": group(88.93, 0.04),
     },
     "paired": {
         "rows": {
             "no_hard_negatives": {
-                "tasks": {"cite": versus(0.44, 0.1, 0.8, 0.015), "cocite": versus(0.53, 0.2, 0.9, 0.005)}
+                "tasks": {"cite": versus(0.44, 0.1, 0.8, 0.002, 0.012), "cocite": versus(0.53, 0.2, 0.9, 0.001, 0.008)}
             },
             "cocitation": {
-                "tasks": {"cite": versus(-2.12, -2.9, -1.3, 0.0001), "cocite": versus(-1.13, -1.9, -0.3, 0.006)}
+                "tasks": {"cite": versus(-2.12, -2.9, -1.3, 0.0001), "cocite": versus(-1.13, -1.9, -0.3, 0.006, 0.03)}
             },
-            "multitask": {"tasks": {"cite": versus(-0.06, -0.6, 0.5, 0.8)}},
-        }
+            "multitask": {"tasks": {"cite": versus(-0.06, -0.6, 0.5, 0.8, 1.0)}},
+            # outside the seed spread and one task's p under 0.05 alone, but not after Holm over the table
+            "venue": {
+                "tasks": {"cite": versus(0.33, -0.13, 0.79, 0.17, 0.5), "cocite": versus(0.61, 0.1, 1.1, 0.017, 0.11)}
+            },
+        },
+        "family": 7,
+        "n_resamples": 10_000,
     },
-    "seeds": {name: [0, 1, 2] for name in ("specter", "no_hard_negatives", "cocitation", "multitask")},
+    "seeds": {name: [0, 1, 2] for name in ("specter", "no_hard_negatives", "cocitation", "multitask", "venue")},
 }
 PAPER_ROWS = {
     "specter": "SPECTER",
     "no_hard_negatives": "no hard negatives",
     "cocitation": "SciBERT fine-tune on co-citation",
     "multitask": "SciBERT fine-tune on multitask",
+    "venue": "+ venue",
 }
 
 
-def ablation_lines() -> dict[str, str]:
-    text = it.interpret_ablations(STATISTICS, "specter", PAPER_ROWS)
+def ablation_lines(statistics: dict | None = None) -> dict[str, str]:
+    statistics = statistics or STATISTICS
+    text = it.interpret_ablations(statistics, "specter", PAPER_ROWS)
     return {
         name: next(line for line in text.splitlines() if f"**{name}**" in line)
-        for name in STATISTICS["groups"]
+        for name in statistics["groups"]
         if name != "specter"
     } | {"text": text}
 
 
-def test_ablation_against_the_paper():
+def test_ablation_against_the_paper_only_with_every_adjusted_p_under_005():
     line = ablation_lines()["no_hard_negatives"]
-    assert "outside the seed spread" in line and "scores higher" in line
+    assert "scores higher than specter on cite MAP" in line and "adjusted p 0.012" in line
     assert "goes against the paper's direction" in line and "'no hard negatives' vs SPECTER" in line
+    assert "the table's 7 comparisons are one family, Holm-adjusted" in ablation_lines()["text"]
 
 
 def test_ablation_agreeing_with_the_paper():
@@ -270,32 +320,62 @@ def test_ablation_agreeing_with_the_paper():
     assert "scores lower" in line and "agrees with the paper's direction" in line
 
 
-def test_ablation_inside_the_spread_is_no_difference():
+def test_ablation_with_nothing_detected_is_no_difference():
     line = ablation_lines()["multitask"]
-    assert "do not differ" in line and "includes 0" in line and "neither confirmed nor contradicted" in line
+    assert "no difference detected (adjusted p 1.000" in line and "neither confirmed nor contradicted" in line
+
+
+def test_ablation_outside_the_seed_spread_with_a_raw_p_under_005_is_no_difference_after_holm():
+    # the old rule read this row (Δ all outside the larger sd, a task's interval clear of 0) as against the paper
+    line = ablation_lines()["venue"]
+    assert "higher" not in line and "no difference detected (adjusted p 0.110" in line
+    assert "not tested" in line and "neither confirmed nor contradicted" in line
 
 
 def test_ablation_lists_the_paper_rows_not_run():
     text = ablation_lines()["text"]
-    assert "not run here: - abstract, + venue, + author, start with BERT-Large" in text
+    assert "not run here: - abstract, + author, start with BERT-Large" in text
 
 
-def test_ablation_paired_test_against_the_average_shows_nothing():
-    stats = {**STATISTICS, "paired": {"rows": {"cocitation": {"tasks": {"cite": versus(1.0, 0.2, 1.8, 0.01)}}}}}
-    text = it.interpret_ablations(stats, "specter", PAPER_ROWS)
-    line = next(line for line in text.splitlines() if "**cocitation**" in line)
-    assert "neither confirmed nor contradicted" in line
+def test_the_average_over_seeds_is_stated_not_tested():
+    # the average inside the seed spread does not overrule a detected difference, nor does outside it make one
+    stats = {**STATISTICS, "paired": {"rows": {"multitask": {"tasks": {"cite": versus(1.0, 0.2, 1.8, 0.001, 0.01)}}}}}
+    line = ablation_lines(stats)["multitask"]
+    assert "Δ -0.06 on the average against specter (CITE; 3 seeds, mean over seeds, not tested)" in line
+    assert "scores higher than specter on cite MAP" in line
 
 
-def test_ablation_with_one_seed_is_not_a_finding():
+def test_ablation_tasks_detected_in_both_directions_are_no_row_verdict():
+    tasks = {"cite": versus(1.0, 0.2, 1.8, 0.001, 0.01), "cocite": versus(-1.0, -1.8, -0.2, 0.001, 0.01)}
+    stats = {**STATISTICS, "paired": {"rows": {"no_hard_negatives": {"tasks": tasks}}}}
+    line = ablation_lines(stats)["no_hard_negatives"]
+    assert "scores higher" in line and "scores lower" in line and "neither confirmed nor contradicted" in line
+
+
+def test_ablation_with_one_seed_says_what_its_interval_covers():
     stats = {
         "groups": {"specter": group(83.72, None), "no_hard_negatives": group(84.23, None)},
-        "paired": {"rows": {"no_hard_negatives": {"tasks": {"cite": versus(0.61, 0.29, 0.92, 0.0001)}}}},
+        "paired": {"rows": {"no_hard_negatives": {"tasks": {"cite": versus(0.61, 0.29, 0.92, 0.0001, seeds=1)}}}},
         "seeds": {"specter": [0], "no_hard_negatives": [0]},
     }
     line = next(line for line in it.interpret_ablations(stats, "specter", PAPER_ROWS).splitlines() if "**no_" in line)
-    assert "1 seed)" in line and "seed spread" not in line.split("(")[0]
-    assert "in one run" in line and "not a finding" in line and "neither confirmed nor contradicted" in line
+    assert "1 seed, mean over seeds, not tested" in line
+    assert "one seed of no_hard_negatives and specter: the interval covers the choice of queries" in line
+
+
+def test_ablation_metrics_without_per_query_scores_read_as_pending():
+    old = {"diff": 0.61, "ci_low": 0.12, "ci_high": 1.11, "p": 0.058, "queries": 160}  # a permutation p, no method
+    stats = {
+        **STATISTICS,
+        "paired": {"rows": {"venue": {"tasks": {"cocite": {"versus": {"specter": old}}}}}},
+    }
+    line = ablation_lines(stats)["venue"]
+    assert "per query cocite MAP Δ +0.61" in line
+    assert "higher" not in line and "against the paper" not in line and "until then" in line
+    assert (
+        ablation_lines(stats)["text"].startswith("- The reading by the rule")
+        and "pending the next regeneration" in ablation_lines(stats)["text"]
+    )
 
 
 def _hard_negative_statistics(paper_nhn: tuple[float, float, float, float]) -> dict:
@@ -344,7 +424,16 @@ def test_the_hard_negative_explanation_is_not_supported_when_the_triplet_loss_sh
     pair = next(
         line for line in it.interpret_ablations(stats, "specter", PAPER_ROWS).splitlines() if "two losses" in line
     )
-    assert "Neither loss shows a difference" in pair
+    assert "Neither loss shows a difference" in pair and "no difference detected" in pair
+
+
+def test_the_hard_negative_pair_is_pending_without_per_query_scores():
+    stats = _hard_negative_statistics((0.80, 0.4, 1.2, 0.001))
+    stats["paired"]["rows"]["no_hard_negatives"]["tasks"]["cite"]["versus"]["specter"].pop("method")
+    pair = next(
+        line for line in it.interpret_ablations(stats, "specter", PAPER_ROWS).splitlines() if "two losses" in line
+    )
+    assert "pending, as every row above" in pair and "explanation" not in pair
 
 
 # ---------------------------------------------------------------- 08: heads
@@ -358,24 +447,57 @@ def head_rows(svm: float, linear: list[float], deep: list[float], end_to_end: li
     return rows
 
 
-def test_heads_svm_below_the_linear_head_and_deeper_heads_inside_the_spread():
-    text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [12.4, 13.0, 11.9]))
+def head_delta(head: str, training: str, reference: str, diff: float, p_adjusted: float, seeds: int = 3) -> Delta:
+    """A heads comparison as ``heads_deltas`` makes it (seeds and papers resampled, Holm-adjusted)."""
+    row = heads_delta_label("trained", 256, "", head, training, reference)
+    low, high = (diff - 1.0, diff + 1.0) if p_adjusted < 0.05 else (diff - 5.0, diff + 5.0)
+    reference_seeds = 1 if head == it.SVM_HEAD else 3
+    return Delta(
+        row,
+        "the same encoder's frozen head",
+        "mag",
+        "macro-F1",
+        diff,
+        low,
+        high,
+        p_adjusted / 2,
+        600,
+        p_adjusted,
+        METHOD,
+        1 if head == it.SVM_HEAD else seeds,
+        reference_seeds if head != it.SVM_HEAD else 3,
+    )
+
+
+def test_heads_read_by_the_adjusted_p_of_their_test():
+    deltas = [
+        head_delta(it.SVM_HEAD, "frozen", "linear", -8.0, 0.001),
+        head_delta("3x64", "frozen", "linear", -0.2, 0.7),
+    ]
+    text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [12.4, 13.0, 11.9]), deltas=deltas)
     svm = next(line for line in text.splitlines() if "linear SVM" in line)
     assert "scores lower than the linear head" in svm and "SVM 4.60, linear head 12.60 ± 0.50 over 3 seeds" in svm
+    assert "one seed of the linear SVM" in svm and "test papers" in svm
     deep = next(line for line in text.splitlines() if "3x64" in line)
-    assert "do not differ" in deep
+    assert "no difference detected (adjusted p 0.700" in deep
 
 
-def test_heads_with_one_seed_name_no_spread():
+def test_heads_without_a_test_state_the_difference_and_read_nothing():
     text = it.interpret_heads(head_rows(50.2, [54.6], [54.3]))
     svm = next(line for line in text.splitlines() if "linear SVM" in line)
-    assert "linear head 54.60, 1 seed" in svm and "±" not in svm and "in one run" in svm
+    assert "linear head 54.60, 1 seed" in svm and "±" not in svm and "no paired test" in svm
+    assert "higher" not in text and "lower" not in text
 
 
 def test_heads_end_to_end_against_its_control():
-    text = it.interpret_heads(head_rows(4.6, [12.1, 12.6, 13.1], [8.0, 8.5, 9.0], end_to_end=[20.0, 21.0, 22.0]))
+    deltas = [
+        head_delta("linear", "end to end", "linear", 8.8, 0.002),
+        head_delta("3x64", "frozen", "linear", -4.1, 0.02),
+    ]
+    rows = head_rows(4.6, [12.1, 12.6, 13.1], [8.0, 8.5, 9.0], end_to_end=[20.0, 21.0, 22.0])
+    text = it.interpret_heads(rows, deltas=deltas)
     line = next(line for line in text.splitlines() if "end to end" in line)
-    assert "scores higher than the same head on the frozen encoder" in line
+    assert "scores higher than the same head on the frozen encoder" in line and "seeds and test papers" in line
     deep = next(line for line in text.splitlines() if "3x64" in line)
     assert "scores lower than the linear head" in deep
 

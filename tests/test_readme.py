@@ -234,7 +234,8 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
         }
 
     tests = {"homogeneity": seed_difference(trained, base), "completeness": seed_difference([0.5] * 5, [0.5] * 5)}
-    knn = {"diff": 0.04, "ci_low": 0.02, "ci_high": 0.06, "p": 0.0001, "queries": 40}
+    knn = {"diff": 0.04, "ci_low": 0.02, "ci_high": 0.06, "p": 0.0001, "queries": 40, "seeds": 1, "reference_seeds": 1}
+    knn["method"] = "hierarchical bootstrap"  # evaluation.hierarchical's test: read by the one rule
     write_json(
         folder / "metrics" / "06_embedding_analysis.json",
         {
@@ -259,9 +260,12 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
         "k-NN topic agreement (k = 10) | 0.500 | 0.540 | +0.040 [+0.020, +0.060], p < 0.001 | higher |"
     ) < figure2.index("| tsne | homogeneity |")
     assert "| tsne | homogeneity | 0.30 ± 0.10 | 0.26 ± 0.12 |" in figure2
-    assert "| no difference | higher 0, lower 0, none 2 (of 2) |" in figure2
+    assert "| no difference detected | higher 0, lower 0, none 2 (of 2) |" in figure2
     assert "in the full space k-NN topic agreement higher, so the paper's direction" in figure2
-    assert "5 projection seeds) t-SNE homogeneity no difference, t-SNE completeness no difference." in figure2
+    assert (
+        "5 projection seeds) t-SNE homogeneity no difference detected, t-SNE completeness no difference detected."
+        in figure2
+    )
 
 
 def test_an_older_report_falls_back_to_its_tables(tmp_path):
@@ -357,7 +361,31 @@ def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):
         },
         "seeds": {"specter": [0, 1, 2], "no_abstract": [0, 1, 2]},
         "compared_to": {"no_abstract": "specter"},
-        "paired": {},
+        "paired": {  # evaluation.hierarchical's comparison, as notebook 07 stores it
+            "rows": {
+                "no_abstract": {
+                    "tasks": {
+                        "cite": {
+                            "versus": {
+                                "specter": {
+                                    "diff": -10.5,
+                                    "ci_low": -12.0,
+                                    "ci_high": -9.0,
+                                    "p": 0.0001,
+                                    "p_adjusted": 0.0002,
+                                    "seeds": 3,
+                                    "reference_seeds": 3,
+                                    "queries": 7,
+                                    "method": "hierarchical bootstrap",
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            "family": 2,
+            "n_resamples": 10_000,
+        },
     }
     chart = "figures/table2_toy.png"
     write_json(

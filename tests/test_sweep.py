@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from specter_utils.spec import load_spec
 from specter_utils.workflow.ablations import ABLATIONS, REFERENCE, ablation_rows, ablation_settings, ablation_spec
@@ -114,6 +115,40 @@ def test_rows_are_paired_against_the_row_each_is_tested_against():
     deltas = {(d.row, d.reference): d.diff for d in paired_deltas(comparison, {"same": "up"}, "ref")}
     assert set(deltas) == {("up", "ref"), ("same", "up")}
     assert deltas[("same", "up")] < -2.9
+
+
+def test_notebook_07_pairs_by_seeds_and_queries_keeps_the_per_query_ap_and_reads_it_again(tmp_path):
+    from specter_utils.evaluation.hierarchical import METHOD
+    from specter_utils.io import read_json, write_json
+    from specter_utils.workflow.sweep import paired_by_seeds, reread
+
+    rng = np.random.default_rng(1)
+    queries = [str(q) for q in range(40)]
+    base = rng.uniform(40, 90, size=len(queries))
+
+    def seeds(shift: float) -> list[dict]:
+        noise = rng.normal(0, 3, size=(3, len(queries)))
+        return [
+            {"per_query_ap": {"cite": {q: float(a + shift + n) for q, a, n in zip(queries, base, row, strict=True)}}}
+            for row in noise
+        ]
+
+    scored = scored_records({"ref": seeds(0.0), "up": seeds(4.0), "same": seeds(0.0)}, lambda r: "")
+    against = {"up": "ref", "same": "ref"}
+    comparison = paired_by_seeds(scored, against, ["cite"], n_resamples=500)
+    up = comparison["rows"]["up"]["tasks"]["cite"]["versus"]["ref"]
+    assert up["method"] == METHOD and up["seeds"] == up["reference_seeds"] == 3 and up["queries"] == 40
+    assert comparison["family"] == 2 and up["p_adjusted"] >= up["p"] and up["p_adjusted"] < 0.05
+    assert comparison["rows"]["ref"]["tasks"]["cite"]["versus"] == {}  # a reference is tested against nothing
+    stored = comparison["per_query_ap"]
+    assert stored["tasks"]["cite"]["queries"] == sorted(queries) and len(stored["tasks"]["cite"]["rows"]["up"]) == 3
+    # the metrics file keeps it, rounded; read back, the same test gives the same reading without the embeddings
+    write_json(tmp_path / "07_ablations.json", {"statistics": {"paired": comparison}})
+    again = reread(read_json(tmp_path / "07_ablations.json")["statistics"]["paired"], against, n_resamples=500)
+    again_up = again["rows"]["up"]["tasks"]["cite"]["versus"]["ref"]
+    assert again_up["diff"] == pytest.approx(up["diff"], abs=1e-3) and again_up["p_adjusted"] < 0.05
+    deltas = {(d.row, d.reference): d for d in paired_deltas(comparison, against, "ref")}
+    assert set(deltas) == {("up", "ref"), ("same", "ref")} and deltas[("up", "ref")].detected
 
 
 def test_notebook_07_runs_the_reference_row_first_then_each_variant_at_every_seed():

@@ -16,7 +16,8 @@ fraction is reported beside the scores. Everything is deterministic given ``seed
 
 One t-SNE map is one draw: its scores move with the projection's seed and with ``eps``. So every
 projection score is taken over several projection seeds (each model projected with the same seeds, so
-the difference is paired by seed: :func:`seed_difference`) and over a grid of ``eps`` around the knee.
+the difference is paired by seed: :func:`seed_difference`, the seeds' bootstrap of ``evaluation.hierarchical``)
+and over a grid of ``eps`` around the knee.
 Beside the paper's protocol, two measures of the full-dimensional space need neither a projection nor
 an ``eps``: each paper's k-NN topic agreement (the share of its k nearest papers by cosine that share
 its class) and its silhouette by class (cosine); their per-paper values are paired across models.
@@ -32,7 +33,6 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy import stats
 from sklearn.cluster import DBSCAN
 from sklearn.manifold import TSNE
 from sklearn.metrics import completeness_score, homogeneity_score, silhouette_samples, v_measure_score
@@ -41,6 +41,7 @@ from sklearn.neighbors import NearestNeighbors
 from specter_utils.config import ANALYSIS_METHODS
 from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
+from specter_utils.evaluation.hierarchical import seeds_only_test
 
 PAPER_FIGURE2 = {  # docs/protocol.md section 5, Figure 2 (t-SNE of MAG papers)
     "SPECTER": {"homogeneity": 0.41, "completeness": 0.72},
@@ -216,23 +217,27 @@ def silhouette_by_class(vectors: np.ndarray, labels: list[str]) -> np.ndarray:
     return silhouette_samples(np.asarray(vectors, dtype=np.float64), labels, metric="cosine")
 
 
-def seed_difference(values: list[float], reference: list[float]) -> dict[str, Any]:
-    """``values - reference`` paired by projection seed: the mean difference, its sd over seeds, a 95% t interval
-    over seeds, whether every seed's difference has the same sign, and ``spread``, the larger of the two rows' sds
-    (what a difference must exceed: the project's seed-spread rule). One seed: no sd, interval or spread (None)."""
+def seed_difference(values: list[float], reference: list[float], n_resamples: int = 10_000) -> dict[str, Any]:
+    """``values - reference`` paired by projection seed, by the one test of ``evaluation.hierarchical`` (here the
+    seeds alone: one DBSCAN score per seed and model): the mean difference, its 95% interval and two-sided p from the
+    same resamples (``method`` names the test), and for the tables each seed's difference, their sd, whether every
+    seed's difference has the same sign and ``spread``, the larger of the two rows' sds. One seed: no sd, interval,
+    p or spread (None)."""
 
     diffs = np.asarray(values, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
     n = len(diffs)
     out: dict[str, Any] = {"seeds": n, "diffs": [round(float(d), 4) for d in diffs], "diff": float(diffs.mean())}
     if n < 2:
-        return {**out, "sd": None, "ci_low": None, "ci_high": None, "spread": None, "same_sign": False}
-    sd = float(diffs.std(ddof=1))
-    half = float(stats.t.ppf(0.975, n - 1)) * sd / np.sqrt(n)
+        return {**out, "sd": None, "ci_low": None, "ci_high": None, "p": None, "spread": None, "same_sign": False}
+    test = seeds_only_test(values, reference, n_resamples)
     return {
         **out,
-        "sd": sd,
-        "ci_low": out["diff"] - half,
-        "ci_high": out["diff"] + half,
+        "sd": float(diffs.std(ddof=1)),
+        "ci_low": test.ci_low,
+        "ci_high": test.ci_high,
+        "p": test.p,
+        "method": test.method,
+        "n_resamples": test.n_resamples,
         "spread": max(float(np.std(values, ddof=1)), float(np.std(reference, ddof=1))),
         "same_sign": bool(np.all(diffs > 0) or np.all(diffs < 0)),
     }

@@ -1,8 +1,10 @@
 """Each row's difference to a reference row, per task, with a 95% paired-bootstrap interval: what a forest plot draws.
 
 One long format for every comparison (``Delta``): ranking tasks from per-query AP (``evaluation.paired``,
-queries averaged over seeds), classification from the predicted labels of the same test papers (macro-F1
-of a bootstrap resample of the papers, both rows on the same resample).
+queries averaged over seeds; notebook 07's Table 2 by ``evaluation.hierarchical``, seeds and queries resampled),
+classification from the predicted labels of the same test papers (macro-F1 of a bootstrap resample of the papers,
+both rows on the same resample; notebook 08's heads by ``evaluation.hierarchical``, seeds and papers resampled,
+every comparison of the notebook one Holm family).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from specter_utils.data.scidocs import (
     read_classification_splits,
     read_scidocs_dir,
 )
+from specter_utils.evaluation.hierarchical import METHOD, adjust_family, macro_f1_test
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import RESULT_KEYS
 
@@ -41,10 +44,22 @@ class Delta:
     ci_high: float
     p: float | None = None
     n: int = 0  # queries or papers paired
+    p_adjusted: float | None = None  # Holm over the comparison's family (evaluation.hierarchical), where it has one
+    method: str = ""  # evaluation.hierarchical.METHOD for its test; "" for the per-query test of evaluation.paired
+    seeds: int = 0  # the row's seeds and the reference's, where the test resampled them
+    reference_seeds: int = 0
 
     @property
     def excludes_zero(self) -> bool:
         return self.ci_low > 0 or self.ci_high < 0
+
+    @property
+    def detected(self) -> bool:
+        """The one reading rule where the test has an adjusted p (``evaluation.hierarchical.verdict``: adjusted p
+        under 0.05); otherwise the interval excluding 0."""
+        if self.p_adjusted is not None:
+            return self.p_adjusted < 0.05
+        return self.excludes_zero
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,6 +85,10 @@ def from_paired(comparison: Mapping[str, Any], reference: str, metric: str = "MA
                         test["ci_high"],
                         test["p"],
                         test["queries"],
+                        test.get("p_adjusted"),
+                        test.get("method", ""),
+                        test.get("seeds", 0),
+                        test.get("reference_seeds", 0),
                     )
                 )
     return out
@@ -212,24 +231,13 @@ def seeds_f1_delta(
     reference: Sequence[Sequence[str]],
     n_resamples: int = 2_000,
     seed: int = 0,
-) -> dict[str, float]:
-    """Mean macro-F1 (x 100) over a row's seeds minus the reference row's, on the same test papers, with a 95%
-    percentile bootstrap CI: papers resampled, every seed of both rows scored on the same resample, so the
-    interval covers the choice of papers with the seeds averaged. No p: rows with different seed counts (the
-    SVM has one) cannot be swapped paper by paper."""
-
-    (truth, *coded), k = _label_codes(y_true, *predicted, *reference)
-    if any(len(row) != len(truth) for row in coded):
-        raise ValueError(f"{len(truth)} labels but predictions of {sorted({len(row) for row in coded})} papers")
-    a, b = np.array(coded[: len(predicted)]), np.array(coded[len(predicted) :])
-
-    def statistic(i: np.ndarray) -> float:
-        return float(
-            np.mean([macro_f1(truth[i], x[i], k) for x in a]) - np.mean([macro_f1(truth[i], x[i], k) for x in b])
-        )
-
-    low, high = _papers_bootstrap(statistic, len(truth), n_resamples, np.random.default_rng(seed))
-    return {"diff": statistic(np.arange(len(truth))), "ci_low": low, "ci_high": high, "papers": len(truth)}
+) -> dict[str, Any]:
+    """Mean macro-F1 (x 100) over a row's seeds minus the reference row's, on the same test papers, by the two-level
+    bootstrap (``evaluation.hierarchical.macro_f1_test``): papers resampled once for both rows, macro-F1 recomputed
+    for every seed, each row's seeds resampled within it (one seed, as the SVM's: that row has no seed level).
+    The 95% interval and the two-sided p come from the same resamples and agree."""
+    test = macro_f1_test(y_true, predicted, reference, n_resamples, seed).as_dict()
+    return {**test, "papers": test["units"]}
 
 
 def heads_delta_label(encoder: Any, length: Any, papers: Any, head: str, training: str, reference_head: str) -> str:
@@ -245,8 +253,9 @@ def heads_deltas(
     seed: int = 0,
 ) -> list[Delta]:
     """Each classifier of notebook 08 against a frozen head of the same encoder, length and training papers, on
-    macro-F1 with :func:`seeds_f1_delta`'s interval: a frozen head or the SVM against the frozen ``linear`` head,
-    a head trained end to end against the same head frozen (the like-for-like control).
+    macro-F1 by :func:`seeds_f1_delta` (seeds and papers resampled): a frozen head or the SVM against the frozen
+    ``linear`` head, a head trained end to end against the same head frozen (the like-for-like control). Every
+    comparison of ``rows`` is one family: each ``p_adjusted`` is Holm's over all of them.
 
     ``rows``: the heads' long format (``heads.frozen_heads`` / ``workflow.heads.end_to_end`` rows), each with its
     test labels and predictions (``PREDICTION_KEYS``); rows without them are skipped."""
@@ -258,7 +267,7 @@ def heads_deltas(
             continue
         group = (row.get("encoder", ""), row.get("max_length", ""), row.get("train_papers", ""))
         groups.setdefault(group, {}).setdefault((str(row["head"]), str(row["training"])), []).append(row)
-    out = []
+    out, tests = [], []
     for (encoder, length, papers), classifiers in groups.items():
         for (head, training), members in classifiers.items():
             ref_head = head if training == "end to end" else "linear"
@@ -271,6 +280,7 @@ def heads_deltas(
             test = seeds_f1_delta(
                 truth, [r[predicted_key] for r in members], [r[predicted_key] for r in reference], n_resamples, seed
             )
+            tests.append(test)
             out.append(
                 Delta(
                     heads_delta_label(encoder, length, papers, head, training, ref_head),
@@ -280,8 +290,15 @@ def heads_deltas(
                     test["diff"],
                     test["ci_low"],
                     test["ci_high"],
-                    None,
+                    test["p"],
                     test["papers"],
+                    method=METHOD,
+                    seeds=test["seeds"],
+                    reference_seeds=test["reference_seeds"],
                 )
             )
+    if tests:
+        adjust_family(tests)
+        for delta, test in zip(out, tests, strict=True):
+            delta.p_adjusted = test["p_adjusted"]
     return out

@@ -44,6 +44,35 @@ class RowScores:
         return {q: float(np.mean([seed[task][q] for seed in self.seeds])) for q in sorted(common)}
 
 
+def per_query_table(rows: Sequence[RowScores], tasks: Sequence[str], decimals: int = 4) -> dict[str, Any]:
+    """Every row's per-query AP per seed in a compact form a metrics file can keep (each task's query ids once,
+    then per row one list of AP per seed in that order, rounded), so a comparison can be read again later."""
+    out: dict[str, Any] = {"decimals": decimals, "tasks": {}}
+    for task in tasks:
+        queries = sorted(set().union(*(set(seed[task]) for row in rows for seed in row.seeds)))
+        out["tasks"][task] = {
+            "queries": queries,
+            "rows": {
+                row.name: [
+                    [round(seed[task][q], decimals) if q in seed[task] else None for q in queries] for seed in row.seeds
+                ]
+                for row in rows
+            },
+        }
+    return out
+
+
+def rows_from_table(table: Mapping[str, Any]) -> list[RowScores]:
+    """The rows :func:`per_query_table` wrote (without their files), each seed's AP per task and query."""
+    seeds: dict[str, list[dict[str, dict[str, float]]]] = {}
+    for task, entry in table["tasks"].items():
+        for name, per_seed in entry["rows"].items():
+            rows = seeds.setdefault(name, [{} for _ in per_seed])
+            for i, values in enumerate(per_seed):
+                rows[i][task] = {q: v for q, v in zip(entry["queries"], values, strict=True) if v is not None}
+    return [RowScores(name, [], per_seed) for name, per_seed in seeds.items()]
+
+
 def per_query_ap(qrels: Mapping[str, Mapping[str, int]], embeddings: Any, name: str = "") -> dict[str, float]:
     """AP x 100 of each evaluated query (``evaluation.ranking``: -L2 scores, trec_eval through pytrec_eval)."""
 

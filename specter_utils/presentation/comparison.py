@@ -1,7 +1,8 @@
 """Figures that show a comparison: differences to a reference row with their intervals, and what a classifier did.
 
 - :func:`delta_forest`: one point per row and task, ``row - reference`` with its 95% paired-bootstrap CI, on
-  an axis centred on 0 (so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis);
+  an axis centred on 0 (so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis), filled where
+  the difference is detected (``Delta.detected``: the Holm-adjusted p under 0.05 where the test has one);
 - :func:`classification_figure`: per-class F1 (with each class's test support), the confusion matrix
   (rows normalised) and the cross-validation accuracy of every ``C`` of the grid, the chosen one marked;
   its parts are :func:`per_class_f1_chart`, :func:`confusion_chart` and :func:`c_grid_chart`.
@@ -27,7 +28,9 @@ def _as_delta(item: Delta | Mapping[str, Any]) -> Delta:
 
 # ---------------------------------------------------------------- Δ against the reference row
 def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", ax: Any = None):
-    """Forest plot: ``row - reference`` per task with its 95% paired-bootstrap CI; filled where the CI excludes 0.
+    """Forest plot: ``row - reference`` per task with its 95% paired-bootstrap CI; filled where the difference is
+    detected (``Delta.detected``: its Holm-adjusted p under 0.05 where the test is ``evaluation.hierarchical``'s,
+    else the CI excluding 0), each labelled with its p (and adjusted p).
 
     ``deltas``: ``evaluation.deltas.Delta`` objects or their ``as_dict()`` (rows, tasks and metrics as given).
     """
@@ -58,11 +61,13 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
                 [y],
                 "o",
                 color=colour,
-                markerfacecolor=colour if d.excludes_zero else "white",
+                markerfacecolor=colour if d.detected else "white",
                 markersize=7,
                 label=task if task not in ax.get_legend_handles_labels()[1] else None,
             )
             p = "" if d.p is None else (", p < 0.001" if d.p < 0.001 else f", p {d.p:.3f}")
+            if d.p_adjusted is not None:
+                p += ", adj. p < 0.001" if d.p_adjusted < 0.001 else f", adj. p {d.p_adjusted:.3f}"
             ax.annotate(f"{d.diff:+.2f}{p}", (d.ci_high, y), xytext=(4, -3), textcoords="offset points", fontsize=8)
             labels.append((y, row if len(references) == 1 else f"{row} vs {d.reference}"))
             y -= 1.0
@@ -77,9 +82,11 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
         ticks.setdefault(row, []).append(position)
     ax.set_yticks([float(np.mean(v)) for v in ticks.values()], list(ticks))
     metrics = ", ".join(dict.fromkeys(d.metric for d in items))
+    adjusted = any(d.p_adjusted is not None for d in items)
     ax.set_xlabel(
-        f"difference to {' / '.join(references)} ({metrics} x 100 points), 95% paired-bootstrap CI; "
-        "filled: the CI excludes 0"
+        f"difference to {' / '.join(references)} ({metrics} x 100 points), 95% "
+        + ("bootstrap CI over seeds and units; filled: Holm-adjusted p < 0.05" if adjusted else "paired-bootstrap CI")
+        + ("" if adjusted else "; filled: the CI excludes 0")
     )
     ax.set_title(title or f"each row minus {' / '.join(references)}, per task")
     ax.legend(fontsize=8, loc="best")

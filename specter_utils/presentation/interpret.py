@@ -2,9 +2,13 @@
 
 Every sentence is chosen by a condition on the numbers it states, never fixed in advance:
 
-- the direction of a difference (higher, lower, equal at the shown precision);
-- whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown);
-- whether it lies inside the seed spread (then it reads "no difference");
+- Table 2, the heads and Figure 2: one rule (``evaluation.hierarchical``): the two-level bootstrap over seeds and
+  units, its interval and p from the same resamples, each notebook's comparisons one Holm family; higher / lower
+  only where the adjusted p is under 0.05, else "no difference detected"; metrics written before that test read
+  as pending;
+- elsewhere (Table 1, the SVM gap): the direction of a difference (higher, lower, equal at the shown precision),
+  whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown), and
+  whether it lies inside the seed spread (then it reads "no difference");
 - whether it goes the paper's way (the paper's numbers: ``presentation.tables``), and only where a difference
   was shown; otherwise the paper's direction is said to be neither confirmed nor contradicted;
 - what the loss actually was (the triplet margin loss or in-batch negatives), from the training metrics;
@@ -22,6 +26,13 @@ from typing import Any
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.deltas import Delta, heads_delta_label
+from specter_utils.evaluation.hierarchical import (
+    adjust_family,
+    is_hierarchical,
+    reading_sentence,
+    seeds_only_test,
+    verdict,
+)
 from specter_utils.presentation.tables import (
     HEADERS,
     PAPER_ABLATION_ROWS,
@@ -111,13 +122,22 @@ def evidence(diff: float, ci: tuple[float, float] | None = None, spread: float |
     return 0
 
 
+def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A projection comparison (``analysis.geometry.seed_difference``) as the one test reads it: as stored where
+    it is that test, else recomputed from each seed's stored difference (older metrics); None with under 2 seeds."""
+    if not test or test.get("seeds", 0) < 2:
+        return None
+    if is_hierarchical(test):
+        return dict(test)
+    again = seeds_only_test(test["diffs"], [0.0] * len(test["diffs"]))
+    return {**test, "ci_low": again.ci_low, "ci_high": again.ci_high, "p": again.p, "method": again.method}
+
+
 def seed_evidence(test: Mapping[str, Any] | None) -> int:
-    """The verdict over projection seeds (``analysis.geometry.seed_difference``): +1 / -1 only with at least 2
-    seeds, every seed's paired difference of the same sign, and :func:`evidence` showing it (outside the larger
-    seed sd, the 95% interval over seeds excluding 0); else 0, no difference."""
-    if not test or test.get("seeds", 0) < 2 or not test.get("same_sign"):
-        return 0
-    return evidence(test["diff"], (test["ci_low"], test["ci_high"]), test["spread"])
+    """The verdict over projection seeds (``analysis.geometry.seed_difference``) by the one rule, the comparison a
+    family of its own (``evaluation.hierarchical.verdict``): +1 / -1 where its p is under 0.05; 0 with one seed."""
+    tested = projection_test(test)
+    return verdict(tested) if tested else 0
 
 
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
@@ -291,38 +311,52 @@ KNEE = "1"  # the eps factor of the knee rule itself (analysis.geometry: factors
 
 
 def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: str = "trained") -> list[dict]:
-    """Each Figure 2 difference of ``trained`` against ``base`` with its verdict (``shown``: +1 / -1 / 0): the
-    full-space measures by :func:`evidence` on their paired test over papers, each projection's homogeneity and
-    completeness (DBSCAN at the knee) by :func:`seed_evidence` over the projection seeds, with the verdict at
-    every ``eps`` of the grid (``grid``). Empty for metrics without seeds or full-space measures."""
+    """Each Figure 2 difference of ``trained`` against ``base`` with its verdict (``shown``: +1 / -1 / 0) by the one
+    rule: the full-space measures (paired over papers) and each projection's homogeneity and completeness at the
+    knee (paired over projection seeds) are one family, Holm-adjusted; the verdicts at every ``eps`` of the grid
+    (``grid``) another. Each ``test`` carries its ``p_adjusted``. A full-space test of older metrics (a permutation
+    p beside a separate interval, no per-paper values kept) is no part of the family: ``shown`` None, its reading
+    pending the next regeneration. Empty for metrics without seeds or full-space measures."""
     findings = []
     space = analysis.get("space") or {}
     for measure, what in SPACE_WHAT.items():
         test = (space.get("versus") or {}).get(trained, {}).get(measure)
         if test:
-            shown = evidence(test["diff"], (test["ci_low"], test["ci_high"]))
-            findings.append({"kind": "space", "measure": measure, "what": what, "test": test, "shown": shown})
+            findings.append({"kind": "space", "measure": measure, "what": what, "test": dict(test)})
+    grid_tests: list[dict[str, Any]] = []
     for method, per_model in (analysis.get("versus") or {}).items():
         tests = per_model.get(trained)
         if not tests or KNEE not in tests:
             continue
         for measure in ("homogeneity", "completeness"):
-            grid = {factor: seed_evidence(t[measure]) for factor, t in tests.items()}
+            grid = {factor: projection_test(t[measure]) for factor, t in tests.items()}
+            grid_tests += [t for t in grid.values() if t]
             findings.append(
                 {
                     "kind": "projection",
                     "method": method,
                     "measure": measure,
                     "what": f"{PROJECTION_NAMES.get(method, method)} {measure}",
-                    "test": tests[KNEE][measure],
-                    "shown": grid[KNEE],
-                    "grid": grid,
+                    "test": projection_test(tests[KNEE][measure]) or dict(tests[KNEE][measure]),
+                    "tests": grid,
                 }
             )
+    knee = [f["test"] for f in findings if is_hierarchical(f["test"])]
+    if knee:
+        adjust_family(knee)
+    if grid_tests:
+        adjust_family(grid_tests)
+    for f in findings:
+        if f["kind"] == "space" and not is_hierarchical(f["test"]):
+            f["shown"] = None  # an older per-paper test (a permutation p beside a separate interval): pending
+        else:
+            f["shown"] = verdict(f["test"]) if f["test"].get("p") is not None else 0
+        if f["kind"] == "projection":
+            f["grid"] = {factor: verdict(t) if t else 0 for factor, t in f.pop("tests").items()}
     return findings
 
 
-VERDICT = {1: "higher", -1: "lower", 0: "no difference"}
+VERDICT = {1: "higher", -1: "lower", 0: "no difference detected", None: "pending regeneration"}
 
 
 def _grid_sentence(grid: Mapping[str, int]) -> str:
@@ -345,7 +379,12 @@ def interpret_geometry(
     paper = PAPER_FIGURE2
     paper_h = paper["SPECTER"]["homogeneity"] - paper["SciBERT"]["homogeneity"]
     space = analysis.get("space") or {}
-    lines = []
+    family = sum(1 for f in findings if is_hierarchical(f["test"]))
+    lines = [
+        f"- The full-space measures and each projection's scores at the knee are one family of {family} comparisons, "
+        "Holm-adjusted, and the eps grid another: a difference reads higher or lower only where its adjusted p is "
+        "under 0.05."
+    ]
     for f in findings:
         test, shown = f["test"], f["shown"]
         if f["kind"] == "space":
@@ -355,9 +394,16 @@ def interpret_geometry(
                 if f["measure"] == "knn_agreement"
                 else f"{f['what']} (cosine, full space)"
             )
-            sentence = difference_sentence(
-                trained, base, what, test["diff"], (test["ci_low"], test["ci_high"]), test.get("p"), decimals=3
-            )
+            if shown is None:
+                lines.append(
+                    f"- {trained} against {base} on {what}: Δ {_fmt(test['diff'], 3)} ({base} "
+                    f"{means[base][f['measure']]:.3f}, {trained} {means[trained][f['measure']]:.3f}); the reading by "
+                    "the rule is pending the next regeneration of this report: its metrics keep an older per-paper "
+                    "test (a permutation p beside a separate interval) and not each paper's values. "
+                    + pending_paper_sentence(paper_h, "SPECTER vs SciBERT homogeneity", decimals=2)
+                )
+                continue
+            sentence = reading_sentence(trained, base, what, test, decimals=3, units="papers")
             lines.append(
                 f"- {sentence} ({base} {means[base][f['measure']]:.3f}, {trained} {means[trained][f['measure']]:.3f}; "
                 f"paired over {test['queries']:,} papers.) "
@@ -367,22 +413,19 @@ def interpret_geometry(
         scores = analysis["scores"][f["method"]]
         b, t = scores[base], scores[trained]
         m = f["measure"]
-        interval = (
-            f", 95% interval over seeds [{_fmt(test['ci_low'])}, {_fmt(test['ci_high'])}]"
-            if test.get("ci_low") is not None
-            else ""
+        lead = (
+            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {b[m]:.2f}{_sd(b, m)}, "
+            f"{trained} {t[m]:.2f}{_sd(t, m)}; "
         )
-        if shown:
-            verdict = f"{trained} scores {VERDICT[shown]}: every seed agrees and the difference clears the seed noise"
-        elif test["seeds"] < 2:
-            verdict = "one seed: no spread, so no difference is stated"
+        if test.get("p") is None:
+            reading = f"one seed, Δ {_fmt(test['diff'])}: no interval, so no difference is stated"
         else:
-            verdict = "no difference: the paired difference does not clear the seed noise"
+            reading = reading_sentence(
+                trained, base, f"{f['what']}", test, scope="projection seeds resampled, the papers fixed"
+            ).rstrip(".")
         paper_diff = paper["SPECTER"][m] - paper["SciBERT"][m]
         lines.append(
-            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {b[m]:.2f}"
-            f"{_sd(b, m)}, {trained} {t[m]:.2f}{_sd(t, m)}; paired by seed Δ {_fmt(test['diff'])}{interval}: "
-            f"{verdict}; {_grid_sentence(f['grid'])}. "
+            f"{lead}{reading}; {_grid_sentence(f['grid'])}. "
             + paper_sentence(shown, paper_diff, f"SPECTER vs SciBERT {m}", decimals=2)
         )
     if space:
@@ -443,38 +486,77 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
     """What removing hard negatives does under the two losses (``(Δ all, shown sign, against)`` each), and whether
     that supports the explanation that in-batch negatives stand in for the one mined hard negative."""
     (d_batch, s_batch, ref_batch), (d_triplet, s_triplet, ref_triplet) = in_batch, triplet
-    shown = {1: "higher", -1: "lower", 0: "no difference"}
+    shown = {1: "higher", -1: "lower", 0: "no difference detected"}
     lead = (
         f"- **hard negatives under two losses**: without them the average moves {_fmt(d_batch, 2)} with in-batch "
         f"negatives (against {ref_batch}: {shown[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
         f"(against {ref_triplet}: {shown[s_triplet]})."
     )
     if s_triplet < 0 and s_batch >= 0:
-        verdict = (
+        reading = (
             "Hard negatives matter only where the mined negative is the triplet's one negative: this supports the "
             "explanation that the other papers of a batch stand in for them."
         )
     elif s_triplet < 0 and s_batch < 0:
-        verdict = "Hard negatives help under both losses, as in the paper."
+        reading = "Hard negatives help under both losses, as in the paper."
     elif s_triplet == 0 and s_batch == 0:
-        verdict = "Neither loss shows a difference: at this training budget hard negatives carry no measured signal."
+        reading = "Neither loss shows a difference: at this training budget hard negatives carry no measured signal."
     else:
-        verdict = (
+        reading = (
             "Under the paper's loss, too, the drop that the paper saw does not appear, so the in-batch negatives do "
             "not explain the difference from the paper."
         )
-    return f"{lead} {verdict}"
+    return f"{lead} {reading}"
+
+
+PENDING = (
+    "The reading by the rule (the two-level bootstrap over seeds and queries, Holm-adjusted over the table) is "
+    "pending the next regeneration of this report: its metrics keep each seed's MAP but not each query's AP, which "
+    "the test needs; until then the differences below are stated, not read"
+)
+
+
+def row_verdict(signs: Sequence[int]) -> int:
+    """A row's verdict from its tasks' verdicts: the sign every detected difference shares; 0 with none detected
+    or with detected differences of both signs."""
+    detected = {s for s in signs if s}
+    return detected.pop() if len(detected) == 1 else 0
+
+
+def pending_paper_sentence(paper_diff: float, paper_what: str, decimals: int = 1) -> str:
+    """The paper's direction while the reading is pending: stated, neither confirmed nor contradicted."""
+    paper_dir = "higher" if paper_diff > 0 else "lower" if paper_diff < 0 else "unchanged"
+    return (
+        f"The paper's direction ({paper_what}: {paper_dir}, Δ {_fmt(paper_diff, decimals)}) is neither confirmed nor "
+        "contradicted until then."
+    )
 
 
 def interpret_ablations(
     statistics: Mapping[str, Any], reference: str = "specter", paper_rows: Mapping[str, str] | None = None
 ) -> str:
-    """Notebook 07: each row against the reference on the ``all`` group (seed spread), each ranking task's paired
-    test, and the paper's direction for that row; then the paper's rows that were not run."""
+    """Notebook 07: each row against the row it is tested against, by one rule. On each ranking task the two-level
+    bootstrap over seeds and queries (``evaluation.hierarchical``), every comparison of the table one Holm family:
+    higher / lower only where the adjusted p is under 0.05. A row is higher (lower) when at least one task is and no
+    task goes the other way; only then is the paper's direction for that row confirmed or contradicted. The
+    average over seeds is stated, not tested. Metrics written before the test kept per-query AP read as pending."""
     groups, paired = statistics["groups"], statistics.get("paired") or {}
     paper_rows = dict(paper_rows or {})
     lines = []
-    effects: dict[str, tuple[float, int, str]] = {}  # row: (Δ all, shown difference's sign, the row it is against)
+    tested = any(
+        is_hierarchical(test)
+        for entry in (paired.get("rows") or {}).values()
+        for task in (entry.get("tasks") or {}).values()
+        for test in task["versus"].values()
+    )
+    if tested:
+        lines.append(
+            f"- Each row is compared with the row it is tested against on each ranking task, seeds and queries "
+            f"resampled ({paired.get('n_resamples', 0):,} resamples); the table's {paired.get('family', 0)} "
+            "comparisons are one family, Holm-adjusted: a row reads higher or lower only where an adjusted p is "
+            "under 0.05."
+        )
+    effects: dict[str, tuple[float, int, str]] = {}  # row: (Δ all, the row's verdict, the row it is against)
     paper_ref = PAPER_TABLE2["SPECTER"]
     for name, stats in groups.items():
         against = statistics.get("compared_to", {}).get(name, reference)  # the row this one is tested against
@@ -482,41 +564,59 @@ def interpret_ablations(
         if name == reference or "all" not in stats or "all" not in ref:
             continue
         diff = stats["all"]["mean"] - ref["all"]["mean"]
-        sds = (stats["all"]["sd"], ref["all"]["sd"])
-        spread = None if None in sds else max(sds)  # one seed: no spread measured
         groups_used = ", ".join(c for c in TABLE2_COLUMNS if c in stats and c != "all")
         n_seeds = len(statistics.get("seeds", {}).get(name, []))
         seeds = "1 seed" if n_seeds == 1 else f"{n_seeds or '?'} seeds"
-        sentence = difference_sentence(name, against, f"the average ({groups_used}; {seeds})", diff, spread=spread)
-        shown_all = evidence(diff, spread=spread)
-        tests = []
-        shown_tasks = []
+        average = (
+            f"Δ {_fmt(diff)} on the average against {against} ({groups_used}; {seeds}, mean over seeds, not tested)."
+        )
+        sentences, signs, pending = [], [], False
         for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks") or {}).items():
             test = task_stats["versus"].get(against)
             if not test:
                 continue
-            ci = (test["ci_low"], test["ci_high"])
-            tests.append(difference_sentence(name, against, f"{task} MAP per query", test["diff"], ci, test["p"]))
-            shown_tasks.append(evidence(test["diff"], ci))
-        # a difference is shown when the average is outside the spread and no paired test points the other way
-        shown = shown_all if shown_all and all(s in (0, shown_all) for s in shown_tasks) else 0
-        if spread is None and tests:
-            tests.append(
-                "With one seed these intervals cover the choice of queries, not the training's randomness, "
-                "so they are not a finding that either row is better."
-            )
+            if is_hierarchical(test):
+                sentences.append(reading_sentence(name, against, f"{task} MAP", test))
+                signs.append(verdict(test))
+            else:
+                pending = True
+                sentences.append(f"per query {task} MAP Δ {_fmt(test['diff'])}")
         paper_name = paper_rows.get(name)
         paper_values = PAPER_ABLATION_ROWS.get(paper_name or "")
-        if paper_values:
-            paper = paper_sentence(
-                shown, paper_values[4] - paper_ref[4], f"'{paper_name}' vs SPECTER, average of all 12 metrics"
+        paper_what = f"'{paper_name}' vs SPECTER, average of all 12 metrics"
+        if not sentences:
+            shown = 0
+            body = f"{average} No ranking task compares it per query, so nothing is read from it."
+            paper = (
+                paper_sentence(0, paper_values[4] - paper_ref[4], paper_what)
+                if paper_values
+                else "The paper has no row for this variant."
+            )
+        elif pending:
+            shown = 0
+            body = average.rstrip(".") + f"; {', '.join(sentences)}."
+            paper = (
+                pending_paper_sentence(paper_values[4] - paper_ref[4], paper_what)
+                if paper_values
+                else "The paper has no row for this variant."
             )
         else:
-            paper = "The paper has no row for this variant."
-        lines.append(f"- **{name}**: {sentence} {' '.join(tests)} {paper}".rstrip())
-        effects[name] = (diff, shown, against)
+            shown = row_verdict(signs)
+            body = f"{average} {' '.join(sentences)}"
+            paper = (
+                paper_sentence(shown, paper_values[4] - paper_ref[4], paper_what)
+                if paper_values
+                else "The paper has no row for this variant."
+            )
+        lines.append(f"- **{name}**: {body} {paper}".rstrip())
+        effects[name] = (diff, shown, against) if not pending else (diff, 0, "")
     if all(name in effects for name in HARD_NEGATIVE_ROWS):
-        lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
+        if any(effects[name][2] == "" for name in HARD_NEGATIVE_ROWS):
+            lines.append("- **hard negatives under two losses**: pending, as every row above.")
+        else:
+            lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
+    if any(not effects[name][2] for name in effects):
+        lines.insert(0, f"- {PENDING}.")
     run = set(paper_rows.get(n) for n in groups)
     missing = [row for row in PAPER_TABLE2 if row != "SPECTER" and row not in run]
     if missing:
@@ -525,18 +625,29 @@ def interpret_ablations(
 
 
 # ---------------------------------------------------------------- notebook 08: heads
+def _heads_sentence(row: str, reference: str, what: str, diff: float, delta: Delta | None) -> str:
+    """One heads comparison by the one rule where its test is there (``heads_deltas``), else the bare difference."""
+    if delta is not None and delta.method:
+        return reading_sentence(row, reference, what, delta, units="test papers")
+    return (
+        f"{row} is {_fmt(diff)} against {reference} on {what}; no paired test (the rows carry no predictions), so "
+        "nothing is read from it."
+    )
+
+
 def interpret_heads(
     rows: Sequence[Mapping[str, Any]], metric: str = "macro_f1", deltas: Sequence[Delta] | None = None
 ) -> str:
     """Notebook 08: per encoder, input length and training papers, the SVM against the linear head, each deeper head
-    against the linear one, and end to end against the frozen control. A difference inside the seed spread reads
-    as no difference; outside it, the paired-bootstrap interval of ``deltas`` (``evaluation.deltas.heads_deltas``,
-    matched by :func:`heads_delta_label`) says whether it is shown."""
+    against the linear one, and end to end against the frozen control, each by the one rule: the two-level
+    bootstrap over seeds and test papers of ``deltas`` (``evaluation.deltas.heads_deltas``, matched by
+    :func:`heads_delta_label`), higher / lower only where its Holm-adjusted p (over every comparison of the
+    notebook) is under 0.05."""
     groups: dict[tuple[Any, Any, Any, str, str], list[float]] = {}
     for row in rows:
         key = (row.get("encoder"), row.get("max_length"), row.get("train_papers", ""), row.get("training", "frozen"))
         groups.setdefault((*key, row["head"]), []).append(float(row[metric]))
-    intervals = {d.row: (d.ci_low, d.ci_high) for d in deltas or ()}
+    tests = {d.row: d for d in deltas or ()}
     label = "macro-F1" if metric == "macro_f1" else metric
     lines = []
     for encoder, length, papers in dict.fromkeys(k[:3] for k in groups):
@@ -552,48 +663,25 @@ def interpret_heads(
                 f"{mean:.2f} ± {sd:.2f} over {len(linear)} seeds" if len(linear) > 1 else f"{mean:.2f}, 1 seed"
             )
             what = f"{label} (SVM {svm:.2f}, linear head {linear_text})"
-            spread = sd if len(linear) > 1 else None
-            lines.append(
-                f"- {where}: "
-                + difference_sentence(
-                    "the linear SVM",
-                    "the linear head",
-                    what,
-                    svm - mean,
-                    ci=intervals.get(heads_delta_label(*group, SVM_HEAD, "frozen", "linear")),
-                    spread=spread,
-                )
-            )
+            delta = tests.get(heads_delta_label(*group, SVM_HEAD, "frozen", "linear"))
+            lines.append(f"- {where}: " + _heads_sentence("the linear SVM", "the linear head", what, svm - mean, delta))
         for head, values in frozen.items():
             if head in (SVM_HEAD, "linear") or not linear:
                 continue
-            mean, sd = mean_sd(values)
-            lin_mean, lin_sd = mean_sd(linear)
+            diff = mean_sd(values)[0] - mean_sd(linear)[0]
+            delta = tests.get(heads_delta_label(*group, head, "frozen", "linear"))
             lines.append(
-                f"- {where}: "
-                + difference_sentence(
-                    f"the frozen {head} head",
-                    "the linear head",
-                    label,
-                    mean - lin_mean,
-                    ci=intervals.get(heads_delta_label(*group, head, "frozen", "linear")),
-                    spread=max(sd, lin_sd) if len(values) > 1 else None,
-                )
+                f"- {where}: " + _heads_sentence(f"the frozen {head} head", "the linear head", label, diff, delta)
             )
         for (enc, ln, pp, training, head), values in groups.items():
             if (enc, ln, pp) != (encoder, length, papers) or training != "end to end" or head not in frozen:
                 continue
-            mean, sd = mean_sd(values)
-            ctl_mean, ctl_sd = mean_sd(frozen[head])
+            diff = mean_sd(values)[0] - mean_sd(frozen[head])[0]
+            delta = tests.get(heads_delta_label(*group, head, "end to end", head))
             lines.append(
                 f"- {where}: "
-                + difference_sentence(
-                    f"the {head} head trained end to end",
-                    "the same head on the frozen encoder",
-                    label,
-                    mean - ctl_mean,
-                    ci=intervals.get(heads_delta_label(*group, head, "end to end", head)),
-                    spread=max(sd, ctl_sd) if len(values) > 1 else None,
+                + _heads_sentence(
+                    f"the {head} head trained end to end", "the same head on the frozen encoder", label, diff, delta
                 )
             )
     return "\n".join(lines)
@@ -601,16 +689,21 @@ def interpret_heads(
 
 # ---------------------------------------------------------------- any forest plot
 def interpret_deltas(deltas: Sequence[Delta], spreads: Mapping[tuple[str, str], float] | None = None) -> str:
-    """One bullet per difference of a forest plot (``row``, ``task``): the CI verdict, or no difference inside
-    the seed spread where ``spreads[(row, task)]`` gives one."""
+    """One bullet per difference of a forest plot (``row``, ``task``): by the one rule where the delta carries the
+    test of ``evaluation.hierarchical`` (its Holm-adjusted p); otherwise (Table 1's per-query test) the CI verdict,
+    or no difference inside the seed spread where ``spreads[(row, task)]`` gives one."""
     spreads = spreads or {}
-    return "\n".join(
-        "- "
-        + difference_sentence(
-            d.row, d.reference, f"{d.task} {d.metric}", d.diff, (d.ci_low, d.ci_high), d.p, spreads.get((d.row, d.task))
-        )
-        for d in deltas
-    )
+    lines = []
+    for d in deltas:
+        what = f"{d.task} {d.metric}"
+        if d.method:
+            lines.append("- " + reading_sentence(d.row, d.reference, what, d))
+        else:
+            ci = (d.ci_low, d.ci_high)
+            lines.append(
+                "- " + difference_sentence(d.row, d.reference, what, d.diff, ci, d.p, spreads.get((d.row, d.task)))
+            )
+    return "\n".join(lines)
 
 
 def _plain(value: float) -> str:

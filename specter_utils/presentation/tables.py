@@ -302,6 +302,9 @@ def ablation_table_seeds(
             test = task_stats["versus"].get(against)
             if test:
                 p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
+                adjusted = test.get("p_adjusted")  # evaluation.hierarchical's test, Holm over the table
+                if adjusted is not None:
+                    p += ", adj. p " + ("< 0.001" if adjusted < 0.001 else f"{adjusted:.3f}")
                 tests.append(f"{task} MAP {test['diff']:+.2f}, p {p}")
         record["paired test vs " + reference] = versus + "; ".join(tests) if tests else ""
         paper = PAPER_ABLATION_ROWS.get(paper_rows.get(name, ""))
@@ -312,11 +315,17 @@ def ablation_table_seeds(
     for index, row in frame.iterrows():
         lines.append("| " + " | ".join([str(index), *(str(v) for v in row)]) + " |")
     text = "\n".join(lines)
+    test_text = (
+        "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
+        "two-sided sign-flip permutation p."
+        if paired.get("method") != "hierarchical bootstrap"
+        else "Test: each ranking task's per-query AP against the row it is tested against, seeds resampled within "
+        "each row and queries shared (evaluation.hierarchical), its p Holm-adjusted over the table's "
+        f"{paired.get('family', 0)} comparisons (adj. p)."
+    )
     text += (
         f"\n\nMean ± sample sd over seeds; groups average the metrics present ({', '.join(shown)}). "
-        "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
-        "two-sided sign-flip permutation p. The paper's row is on the full SCIDOCS (12 metrics), so compare "
-        "directions, not levels."
+        f"{test_text} The paper's row is on the full SCIDOCS (12 metrics), so compare directions, not levels."
     )
     if statistics.get("max_triplets"):
         text += f" Every row, the reference row included, trained on {statistics['max_triplets']:,} triplets."
@@ -324,7 +333,10 @@ def ablation_table_seeds(
     if others:
         text += f"\nA row marked 'vs X' is compared with row X ({', '.join(others)}) instead of {reference}."
     if notes:
-        text += f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; read these as no difference."
+        text += (
+            f"\nInside the seed spread (|Δ all| ≤ the larger sd): {', '.join(notes)}; the average is not tested, the "
+            "reading below is."
+        )
     single = [name for name in groups if len(seeds.get(name, [])) < 2]
     if single:
         text += (

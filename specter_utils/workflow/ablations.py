@@ -36,7 +36,7 @@ from specter_utils.workflow.sweep import (
     RowFolders,
     SweepRow,
     finished_row,
-    paired,
+    paired_by_seeds,
     paired_deltas,
     ranking_qrels,
     run_sweep,
@@ -261,24 +261,26 @@ def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict
 def ablation_statistics(
     spec: RunSpec, paths: RunPaths, rows: dict[str, dict[int, dict[str, Any]]], n_resamples: int = 10_000
 ) -> dict[str, Any]:
-    """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and a paired test of each
-    ranking task's per-query AP against the reference row (``evaluation.paired``, each query averaged over seeds)."""
+    """Group averages (CLS / USR / CITE / REC / all) per row as mean ± sd over seeds, and each row's comparison with
+    the row it is tested against (:func:`compared_to`) on each ranking task: the two-level bootstrap over seeds and
+    queries, the table's comparisons one Holm family (``workflow.sweep.paired_by_seeds``), with the per-query AP of
+    every row and seed kept in ``paired.per_query_ap`` for a later reading."""
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     groups = {name: seed_group_statistics([r["results"] for r in by_seed.values()]) for name, by_seed in rows.items()}
     wanted = {task_name(t) for t in spec["ablations.tasks"]} or None
     ranking = [t for t in available_tasks(scidocs) if t in RANKING_TASKS and (wanted is None or t in wanted)]
     qrels = ranking_qrels(scidocs, spec["evaluation.split"], ranking)
+    against = {name: compared_to(name, rows) for name in rows if name != REFERENCE}
     comparison: dict[str, Any] = {}
     if qrels:
         files = {name: [r["embedding_file"] for r in by_seed.values()] for name, by_seed in rows.items()}
-        references = [REFERENCE, *sorted({compared_to(name, rows) for name in rows} - {REFERENCE})]
-        comparison = paired(scored_files(files, qrels), references, list(qrels), n_resamples=n_resamples)
+        comparison = paired_by_seeds(scored_files(files, qrels), against, list(qrels), n_resamples=n_resamples)
     return {
         "groups": groups,
         "paired": comparison,
         "seeds": {name: sorted(by_seed) for name, by_seed in rows.items()},
         "max_triplets": ablation_budget(spec),
-        "compared_to": {name: compared_to(name, rows) for name in rows if name != REFERENCE},
+        "compared_to": against,
     }
 
 

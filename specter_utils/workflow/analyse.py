@@ -7,9 +7,18 @@ from typing import Any
 
 from specter_utils.analysis.geometry import SPACE_MEASURES, analyse_embeddings, labels_from_scidocs
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
-from specter_utils.evaluation.paired import paired_test
+from specter_utils.evaluation.hierarchical import mean_score_test
 from specter_utils.runs import RunPaths, corpus_label, label_kind, resolve
 from specter_utils.spec import RunSpec
+
+
+def space_test(values: dict[str, float], reference: dict[str, float], seed: int = 0) -> dict[str, Any]:
+    """A full-space measure of one model against the reference, paper by paper: ``evaluation.hierarchical``'s test
+    with one embedding per model (the papers resampled; it covers the choice of papers, not the training's
+    randomness); ``queries``: the papers paired."""
+    papers = sorted(set(values) & set(reference))
+    test = mean_score_test([[values[p] for p in papers]], [[reference[p] for p in papers]], seed=seed).as_dict()
+    return {**test, "queries": len(papers)}
 
 
 def geometry(
@@ -26,8 +35,8 @@ def geometry(
     ``analysis.projection_seeds``) the projection seeds.
 
     Each model after the first is compared with the first in the full space, paper by paper
-    (``space.versus[model][measure]``: ``evaluation.paired.paired_test``, a 95% bootstrap interval over the papers
-    and a sign-flip permutation p), and per projection paired by seed (``versus``)."""
+    (``space.versus[model][measure]``: :func:`space_test`), and per projection paired by seed (``versus``:
+    ``analysis.geometry.seed_difference``), both by the one test of ``evaluation.hierarchical``."""
     config = spec.analysis
     analysis = analyse_embeddings(
         embedding_sets,
@@ -48,7 +57,7 @@ def geometry(
     reference = analysis["reference"]
     analysis["space"]["versus"] = {
         model: {
-            measure: paired_test(values[measure], per_paper[reference][measure], seed=spec.seed)
+            measure: space_test(values[measure], per_paper[reference][measure], seed=spec.seed)
             for measure in SPACE_MEASURES
             if all(v == v for v in values[measure].values())  # NaN: one class, no silhouette
         }

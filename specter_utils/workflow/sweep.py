@@ -8,9 +8,12 @@ finished row and makes only the rest, so a killed sweep loses at most the row in
 Two stores: :class:`RowFolders` (a folder per row, its record ``row.json`` with the settings the row was made
 with; notebook 07) and :class:`RowLines` (one JSON line per row in one results file; the lever study).
 
-The rows are then paired over queries against a reference row (``evaluation.paired``: per-query AP of each
-ranking task, each query averaged over seeds, bootstrap CI and sign-flip permutation p; ``evaluation.deltas`` reads
-the result as one difference per row and task).
+The rows are then paired over queries against a reference row. Notebook 07 (:func:`paired_by_seeds`): each row
+against its own reference by the two-level bootstrap of ``evaluation.hierarchical`` (seeds within each row, queries
+shared), the table one family (Holm), with every row's per-query AP per seed kept beside the result so that a later
+reading needs no retraining (:func:`reread`). The lever study (:func:`paired`): ``evaluation.paired``, each query
+averaged over seeds, bootstrap CI and sign-flip permutation p. ``evaluation.deltas`` reads either as one difference
+per row and task.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any, Protocol
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.errors import DataError
 from specter_utils.evaluation.deltas import Delta, from_paired
-from specter_utils.evaluation.paired import RowScores, compare_rows, score_row
+from specter_utils.evaluation.hierarchical import N_RESAMPLES, compare_ranking_rows
+from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_table, rows_from_table, score_row
 from specter_utils.io import read_json, write_json
 from specter_utils.spec import RunSpec
 
@@ -213,6 +217,22 @@ def paired(
 ) -> dict[str, Any]:
     """Every row's MAP over its seeds and its paired test against each of ``references`` on each task."""
     return compare_rows(scored, references, list(tasks), n_resamples=n_resamples)
+
+
+def paired_by_seeds(
+    scored: Sequence[RowScores], against: Mapping[str, str], tasks: Sequence[str], n_resamples: int = N_RESAMPLES
+) -> dict[str, Any]:
+    """Each row against the row ``against`` names, on each task, by the two-level bootstrap (seeds x queries), the
+    whole table one Holm family (``evaluation.hierarchical.compare_ranking_rows``); ``per_query_ap``: every row's
+    per-query AP per task and seed, rounded to 4 decimals, what :func:`reread` needs."""
+    comparison = compare_ranking_rows(scored, against, list(tasks), n_resamples=n_resamples)
+    return {**comparison, "per_query_ap": per_query_table(scored, list(tasks))}
+
+
+def reread(comparison: Mapping[str, Any], against: Mapping[str, str], n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+    """:func:`paired_by_seeds` again from a stored result's ``per_query_ap`` (no embeddings, no training)."""
+    table = comparison["per_query_ap"]
+    return paired_by_seeds(rows_from_table(table), against, list(table["tasks"]), n_resamples)
 
 
 def paired_deltas(comparison: Mapping[str, Any], against: Mapping[str, str], reference: str) -> list[Delta]:
