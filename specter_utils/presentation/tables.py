@@ -12,6 +12,7 @@ import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.heads.frozen import SVM_HEAD
+from specter_utils.presentation import labels
 from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, TASKS, grouped
 
 TABLE1_COLUMNS = tuple(column for task in TASKS for column in task.columns)  # (result key, metric key, header)
@@ -50,7 +51,9 @@ def comparison_table(
     """
     if any(key in results for key, _, _ in TABLE1_COLUMNS):
         results = {name: results}
-    ours = {model: metric_row(r) for model, r in results.items()}
+    # the mag slot's column named for its labels (journal F1 on hep-th): not the paper's MAG, so not in ``avg``
+    ours = {model: labels.relabel_row(metric_row(r), r) for model, r in results.items()}
+    own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))
     shared = [h for h in HEADERS if ours and all(h in row for row in ours.values())]
     records = []
     for model, row in ours.items():
@@ -59,7 +62,7 @@ def comparison_table(
         values = PAPER_TABLE1[model]
         row = dict(zip(HEADERS, values[:12], strict=True))
         records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[12]})
-    frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, "avg", "paper avg"])
+    frame = pd.DataFrame.from_records(records, columns=["model", *own, *HEADERS, "avg", "paper avg"])
     return frame.set_index("model")
 
 
