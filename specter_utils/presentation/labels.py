@@ -101,3 +101,14 @@ def readme_label(header: str, label: str, prepared: Mapping[str, Any] | None, sc
     if paper_comparable(source):
         return label
     return f"{task_name(source, corpus_name(prepared))} macro-F1 (`mag` slot)"
+
+
+def benchmark_name(result: Mapping[str, Any]) -> str:
+    """The benchmark an evaluation result was scored on, as a chart title names it: the corpus its ``benchmark.json``
+    names (``hepth``), ``SCIDOCS`` without one, ``""`` when the result does not say where it was scored."""
+    data_dir = (result.get("config") or {}).get("data_dir")
+    record = benchmark_record(data_dir)
+    if record is None:
+        return "SCIDOCS" if data_dir else ""
+    name = corpus_name(record) or "unknown corpus"
+    return f"{name} (SYNTHETIC data)" if record.get("synthetic") else name
