@@ -73,6 +73,8 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
         "training.max_length=32",  # short inputs: seconds per row on a busy CPU
         "--set",
         "embedding.max_length=32",
+        "--split",
+        "test",  # the final score's split; validation (the default) below, re-scored from the kept embeddings
     ]
     done = _script(*args)
     assert done.returncode == 0, done.stderr
@@ -124,12 +126,12 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert "trained with learning_rate=0.001" in err and "Traceback" not in err
     results.write_text(kept_text)
 
-    done = _script(str(run_dir), "--table", "--n-resamples", "200")
+    done = _script(str(run_dir), "--split", "test", "--table", "--n-resamples", "200")
     assert done.returncode == 0, done.stderr
     table = done.stdout
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
     assert table.count("\n| ") == 5  # the header and 4 rows
-    assert "test split" in table and "evaluation length 32" in table
+    assert "test split" in table and "evaluation length 32" in table and "cite MAP (test)" in table
     assert "Training times on: " in table and "cores" in table and "2 rows" in table
 
     # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
@@ -138,6 +140,25 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert [r["setting"] for r in read_rows(kept)] == ["base", "tfidf-svd", "reference"]
     assert sorted(p.name for p in kept.parent.iterdir()) == ["results.jsonl"]
     assert (run_dir / "levers" / "rows" / "reference" / "seed0" / "embeddings.jsonl").is_file()
+
+    # validation: the finished test rows re-scored from their kept embeddings (both splits' papers), nothing trained
+    done = _script(str(run_dir), "--rescore", str(results))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("(re-scored)") == 4 and "running" not in done.stdout
+    val_rows = read_rows(run_dir / "levers" / "results_val.jsonl")
+    assert {r["split"] for r in val_rows} == {"val"} and all(r["rescored_from"]["split"] == "test" for r in val_rows)
+    assert all(len(r["per_query_ap"]["cite"]) == r["queries"]["cite"] for r in val_rows)
+    assert val_rows[0]["queries"] != rows[0]["queries"]
+    table = _script(str(run_dir), "--table", "--n-resamples", "200").stdout
+    assert "validation split" in table and "cite MAP (val)" in table and "cite Δ reference (val)" in table
+    # a test results file is not a validation one: the table and the study refuse to mix them
+    done = _script(*args[:-2], "--results", str(results))
+    assert done.returncode == 2 and "--split test" in done.stderr
+    # a row whose embeddings are gone cannot be re-scored without training again: one line, before any row runs
+    (run_dir / "levers" / "rows" / "levers" / "seed0" / "embeddings.jsonl").unlink()
+    done = _script(str(run_dir), "--rescore", str(results), "--results", str(tmp_path / "val.jsonl"))
+    assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "levers seed 0" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "val.jsonl").exists()
 
 
 def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
