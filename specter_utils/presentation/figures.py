@@ -187,7 +187,7 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
     """
 
-    ours = {model: labels.relabel_row(metric_row(result), result) for model, result in results.items()}
+    ours = {model: labels.classification_columns(metric_row(result), result) for model, result in results.items()}
     own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))  # e.g. journal F1
     metrics = own + [h for h in HEADERS if any(h in row for row in ours.values())]
     benchmark = labels.benchmark_name(next(iter(results.values()), {}))

@@ -85,11 +85,21 @@ def result_header(result: Mapping[str, Any]) -> str:
     return classification_header(benchmark_record((result.get("config") or {}).get("data_dir")))
 
 
-def relabel_row(row: Mapping[str, float], result: Mapping[str, Any]) -> dict[str, float]:
-    """A Table 1 row (``{header: value}``) with the ``mag`` slot's column named for its labels; a renamed column is
-    not one of the paper's, so an average over the paper's columns leaves it out."""
+def classification_columns(row: Mapping[str, float], result: Mapping[str, Any]) -> dict[str, float]:
+    """A Table 1 row (``{header: value}``) with the ``mag`` slot's column named for its labels, and beside each
+    classification column the macro-F1 at the ``C`` the same CV chooses by macro-F1 (``details.<task>.by_macro_f1``,
+    ``evaluation.classification``). Neither added column is one of the paper's, so an average over the paper's
+    columns leaves them out."""
     header = result_header(result)
-    return {header if key == CLASSIFICATION_HEADER else key: value for key, value in row.items()}
+    out: dict[str, float] = {}
+    for key, value in row.items():
+        named = header if key == CLASSIFICATION_HEADER else key
+        out[named] = value
+        task = next((t for t in PAPER_SOURCES if BY_NAME[t].headers[0] == key), None)
+        by_f1 = (((result.get("details") or {}).get(task) or {}).get("by_macro_f1") or {}) if task else {}
+        if by_f1.get("f1") is not None:
+            out[f"{named} (C by CV macro-F1)"] = float(by_f1["f1"])
+    return out
 
 
 def readme_label(header: str, label: str, prepared: Mapping[str, Any] | None, scidocs_dir: str = "") -> str:

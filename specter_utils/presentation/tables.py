@@ -51,8 +51,8 @@ def comparison_table(
     """
     if any(key in results for key, _, _ in TABLE1_COLUMNS):
         results = {name: results}
-    # the mag slot's column named for its labels (journal F1 on hep-th): not the paper's MAG, so not in ``avg``
-    ours = {model: labels.relabel_row(metric_row(r), r) for model, r in results.items()}
+    # the mag slot named for its labels (journal F1 on hep-th), C by macro-F1 beside it: not the paper's, not in avg
+    ours = {model: labels.classification_columns(metric_row(r), r) for model, r in results.items()}
     own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))
     shared = [h for h in HEADERS if ours and all(h in row for row in ours.values())]
     records = []
@@ -62,7 +62,7 @@ def comparison_table(
         values = PAPER_TABLE1[model]
         row = dict(zip(HEADERS, values[:12], strict=True))
         records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[12]})
-    frame = pd.DataFrame.from_records(records, columns=["model", *own, *HEADERS, "avg", "paper avg"])
+    frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, *own, "avg", "paper avg"])
     return frame.set_index("model")
 
 
