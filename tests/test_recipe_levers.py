@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
+from specter_utils.errors import DataError
 from specter_utils.io import write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.runs import RunPaths
@@ -216,3 +217,31 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
     wide_line = next(line for line in reading.splitlines() if line.startswith("- `wide` (3 seeds)"))
     assert "no different from `reference` on cite" in wide_line and "inside the seed spread" in wide_line
     assert "higher than `base` on cite: cite +4.00" in wide_line and "slowest seed trained in 1.0 min" in wide_line
+
+
+def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_path):
+    def row(setting, split):
+        return {
+            "setting": setting,
+            "seed": 0,
+            "kind": "baseline",
+            "split": split,
+            "queries": {"cite": 3},
+            "eval_max_length": 256,
+            "train_seconds": 0.0,
+            "embedding": {"file": f"{setting}.jsonl"},
+            "per_query_ap": {"cite": {"q1": 50.0, "q2": 60.0, "q3": 70.0}},
+        }
+
+    val = tmp_path / "val.jsonl"
+    append_row(val, row("base", "val"))
+    append_row(val, row("tfidf-svd", "val"))
+    table = levers.lever_table(val, n_resamples=50)
+    assert table.startswith("Benchmark: validation split") and "| cite MAP (val) | cite Δ base (val) |" in table
+    assert "a choice between settings made from them is made on test" not in table
+    test = tmp_path / "test.jsonl"
+    append_row(test, row("base", "test"))
+    assert "a choice between settings made from them is made on test" in levers.lever_table(test, n_resamples=50)
+    append_row(val, row("reference", "test"))
+    with pytest.raises(DataError, match="rows scored on the test split"):
+        levers.lever_table(val, n_resamples=50)

@@ -372,6 +372,12 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         f"Training times on: {machines(rows)}.",
         "",
     ]
+    if split == "test":
+        lines[1:1] = [
+            "",
+            "Test-split numbers are for the chosen recipe's one final score; a choice between settings made from "
+            "them is made on test. Settings are chosen on the validation split (`--split val`, the default).",
+        ]
     header = [
         "setting",
         "seeds",
