@@ -365,7 +365,7 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | 
             ax.axvline(chance, color="black", linestyle="--", linewidth=1, label=f"chance: 1/{n_classes} classes")
         )
     ax.set_xlim(lower, min(100.0, float((flat["mean"] + flat["std"]).max()) + 3))
-    ax.legend(handles=handles, fontsize=7, loc="lower right")
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     what = f"{n_classes}-class " if n_classes else ""
     ax.set_title(f"{benchmark + ' benchmark: ' if benchmark else ''}{what}classification heads", fontsize=10)
