@@ -8,13 +8,21 @@ and a second invocation trains nothing. ``--table`` prints MAP mean ± sd over s
 the base model, TF-IDF and the reference recipe with a paired test over queries (bootstrap CI, sign-flip
 permutation p; each query averaged over seeds), and the training wall time.
 
+The rows are scored on the **validation** split by default (``--split val``, results in
+``RUN_DIR/levers/results_val.jsonl``): a setting is chosen there, and the test split (``--split test``, results in
+``RUN_DIR/levers/results.jsonl``) is scored once, for the chosen recipe's final number. Every row embeds the papers of
+both splits and keeps its embeddings in the run folder, so ``--rescore FILE`` scores the finished rows of another
+split's results file on ``--split`` without training again (refused, naming the rows, when a row's embeddings are
+gone or lack the split's papers).
+
 The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
 rows start from. For hep-th with >= 400 test queries per ranking task (``data.n_queries`` is val + test, 80% test:
-the preset's 200 give 160)::
+the preset's 200 give 160, and 100 validation queries per task)::
 
     specter-utils run --preset hepth --run hepth-levers --notebooks 01 02 --set data.n_queries=500
-    python experiments/recipe_levers.py results/hepth-levers --seeds 0 1 2     # resumable; re-run after a kill
+    python experiments/recipe_levers.py results/hepth-levers --seeds 0 1 2     # validation; resumable after a kill
     python experiments/recipe_levers.py results/hepth-levers --table
+    python experiments/recipe_levers.py results/hepth-levers --split test --only reference --seeds 0 1 2  # once
 
 ``--only NAME ...`` runs some settings; ``--settings FILE.yaml`` replaces ``LEVERS`` (``name: {key: value}``);
 ``--set KEY=VALUE`` changes every row (recorded in each). The rows run one after another on the CPU; a setting
@@ -34,7 +42,7 @@ import yaml
 from specter_utils.errors import DataError
 from specter_utils.runs import RunPaths
 from specter_utils.spec import parse_override
-from specter_utils.studies.levers import REFERENCE, RESULTS, TASKS, lever_table, run_levers
+from specter_utils.studies.levers import REFERENCE, SPLIT, TASKS, lever_table, rescore, results_path, run_levers
 
 CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
 ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch
@@ -87,7 +95,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="run folder built by `specter-utils run --notebooks 01 02`")
     parser.add_argument(
-        "--results", type=Path, help=f"results file (default RUN_DIR/{RESULTS}); work files stay in RUN_DIR"
+        "--split",
+        choices=("val", "test"),
+        default=SPLIT,
+        help="the split every row is scored on: val (the default, where settings are chosen) or test (scored once)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="results file (default RUN_DIR/levers/results_val.jsonl, with --split test RUN_DIR/levers/results.jsonl); "
+        "work files stay in RUN_DIR",
+    )
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        metavar="FILE",
+        help="score the finished rows of FILE (another split's results) on --split from their kept embeddings",
     )
     parser.add_argument("--settings", type=Path, help="YAML {name: {key: value}} replacing the built-in levers")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these settings")
@@ -99,8 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reference", default=REFERENCE, help="the setting the table compares with")
     parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap and permutation resamples")
     args = parser.parse_args(argv)
-    results = args.results or RunPaths.of(args.run_dir).run_dir / RESULTS
+    results = args.results or results_path(RunPaths.of(args.run_dir).run_dir, args.split)
     try:
+        if args.rescore:
+            rescore(args.rescore, args.run_dir, args.split, results)
+            return 0
         if args.table:
             print(lever_table(results, args.reference, args.n_resamples))
             return 0
@@ -111,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise DataError(f"unknown setting(s) {unknown}; known: {', '.join(settings)}", "--only")
             settings = {name: settings[name] for name in args.only}
         common = dict(parse_override(text) for text in args.common)
-        run_levers(args.run_dir, settings, args.seeds, results, common, args.tasks, args.keep_models)
+        run_levers(args.run_dir, settings, args.seeds, results, common, args.tasks, args.keep_models, split=args.split)
     except DataError as exc:
         print(f"recipe_levers: error: {exc}", file=sys.stderr)
         return 2

@@ -15,6 +15,6 @@ rows=experiments/measured/train_dtype_hepth.jsonl
 [ -f "$run/pipeline.json" ] || python -m specter_utils run --preset hepth --run hepth-dtype --notebooks 01 02 \
   --src "$src" --results-dir "$results"
 for seed in 0 1 2; do
-  python experiments/recipe_levers.py "$run" --only reference bf16 --seeds "$seed" --results "$rows"
+  python experiments/recipe_levers.py "$run" --split test --only reference bf16 --seeds "$seed" --results "$rows"
 done
 python experiments/recipe_levers.py "$run" --table --results "$rows" > experiments/measured/train_dtype_hepth.md

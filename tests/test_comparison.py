@@ -119,6 +119,9 @@ def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_set
     assert rows["SCIDOCS protocol"]["C"] == ours.best_c
     assert rows["C by CV macro-F1"]["cv_scoring"] == "f1_macro"
     assert rows["C by CV macro-F1"]["cv_score"] != rows["SCIDOCS protocol"]["cv_score"]
+    # the protocol's row carries the same CV's macro-F1 choice, which is the "C by CV macro-F1" row's
+    by_f1 = rows["SCIDOCS protocol"]["by_macro_f1"]
+    assert by_f1["C"] == rows["C by CV macro-F1"]["C"] and by_f1["f1"] == rows["C by CV macro-F1"]["macro_f1"]
     weighted = svm_variants(X[:140], y[:140], X[140:], y[140:], ["class_weight balanced"])["class_weight balanced"]
     assert weighted["classes_predicted"] == 4 and len(weighted["cv_score"]) == 7
     assert len(rows["SCIDOCS protocol"]["cv_score"]) == 7

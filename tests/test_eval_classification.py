@@ -101,3 +101,25 @@ def test_lightning_variant_fits_no_intercept_at_tol_1e3():
     assert SVM_VARIANTS["lightning"] == {"fit_intercept": False, "tol": 1e-3}
     with pytest.raises(ValueError, match="variant"):
         classify(X[:200], y[:200], X[200:], y[200:], variant="liblinear")
+
+
+def test_c_by_macro_f1_is_refitted_beside_the_protocols_choice():
+    """The same CV's macro-F1 choice: its C, its macro-F1 on the split and its classes predicted, beside accuracy's."""
+    rng = np.random.default_rng(7)
+    sizes = (300, 120, 40, 12, 8)  # unbalanced classes: accuracy and macro-F1 can choose different C
+    centres = rng.normal(0, 1, (len(sizes), 8))
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    X = (centres[y] + rng.normal(0, 1.2, (len(y), 8))).astype(np.float32)
+    labels = np.array([f"class-{c}" for c in y])
+    order = rng.permutation(len(y))
+    X, labels = X[order], labels[order]
+    Xtr, ytr, Xte, yte = X[:360], labels[:360], X[360:], labels[360:]
+    protocol = classify(Xtr, ytr, Xte, yte)
+    by_f1 = classify(Xtr, ytr, Xte, yte, scoring="f1_macro")
+    assert protocol.solver["cv_scoring"] == "accuracy"
+    assert protocol.best_c == select_c(Xtr, ytr)[0]
+    assert protocol.by_macro_f1["C"] == select_c(Xtr, ytr, scoring="f1_macro")[0] == by_f1.best_c
+    assert protocol.by_macro_f1["f1"] == by_f1.f1
+    assert protocol.by_macro_f1["classes_predicted"] == len(set(by_f1.predictions.tolist())) == by_f1.classes_predicted
+    assert protocol.classes_predicted == len(set(protocol.predictions.tolist()))
+    assert protocol.as_dict()["by_macro_f1"]["cv_macro_f1"].keys() == protocol.as_dict()["cv_accuracy"].keys()

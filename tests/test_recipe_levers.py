@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
+from specter_utils.errors import DataError
 from specter_utils.io import write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.runs import RunPaths
@@ -73,6 +74,8 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
         "training.max_length=32",  # short inputs: seconds per row on a busy CPU
         "--set",
         "embedding.max_length=32",
+        "--split",
+        "test",  # the final score's split; validation (the default) below, re-scored from the kept embeddings
     ]
     done = _script(*args)
     assert done.returncode == 0, done.stderr
@@ -124,12 +127,12 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert "trained with learning_rate=0.001" in err and "Traceback" not in err
     results.write_text(kept_text)
 
-    done = _script(str(run_dir), "--table", "--n-resamples", "200")
+    done = _script(str(run_dir), "--split", "test", "--table", "--n-resamples", "200")
     assert done.returncode == 0, done.stderr
     table = done.stdout
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
     assert table.count("\n| ") == 5  # the header and 4 rows
-    assert "test split" in table and "evaluation length 32" in table
+    assert "test split" in table and "evaluation length 32" in table and "cite MAP (test)" in table
     assert "Training times on: " in table and "cores" in table and "2 rows" in table
 
     # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
@@ -138,6 +141,25 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert [r["setting"] for r in read_rows(kept)] == ["base", "tfidf-svd", "reference"]
     assert sorted(p.name for p in kept.parent.iterdir()) == ["results.jsonl"]
     assert (run_dir / "levers" / "rows" / "reference" / "seed0" / "embeddings.jsonl").is_file()
+
+    # validation: the finished test rows re-scored from their kept embeddings (both splits' papers), nothing trained
+    done = _script(str(run_dir), "--rescore", str(results))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("(re-scored)") == 4 and "running" not in done.stdout
+    val_rows = read_rows(run_dir / "levers" / "results_val.jsonl")
+    assert {r["split"] for r in val_rows} == {"val"} and all(r["rescored_from"]["split"] == "test" for r in val_rows)
+    assert all(len(r["per_query_ap"]["cite"]) == r["queries"]["cite"] for r in val_rows)
+    assert val_rows[0]["queries"] != rows[0]["queries"]
+    table = _script(str(run_dir), "--table", "--n-resamples", "200").stdout
+    assert "validation split" in table and "cite MAP (val)" in table and "cite Δ reference (val)" in table
+    # a test results file is not a validation one: the table and the study refuse to mix them
+    done = _script(*args[:-2], "--results", str(results))
+    assert done.returncode == 2 and "--split test" in done.stderr
+    # a row whose embeddings are gone cannot be re-scored without training again: one line, before any row runs
+    (run_dir / "levers" / "rows" / "levers" / "seed0" / "embeddings.jsonl").unlink()
+    done = _script(str(run_dir), "--rescore", str(results), "--results", str(tmp_path / "val.jsonl"))
+    assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "levers seed 0" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "val.jsonl").exists()
 
 
 def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
@@ -195,3 +217,31 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
     wide_line = next(line for line in reading.splitlines() if line.startswith("- `wide` (3 seeds)"))
     assert "no different from `reference` on cite" in wide_line and "inside the seed spread" in wide_line
     assert "higher than `base` on cite: cite +4.00" in wide_line and "slowest seed trained in 1.0 min" in wide_line
+
+
+def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_path):
+    def row(setting, split):
+        return {
+            "setting": setting,
+            "seed": 0,
+            "kind": "baseline",
+            "split": split,
+            "queries": {"cite": 3},
+            "eval_max_length": 256,
+            "train_seconds": 0.0,
+            "embedding": {"file": f"{setting}.jsonl"},
+            "per_query_ap": {"cite": {"q1": 50.0, "q2": 60.0, "q3": 70.0}},
+        }
+
+    val = tmp_path / "val.jsonl"
+    append_row(val, row("base", "val"))
+    append_row(val, row("tfidf-svd", "val"))
+    table = levers.lever_table(val, n_resamples=50)
+    assert table.startswith("Benchmark: validation split") and "| cite MAP (val) | cite Δ base (val) |" in table
+    assert "a choice between settings made from them is made on test" not in table
+    test = tmp_path / "test.jsonl"
+    append_row(test, row("base", "test"))
+    assert "a choice between settings made from them is made on test" in levers.lever_table(test, n_resamples=50)
+    append_row(val, row("reference", "test"))
+    with pytest.raises(DataError, match="rows scored on the test split"):
+        levers.lever_table(val, n_resamples=50)

@@ -14,9 +14,12 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from specter_utils.io import read_json
+from specter_utils.layout import TRAIN_CONFIG_FILE
+from specter_utils.presentation import labels
 from specter_utils.presentation.tables import (
     HEADERS,
     PAPER_ABLATION_ROWS,
@@ -24,10 +27,31 @@ from specter_utils.presentation.tables import (
     TABLE2_COLUMNS,
     metric_row,
 )
+from specter_utils.runs import corpus_label
 from specter_utils.tasks import CLASSIFICATION, RANKING_CITATION_FIRST, tasks_of
 
 # The paper's rows drawn beside ours in the Table 1 chart (docs/protocol.md section 5).
 PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
+# TrainConfig.loss -> the loss axis of the training curves (config.LOSSES)
+LOSS_AXIS = {
+    "triplet": "triplet loss (margin {margin:g})",
+    "mnrl": "in-batch softmax loss (MNRL)",
+    "mnrl-citation": "in-batch softmax loss (MNRL, citation-masked)",
+    "gist": "in-batch softmax loss (GISTEmbed, guide-filtered)",
+}
+
+
+def loss_axis(train_config: Mapping[str, Any] | None) -> str:
+    """The loss axis label of a training run from its resolved ``TrainConfig`` (``train_config.json``)."""
+    if not train_config or train_config.get("loss") not in LOSS_AXIS:
+        return "training objective (loss not recorded)"
+    return LOSS_AXIS[train_config["loss"]].format(margin=float(train_config.get("triplet_margin", 1.0)))
+
+
+def benchmark_name(run_dir: str | Path, scidocs_dir: str = "") -> str:
+    """The benchmark a run is scored on, as a chart title names it: ``SCIDOCS`` with ``evaluation.scidocs_dir``,
+    else the corpus the run's benchmark was built from (``hepth``)."""
+    return "SCIDOCS" if scidocs_dir else corpus_label(run_dir)
 
 
 def show(fig) -> None:
@@ -73,9 +97,13 @@ def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def training_curves(log_history: list[Mapping[str, Any]], title: str = ""):
-    """Loss (training and validation) and validation triplet accuracy against the optimiser step."""
+def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train_dir: str | Path | None = None):
+    """Loss (training and validation) and validation triplet accuracy against the optimiser step.
 
+    The loss axis names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
+
+    config_file = Path(train_dir) / TRAIN_CONFIG_FILE if train_dir is not None else None
+    train_config = read_json(config_file) if config_file is not None and config_file.is_file() else None
     frame = training_curves_frame(log_history)
     accuracy = [c for c in frame.columns if c.endswith("accuracy")]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -84,7 +112,7 @@ def training_curves(log_history: list[Mapping[str, Any]], title: str = ""):
         if column in frame:
             series = frame[column].dropna()
             loss_ax.plot(series.index, series.values, style, label=column)
-    loss_ax.set(xlabel="optimiser step", ylabel="triplet loss (margin 1)", title="loss")
+    loss_ax.set(xlabel="optimiser step", ylabel=loss_axis(train_config), title="loss")
     for column in accuracy:
         series = frame[column].dropna()
         acc_ax.plot(series.index, series.values, "o-", label=column)
@@ -159,8 +187,10 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
     """
 
-    ours = {model: metric_row(result) for model, result in results.items()}
-    metrics = [h for h in HEADERS if any(h in row for row in ours.values())]
+    ours = {model: labels.classification_columns(metric_row(result), result) for model, result in results.items()}
+    own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))  # e.g. journal F1
+    metrics = own + [h for h in HEADERS if any(h in row for row in ours.values())]
+    benchmark = labels.benchmark_name(next(iter(results.values()), {}))
     paper = {f"{name} (paper)": dict(zip(HEADERS, PAPER_TABLE1[name][:-1], strict=True)) for name in paper_rows}
     series = {**ours, **paper}
     fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(metrics) + 2), 4))
@@ -170,7 +200,12 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
         values = [row.get(m, np.nan) for m in metrics]
         ax.bar(x + i * width - 0.4 + width / 2, values, width, label=name, hatch="//" if "(paper)" in name else None)
     ax.set_xticks(x, metrics, rotation=20, ha="right")
-    ax.set(ylabel="score x 100", title="SCIDOCS metrics: this run beside the paper's Table 1", ylim=(0, 100))
+    if benchmark and benchmark != "SCIDOCS":
+        title = f"{benchmark} benchmark: this run beside the paper's Table 1 (the paper's bars: on SCIDOCS)"
+    else:
+        title = f"{benchmark or 'SCIDOCS'} metrics: this run beside the paper's Table 1"
+    ax.set(ylabel="score x 100", title=title)
+    ax.set_ylim(0, 100)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
@@ -289,8 +324,11 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
     return written
 
 
-def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
-    """Notebook 08: mean macro-F1 over seeds (error bar: std) of every (encoder, length, head, training) row."""
+def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | None = None, benchmark: str = ""):
+    """Notebook 08: mean macro-F1 over seeds (error bar: std) of every (encoder, length, head, training) row.
+
+    With ``n_classes``, a chance line at 100 / ``n_classes``: the macro-F1 (and accuracy) of guessing a class
+    uniformly at random on balanced classes. ``benchmark`` names the benchmark in the title."""
 
     flat = table.reset_index()
     labels = [
@@ -315,7 +353,21 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1"):
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_xlabel(f"test {metric} (mean over seeds, std as error bar)")
     lower = max(0.0, float((flat["mean"] - flat["std"]).min()) - 5)
+    handles = [
+        Patch(color=colours["frozen"], label="frozen head"),
+        Patch(color=colours["end to end"], label="end to end"),
+        Patch(color="#55a868", label="linear SVM (SCIDOCS protocol)"),
+    ]
+    if n_classes:
+        chance = 100.0 / n_classes
+        lower = min(lower, max(0.0, chance - 2))
+        handles.append(
+            ax.axvline(chance, color="black", linestyle="--", linewidth=1, label=f"chance: 1/{n_classes} classes")
+        )
     ax.set_xlim(lower, min(100.0, float((flat["mean"] + flat["std"]).max()) + 3))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
+    what = f"{n_classes}-class " if n_classes else ""
+    ax.set_title(f"{benchmark + ' benchmark: ' if benchmark else ''}{what}classification heads", fontsize=10)
     fig.tight_layout()
     return fig

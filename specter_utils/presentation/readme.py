@@ -45,6 +45,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
+from specter_utils.presentation import labels
 from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
@@ -311,11 +312,12 @@ def table1_block(report: Report, link: str) -> str:
     present = {h for row in rows.values() for h in row}
     shown = [(h, label) for h, label in TABLE1_SHOWN if h in ALWAYS_SHOWN or h in present]
     source = f"{METRICS_DIR}/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else RESULTS_TABLE
+    prepared, scidocs_dir = report.metrics.get("01_prepare_data"), _spec(report, "evaluation", "scidocs_dir") or ""
     lines = [
         f"Table 1 on {benchmark_of(report).caption()} "
         f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`):",
         "",
-        "| model | " + " | ".join(label for _, label in shown) + " |",
+        "| model | " + " | ".join(labels.readme_label(h, label, prepared, scidocs_dir) for h, label in shown) + " |",
         "|" + "---|" * (len(shown) + 1),
     ]
     rankers = ranker_rows(report)

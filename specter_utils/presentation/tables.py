@@ -13,6 +13,7 @@ import pandas as pd
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.rankers import RANKER_KEY, is_ranker
 from specter_utils.heads.frozen import SVM_HEAD
+from specter_utils.presentation import labels
 from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, RANKING, TASKS, grouped
 
 TABLE1_COLUMNS = tuple(column for task in TASKS for column in task.columns)  # (result key, metric key, header)
@@ -82,9 +83,11 @@ def comparison_table(
     """
     if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
         results = {name: results, **(results.get("rankers") or {})}
-    ours = {row_label(model, r): metric_row(r) for model, r in results.items()}
+    # the mag slot named for its labels (journal F1 on hep-th), C by macro-F1 beside it: not the paper's, not in avg
+    ours = {row_label(model, r): labels.classification_columns(metric_row(r), r) for model, r in results.items()}
     rankers = {row_label(model, r) for model, r in results.items() if is_ranker(r)}
     ours = {model: row for model, row in ours.items() if row or model not in rankers}
+    own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))
     averaged = [row for model, row in ours.items() if model not in rankers] or list(ours.values())
     shared = [h for h in HEADERS if averaged and all(h in row for row in averaged)]
     records = []
@@ -95,7 +98,7 @@ def comparison_table(
         values = PAPER_TABLE1[model]
         row = {h: v for h, v in zip(HEADERS, values[:-1], strict=True) if not math.isnan(v)}  # NaN: not measured
         records.append({"model": f"{model} (paper)", **row, "avg": _mean(row, shared), "paper avg": values[-1]})
-    frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, "avg", "paper avg"])
+    frame = pd.DataFrame.from_records(records, columns=["model", *HEADERS, *own, "avg", "paper avg"])
     frame.attrs["not_applicable"] = sorted(rankers & set(ours))  # rows whose empty cells read "—", not blank
     return frame.set_index("model")
 

@@ -2,8 +2,11 @@
 
 Each setting is a set of overrides of the run's specification (``training.*``, ``mining.*``); each (setting,
 seed) row goes through the workflow's own stages: mine + leakage audit (``workflow.mine``), train
-(``workflow.train``), embed the test papers of the ranking tasks at the run's one evaluation length
-(``workflow.embed``), and per-query AP on each task (``evaluation.paired``). Two fixed rows stand beside them:
+(``workflow.train``), embed the papers of the ranking tasks' validation and test splits at the run's one
+evaluation length (``workflow.embed``), and per-query AP on each task (``evaluation.paired``) on one split:
+**validation** by default, the split settings are chosen on; ``test`` for the one final score of the chosen
+recipe. A row embeds both splits' papers, so :func:`rescore` scores a finished row on the other split from its
+kept embeddings, without training again. Two fixed rows stand beside them:
 the base model (``training.base_model``, untrained) and the TF-IDF-SVD baseline. The study's list of settings and
 its command line are ``experiments/recipe_levers.py``.
 
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EVAL_SPLITS
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.paired import per_query_ap
@@ -64,7 +68,29 @@ STUDY_BASE: dict[str, Any] = {"training.max_triplets": 3000, "training.dtype": "
 RECORDED_CONFIG = ("learning_rate", "lr_schedule", "warmup_ratio", "max_triplets")
 BASE, TFIDF = "base", "tfidf-svd"  # the fixed rows: the untrained base model, the TF-IDF-SVD baseline
 TASKS = ("cite", "cocite")
-RESULTS = "levers/results.jsonl"  # under the run folder, unless --results says otherwise
+RESULTS = "levers/results.jsonl"  # the test split's rows, under the run folder, unless --results says otherwise
+SPLIT = "val"  # the split the study scores by default: settings are chosen on validation, test is scored once
+SPLIT_NAMES = {"val": "validation", "test": "test"}
+
+
+def results_path(run_dir: Path, split: str) -> Path:
+    """The default results file of a split: ``levers/results.jsonl`` (test), ``levers/results_val.jsonl``."""
+    return run_dir / (RESULTS if split == "test" else RESULTS.replace(".jsonl", f"_{split}.jsonl"))
+
+
+def check_split(split: str) -> str:
+    if split not in EVAL_SPLITS:
+        raise DataError(f"split must be one of {', '.join(EVAL_SPLITS)}, got {split!r}", "--split")
+    return split
+
+
+def study_papers(scidocs: Path, tasks: Sequence[str]) -> dict[str, Any]:
+    """The papers every row embeds: those the validation and the test split of ``tasks`` read, so a finished row
+    can be scored on either split from its embeddings."""
+    papers: dict[str, Any] = {}
+    for split in EVAL_SPLITS:
+        papers.update(papers_to_embed(scidocs, split, list(tasks)))
+    return papers
 
 
 def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
@@ -190,28 +216,31 @@ def run_levers(
     tasks: Sequence[str] = TASKS,
     keep_models: bool = False,
     echo: Any = print,
+    split: str = SPLIT,
 ) -> list[dict[str, Any]]:
     """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now.
 
     The rows go through the sweep runner (``workflow.sweep``), kept as lines of the results file: the two fixed rows
-    at the run's seed first, then each setting at every seed."""
+    at the run's seed first, then each setting at every seed. Each row is scored on ``split`` (``val`` by default:
+    the split a setting is chosen on) and embeds the papers of both splits."""
     paths, common = RunPaths.of(run_dir), dict(common or {})
+    split = check_split(split)
     spec = run_spec(paths.run_dir, common)
-    results = Path(results) if results else paths.run_dir / RESULTS
+    results = Path(results) if results else results_path(paths.run_dir, split)
     work = paths.run_dir / "levers" / "rows"  # triplets, models, embeddings: in the run folder, wherever --results is
     store = RowLines(results, name_key="setting")
     check_finished_rows(store.rows, settings, common, spec, results)
+    check_one_split(store.rows.values(), split, results)
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
-    split = spec["evaluation.split"]
     context = {
-        "papers": papers_to_embed(scidocs, split, list(tasks)),
+        "papers": study_papers(scidocs, tasks),
         "qrels": ranking_qrels(scidocs, split, tasks),
         "scidocs": scidocs,
         "keep_models": keep_models,
     }
     queries = {task: len(qrels) for task, qrels in context["qrels"].items()}
     echo(f"benchmark: {corpus_label(paths.run_dir)}, {split} queries {queries}, length {spec['embedding.max_length']}")
-    if min(queries.values(), default=0) < 400:
+    if split == "test" and min(queries.values(), default=0) < 400:
         echo("note: fewer than 400 test queries per task; build the run with --set data.n_queries=500 for 400")
     rows = [SweepRow(name, spec.seed, None, spec) for name in (BASE, TFIDF)]
     rows += variant_rows(spec, settings, seeds)
@@ -241,6 +270,69 @@ def run_levers(
     return ran
 
 
+def check_one_split(rows: Any, split: str, results: Path) -> None:
+    """Refuse a results file that holds rows of another split (a table's numbers are all of one split)."""
+    other = sorted({row.get("split", "test") for row in rows} - {split})
+    if other:
+        raise DataError(
+            f"holds rows scored on the {', '.join(other)} split, not {split}: use --split {other[0]} or another "
+            "--results file",
+            results,
+        )
+
+
+def rescore(
+    source: str | Path,
+    run_dir: str | Path,
+    split: str = SPLIT,
+    results: str | Path | None = None,
+    echo: Any = print,
+) -> list[dict[str, Any]]:
+    """Score the finished rows of ``source`` (a results file of another split) on ``split`` from their kept
+    embeddings, without training again; each row is written to ``results`` (default: the split's results file of
+    the run folder) with ``rescored_from`` naming its source. Refused, before any row is scored, when a row's
+    embeddings file is gone or lacks papers the split reads (the row would have to be trained and embedded again)."""
+    paths, split = RunPaths.of(run_dir), check_split(split)
+    source = Path(source)
+    rows = read_rows(source)
+    if not rows:
+        raise DataError("no rows to re-score", source)
+    results = Path(results) if results else results_path(paths.run_dir, split)
+    store = RowLines(results, name_key="setting")
+    check_one_split(store.rows.values(), split, results)
+    spec = run_spec(paths.run_dir, rows[0].get("common", {}))
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    tasks = list(rows[0]["per_query_ap"])
+    qrels = ranking_qrels(scidocs, split, tasks)
+    needed = set(papers_to_embed(scidocs, split, tasks))
+    todo = [row for row in rows if (row["setting"], row["seed"]) not in store.rows]
+    missing = []
+    for row in todo:
+        file = Path(row["embedding"]["file"])
+        ids = file.with_suffix(".ids.txt")
+        if not file.is_file():
+            missing.append(f"{row['setting']} seed {row['seed']}: {file} is gone")
+        elif ids.is_file() and (lack := len(needed - set(ids.read_text(encoding="utf-8").split()))):
+            missing.append(f"{row['setting']} seed {row['seed']}: {file} lacks {lack} of the {len(needed)} papers")
+    if missing:
+        raise DataError(
+            f"{len(missing)} of {len(todo)} rows cannot be re-scored on the {split} split without training and "
+            f"embedding them again ({'; '.join(missing[:3])}{'; ...' if len(missing) > 3 else ''}); run the study "
+            f"with --split {split} instead",
+            source,
+        )
+    queries = {task: len(task_qrels) for task, task_qrels in qrels.items()}
+    done = []
+    for row in todo:
+        record = {**row, "split": split, "queries": queries, **scores(Path(row["embedding"]["file"]), qrels)}
+        record["rescored_from"] = {"file": str(source), "split": row.get("split", "test")}
+        store.record(SweepRow(row["setting"], row["seed"], None, spec), record)
+        done.append(record)
+        maps = ", ".join(f"{task} {value:.2f}" for task, value in record["map"].items())
+        echo(f"[{row['setting']} seed {row['seed']}] {split} MAP {maps} (re-scored)")
+    return done
+
+
 # ---------------------------------------------------------------- the table
 def machines(rows: Sequence[Mapping[str, Any]]) -> str:
     """The machines the trained rows ran on, each with its row count ("not recorded" for rows written without)."""
@@ -263,13 +355,16 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     for row in rows:
         by_setting.setdefault(row["setting"], []).append(row)
     tasks = list(rows[0]["per_query_ap"])
+    split = rows[0].get("split", "test")
+    check_one_split(rows, split, Path(results))
     scored = scored_records(by_setting, lambda r: r["embedding"].get("file", ""))
     references = [name for name in (BASE, TFIDF, reference) if name in by_setting]
     compared = paired(scored, references, tasks, n_resamples=n_resamples)
     first = rows[0]
     queries = ", ".join(f"{task} {n}" for task, n in first["queries"].items())
     lines = [
-        f"Benchmark: {first['split']} split, queries {queries}, evaluation length {first['eval_max_length']}; "
+        f"Benchmark: {SPLIT_NAMES.get(split, split)} split (`{split}`: every number below is scored on it), "
+        f"queries {queries}, evaluation length {first['eval_max_length']}; "
         f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
         f"95% bootstrap CI and permutation p. A difference no larger than the larger sd over seeds of the two "
         f"rows is marked as inside the seed spread: no difference.",
@@ -277,7 +372,17 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         f"Training times on: {machines(rows)}.",
         "",
     ]
-    header = ["setting", "seeds", *(h for t in tasks for h in (f"{t} MAP", *(f"{t} Δ {ref}" for ref in references)))]
+    if split == "test":
+        lines[1:1] = [
+            "",
+            "Test-split numbers are for the chosen recipe's one final score; a choice between settings made from "
+            "them is made on test. Settings are chosen on the validation split (`--split val`, the default).",
+        ]
+    header = [
+        "setting",
+        "seeds",
+        *(h for t in tasks for h in (f"{t} MAP ({split})", *(f"{t} Δ {ref} ({split})" for ref in references))),
+    ]
     header.append("train min")
     speeds = {name: _triplets_per_second(results) for name, results in by_setting.items()}
     if any(speeds.values()):
