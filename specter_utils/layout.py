@@ -17,6 +17,8 @@ name                        what it is
 ``RESULTS_TABLE``           a rendered results table written beside its ``metrics.json``
 ``PIPELINE_FILE``           how and when each notebook of a run (or a report) last ran
 ``LATER_PAPERS_FILE``       a time-split benchmark's papers from its cutoff on (kept out of training)
+``FORMATS_RESULTS``         two models' SciRepEval-format results and their paired comparison (notebook 05)
+``FORMATS_CACHE_DIR``       the embeddings cache of those results, inside the run folder
 ==========================  =======================================================================
 """
 
@@ -35,3 +37,5 @@ PIPELINE_FILE = "pipeline.json"
 SCIREPEVAL_DIR = "scirepeval"
 SCIREPEVAL_TASKS_FILE = "tasks.jsonl"
 LATER_PAPERS_FILE = "later_papers.txt"
+FORMATS_RESULTS = "formats.json"
+FORMATS_CACHE_DIR = "formats-embeddings"

@@ -1,5 +1,6 @@
 """SciRepEval-format results as a reader sees them: one row per task (its format, main metric and score), then
-each format's average of its tasks' main scores and the average over every task."""
+each format's average of its tasks' main scores and the average over every task; and two models side by side,
+task by task, with the paired difference and the sentences it supports."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from specter_utils.presentation.interpret import difference_sentence
 from specter_utils.presentation.tables import to_markdown
 
 FORMAT_LABELS = {
@@ -60,3 +62,74 @@ def formats_frame(result: Mapping[str, Any]) -> pd.DataFrame:
 def formats_table(result: Mapping[str, Any]) -> str:
     """The tasks table and the format averages, in markdown (values x 100, as SciRepEval reports them)."""
     return f"{to_markdown(tasks_frame(result), drop_empty=False)}\n\n{to_markdown(formats_frame(result), drop_empty=False)}"
+
+
+# ---------------------------------------------------------------- two models, paired
+def _p(p: float | None) -> str:
+    if p is None:
+        return ""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def comparison_frame(paired: Mapping[str, Mapping[str, Any]], row: str, reference: str) -> pd.DataFrame:
+    """One row per task: format, metric, both scores (x 100), ``row - reference`` with its 95% paired-bootstrap
+    interval, the permutation p and how many queries or papers were paired
+    (:func:`evaluation.formats.paired.compare_results`)."""
+    rows = []
+    for name, test in paired.items():
+        has_test = test["delta"] is not None
+        rows.append(
+            {
+                "task": name,
+                "format": _kind(test),
+                "metric": test["metric"],
+                row: test["score"],
+                reference: test["reference_score"],
+                "Δ [95% CI]": (
+                    f"{test['delta']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}]"
+                    if has_test
+                    else f"not tested: {test['reason']}"
+                ),
+                "p": _p(test.get("p")),
+                "n": f"{test['n']} {test['unit']}",
+            }
+        )
+    return pd.DataFrame(rows).set_index("task")
+
+
+def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, reference: str) -> str:
+    """How many tasks' intervals exclude 0 and in which direction, then one sentence per task
+    (:func:`presentation.interpret.difference_sentence`), all from the numbers."""
+    tested = {name: test for name, test in paired.items() if test["delta"] is not None}
+    higher = [name for name, test in tested.items() if test["ci_low"] > 0]
+    lower = [name for name, test in tested.items() if test["ci_high"] < 0]
+    lead = f"{row} against {reference} on {len(paired)} task(s) in SciRepEval's formats, {len(tested)} tested: "
+    if higher or lower:
+        parts = [f"higher on {', '.join(higher)}" if higher else "", f"lower on {', '.join(lower)}" if lower else ""]
+        lead += f"the 95% paired interval excludes 0 ({'; '.join(p for p in parts if p)})"
+        rest = len(tested) - len(higher) - len(lower)
+        lead += f" and includes it on {rest} task(s)." if rest else "."
+    else:
+        lead += "no 95% paired interval excludes 0." if tested else "none has per-item scores to pair."
+    sentences = [
+        difference_sentence(
+            row,
+            reference,
+            f"{name} ({test['metric']}, {test['n']} {test['unit']})",
+            test["delta"],
+            (test["ci_low"], test["ci_high"]),
+            test["p"],
+        )
+        for name, test in tested.items()
+    ]
+    return " ".join([lead, *sentences])
+
+
+def formats_comparison(compared: Mapping[str, Any]) -> str:
+    """``workflow.formats.compare_formats``'s result in markdown: the table and the sentences, or the one-line
+    reason it did nothing."""
+    if compared.get("skipped"):
+        return f"SciRepEval-format tasks not scored: {compared['skipped']}"
+    row, reference, paired = compared["row"], compared["reference"], compared["paired"]
+    table = to_markdown(comparison_frame(paired, row, reference), drop_empty=False)
+    return f"{table}\n\n{comparison_sentences(paired, row, reference)}"

@@ -1,11 +1,12 @@
 """SciRepEval's four formats (``specter-utils evaluate --data-dir DIR`` where ``DIR/tasks.jsonl`` is): embed every
 task's papers with a model (cached, as ``evaluate --model`` embeds a SCIDOCS folder) or read an embeddings file,
-and score classification, regression, proximity and adhoc_search as SciRepEval's evaluator does."""
+and score classification, regression, proximity and adhoc_search as SciRepEval's evaluator does; and for a run
+(notebook 05), its trained and base models on the benchmark's SciRepEval-format folder, compared task by task."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import is_beir_dir
+from specter_utils.evaluation.formats.paired import compare_results
 from specter_utils.evaluation.formats.scoring import score_tasks
 from specter_utils.evaluation.formats.tasks import (
     ADHOC_SEARCH,
@@ -35,12 +37,14 @@ from specter_utils.evaluation.model_eval import (
     plain_text,
 )
 from specter_utils.io import write_json
-from specter_utils.layout import SCIREPEVAL_TASKS_FILE
+from specter_utils.layout import FORMATS_CACHE_DIR, FORMATS_RESULTS, SCIREPEVAL_DIR, SCIREPEVAL_TASKS_FILE
 from specter_utils.models import resolve_model
+from specter_utils.runs import RunPaths
+from specter_utils.spec import RunSpec
 from specter_utils.tasks import TASKS
 from specter_utils.workflow.evaluate import embeddings_cache_dir
 
-__all__ = ["detect_layout", "is_scirepeval_dir", "score_formats"]
+__all__ = ["compare_formats", "detect_layout", "is_scirepeval_dir", "score_formats"]
 
 
 def detect_layout(data_dir: str | Path) -> str:
@@ -216,3 +220,60 @@ def score_formats(
     if out is not None:
         write_json(out, result)
     return result
+
+
+def compare_formats(
+    spec: RunSpec,
+    paths: RunPaths,
+    out_dir: str | Path,
+    *,
+    models: Mapping[str, str | Path] | None = None,
+    reference: str = "base",
+    n_resamples: int = 5_000,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Score the run's models (default: ``trained``, notebook 03's model, and ``base``, ``training.base_model``) on
+    the SciRepEval-format folder beside the run's evaluation data (``<benchmark_dir>/scirepeval/``), all at
+    ``embedding.max_length``, with the embeddings cached in ``out_dir``; compare each with ``reference`` task by
+    task (:func:`evaluation.formats.paired.compare_results`) and write it all to ``out_dir/formats.json``.
+
+    Returns ``{"data_dir", "row", "reference", "max_length", "models", "results": {name: score_formats result},
+    "paired": {task: ...}}``, or ``{"skipped": reason}`` (nothing written) where there is no such folder (a
+    benchmark built before it, the real SCIDOCS data) or no trained model."""
+    scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    data_dir = scidocs.parent / SCIREPEVAL_DIR
+    if not is_scirepeval_dir(data_dir):
+        return {"skipped": f"no {SCIREPEVAL_DIR}/{SCIREPEVAL_TASKS_FILE} beside {scidocs} (the benchmark has none)"}
+    if models is None:
+        if not paths.model_dir.exists():
+            return {"skipped": f"no trained model at {paths.model_dir}"}
+        models = {"trained": paths.model_dir, "base": spec.training.base_model}
+    if reference not in models or len(models) != 2:
+        raise DataError(f"compare two models, one of them {reference!r}; got {list(models)}")
+    out_dir = Path(out_dir)
+    cache = out_dir / FORMATS_CACHE_DIR
+    cache.mkdir(parents=True, exist_ok=True)
+    length = spec.embedding.max_length
+    results = {
+        name: score_formats(
+            data_dir,
+            model=str(model),
+            cache_dir=cache,
+            max_length=length,
+            batch_size=spec.embedding.batch_size,
+            progress=progress,
+        )
+        for name, model in models.items()
+    }
+    row = next(name for name in models if name != reference)
+    compared = {
+        "data_dir": str(data_dir),
+        "row": row,
+        "reference": reference,
+        "max_length": length,
+        "models": {name: str(model) for name, model in models.items()},
+        "results": results,
+        "paired": compare_results(results[row], results[reference], n_resamples),
+    }
+    write_json(out_dir / FORMATS_RESULTS, compared)
+    return compared

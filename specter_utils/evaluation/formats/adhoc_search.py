@@ -3,7 +3,7 @@ model's query prompt when it has one), the candidates as documents; candidates r
 distance, ``ndcg_cut_10`` (and any other trec_eval measure listed) x 100.
 
 Query vectors come apart from the papers' (a query id may equal a paper id); they are joined under a prefix
-for the one run.
+for the one run (and ``per_query`` is keyed by the query ids again).
 """
 
 from __future__ import annotations
@@ -38,4 +38,6 @@ def evaluate(
         np.vstack([vectors.astype(np.float32), candidate_vectors.astype(np.float32)]),
     )
     qrels = {QUERY_PREFIX + q: docs for q, docs in data.qrels.items()}
-    return rank_and_score(task, qrels, joined)
+    scored = rank_and_score(task, qrels, joined)
+    scored["per_query"] = {query.removeprefix(QUERY_PREFIX): v for query, v in scored["per_query"].items()}
+    return scored

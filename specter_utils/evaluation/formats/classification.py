@@ -4,7 +4,8 @@ A linear SVM on the training split's vectors, C chosen from ``logspace(-2, 2, 5)
 single-label: ``LinearSVC(loss="squared_hinge")``; multi-label: one-vs-rest over ``GridSearchCV(LinearSVC(
 loss="hinge", max_iter=10000))`` with the labels binarized over every label of both splits. Metrics are
 scikit-learn's (``f1_macro`` is ``f1_score(average="macro")``), x 100, rounded to 2 decimals. The SVMs are
-seeded (SciRepEval seeds only the single-label one) so that a score repeats.
+seeded (SciRepEval seeds only the single-label one) so that a score repeats. The result keeps each test paper's
+true and predicted labels (``per_paper``; multi-label: lists of labels, with ``classes`` the binarized columns).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sklearn.svm import LinearSVC
 
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
-from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, split_vectors
+from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, covered_ids, per_paper, split_vectors
 from specter_utils.evaluation.formats.tasks import FormatTask, SupervisedData
 
 C_GRID = np.logspace(-2, 2, 5)
@@ -82,8 +83,19 @@ def evaluate(
         model.fit(x_train, y_train_fit)
         y_pred = model.predict(x_test)
         metrics = {name: classification_metric(name, y_true, y_pred) for name in task.measured}
+    test_ids = covered_ids(data.test, embeddings)
+    if task.multi_label:
+        papers = per_paper(
+            test_ids,
+            [list(found) for found in y_test],
+            [list(found) for found in binarizer.inverse_transform(np.asarray(y_pred))],
+            classes=labels,
+        )
+    else:
+        papers = per_paper(test_ids, [str(y) for y in y_test], [str(y) for y in y_pred])
     return {
         "metrics": metrics,
         "coverage": {"train": train_cover, "test": test_cover},
         "labels": len(labels),
+        "per_paper": papers,
     }

@@ -2,7 +2,8 @@
 negative Euclidean distance and scored with pytrec_eval (``map``, ``ndcg`` or any trec_eval measure), x 100.
 
 The run and the coverage are the SCIDOCS ranking tasks' (:func:`evaluation.ranking.make_run`): a query without a
-vector is left out, a candidate without one is left out of its query's ranking, as SciRepEval does.
+vector is left out, a candidate without one is left out of its query's ranking, as SciRepEval does. The result
+keeps each evaluated query's main score (x 100, ``per_query``) for a paired test over queries.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
-from specter_utils.evaluation.formats.tasks import FormatTask, RankingData
+from specter_utils.evaluation.formats.tasks import ITEM_DECIMALS, FormatTask, RankingData
 from specter_utils.evaluation.ranking import make_run, trec_metrics
 
 
@@ -23,9 +24,10 @@ def rank_and_score(task: FormatTask, qrels: dict[str, dict[str, int]], embedding
             f"the embeddings cover none of the {len(qrels)} queries of task {task.name!r} (or none of their candidates)",
             record_id=next(iter(qrels)),
         )
-    metrics, _ = trec_metrics(qrels, run, task.measured)
+    metrics, per_query = trec_metrics(qrels, run, task.measured)
     keep = ("queries", "queries_evaluated", "candidates", "candidates_with_embedding", "relevant_candidates_missing")
-    return {"metrics": metrics, "coverage": {key: coverage[key] for key in keep}}
+    main = {query: round(100 * scores[task.main_score], ITEM_DECIMALS) for query, scores in per_query.items()}
+    return {"metrics": metrics, "coverage": {key: coverage[key] for key in keep}, "per_query": main}
 
 
 def evaluate(task: FormatTask, data: RankingData, embeddings: EmbeddingSet) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Regression, as SciRepEval's ``SupervisedEvaluator.regression``: ``LinearSVR`` with C chosen from
 ``logspace(-4, 2, 7)`` by 3-fold ``GridSearchCV`` on the training split; Kendall's tau and Pearson's r
-(scipy) x 100, R2 x 100 and the mean squared error as is, rounded as SciRepEval rounds them."""
+(scipy) x 100, R2 x 100 and the mean squared error as is, rounded as SciRepEval rounds them. The result keeps
+each test paper's true and predicted value (``per_paper``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.svm import LinearSVR
 
 from specter_utils.embedding.io import EmbeddingSet
-from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, split_vectors
+from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, covered_ids, per_paper, split_vectors
 from specter_utils.evaluation.formats.tasks import FormatTask, SupervisedData
 
 C_GRID = np.logspace(-4, 2, 7)
@@ -60,4 +61,8 @@ def evaluate(task: FormatTask, data: SupervisedData, embeddings: EmbeddingSet, n
     y_pred = model.predict(x_test)
     y_true = np.asarray(y_test)
     metrics = {name: regression_metric(name, y_true, y_pred) for name in task.measured}
-    return {"metrics": metrics, "coverage": {"train": train_cover, "test": test_cover}}
+    return {
+        "metrics": metrics,
+        "coverage": {"train": train_cover, "test": test_cover},
+        "per_paper": per_paper(covered_ids(data.test, embeddings), list(y_true), list(y_pred)),
+    }

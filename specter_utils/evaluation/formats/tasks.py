@@ -32,6 +32,7 @@ SUPERVISED = (CLASSIFICATION, REGRESSION)
 TRAIN_FILE, TEST_FILE, QREL_FILE = "train.csv", "test.csv", "test_qrel.jsonl"
 LABEL_SEPARATOR = "|"  # a multi-label task's label column: the labels joined by "|"
 DEFAULT_FIELDS = ("title", "abstract")
+ITEM_DECIMALS = 5  # per-query scores and per-paper predictions kept in a result (for paired tests), rounded
 TEXT_FIELDS = ("title", "abstract")  # what the project embeds; SciRepEval joins the fields given with the sep token
 
 # Each format's metrics as SciRepEval's evaluator names them, and the main score the averages use.
