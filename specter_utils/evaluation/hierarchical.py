@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from specter_utils.evaluation.paired import RowScores
+from specter_utils.evaluation.paired import RowScores, seed_maps
 
 ALPHA = 0.05
 N_RESAMPLES = 10_000
@@ -348,13 +348,7 @@ def compare_ranking_rows(
     for row in rows:
         entry: dict[str, Any] = {"files": row.files, "seeds": len(row.seeds), "tasks": {}}
         for task in tasks:
-            maps = row.task_map(task)
-            stats: dict[str, Any] = {
-                "map_per_seed": [round(m, 2) for m in maps],
-                "map_mean": float(np.mean(maps)),
-                "map_sd": float(np.std(maps, ddof=1)) if len(maps) > 1 else 0.0,
-                "versus": {},
-            }
+            stats: dict[str, Any] = {**seed_maps(row.task_map(task)), "versus": {}}
             ref = against.get(row.name)
             if ref and ref != row.name:
                 test = ranking_test(row, by_name[ref], task, n_resamples, seed).as_dict()

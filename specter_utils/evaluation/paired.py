@@ -127,6 +127,15 @@ def paired_test(
     }
 
 
+def seed_maps(maps: Sequence[float]) -> dict[str, Any]:
+    """A row's MAP on one task over its seeds: each seed's (2 decimals), the mean and the sample sd (0.0 for one)."""
+    return {
+        "map_per_seed": [round(m, 2) for m in maps],
+        "map_mean": float(np.mean(maps)),
+        "map_sd": float(np.std(maps, ddof=1)) if len(maps) > 1 else 0.0,
+    }
+
+
 def compare_rows(
     rows: Sequence[RowScores],
     references: Sequence[str],
@@ -144,14 +153,7 @@ def compare_rows(
         entry: dict[str, Any] = {"files": row.files, "seeds": len(row.seeds), "tasks": {}}
         for task in tasks:
             maps = row.task_map(task)
-            stats: dict[str, Any] = {
-                "map_per_seed": [round(m, 2) for m in maps],
-                "map_mean": float(np.mean(maps)),
-                "map_sd": float(np.std(maps, ddof=1)) if len(maps) > 1 else 0.0,
-                "map_min": float(min(maps)),
-                "map_max": float(max(maps)),
-                "versus": {},
-            }
+            stats = {**seed_maps(maps), "map_min": float(min(maps)), "map_max": float(max(maps)), "versus": {}}
             for ref in references:
                 if ref != row.name:
                     stats["versus"][ref] = paired_test(
