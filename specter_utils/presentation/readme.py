@@ -21,6 +21,10 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``train_dtype``: bf16 against fp32 training: throughput, ``bench/measured/train_dtype_*.md``
   (``bench/bench_train_dtype.py``), and MAP over seeds, ``experiments/measured/train_dtype_*.md``
   (``experiments/train_dtype.sh``).
+- ``structure``: what rows that read no text score on a preset's ranking tasks, random and matched negatives,
+  ``experiments/measured/structure_controls_*.md`` (``experiments/structure_controls.py``).
+- ``embedding``: the in-process embedding benchmark, ``bench/measured/embedding_*.md`` (``bench/bench_embedding.py
+  --out``).
 
 A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
 own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
@@ -698,7 +702,18 @@ def measured_block(files: list[Path], target: str | Path, missing: str) -> str:
 
 
 # ---------------------------------------------------------------- blocks in a file
-BLOCK_NAMES = ("results", "figure2", "times", "ablations", "stages", "levers", "commands", "train_dtype")
+BLOCK_NAMES = (
+    "results",
+    "figure2",
+    "times",
+    "ablations",
+    "stages",
+    "levers",
+    "commands",
+    "train_dtype",
+    "structure",
+    "embedding",
+)
 
 
 def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str]:
@@ -732,6 +747,16 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             ],
             target,
             "No bf16-against-fp32 training table is committed yet (bench/bench_train_dtype.py, experiments/train_dtype.sh).",
+        ),
+        "structure": measured_block(
+            sorted((reports_root.parent / "experiments" / "measured").glob("structure_controls_*.md")),
+            target,
+            "No structure-control table is committed yet (python experiments/structure_controls.py).",
+        ),
+        "embedding": measured_block(
+            sorted((reports_root.parent / "bench" / "measured").glob("embedding_*.md")),
+            target,
+            "No in-process embedding benchmark is committed yet (python bench/bench_embedding.py --out FILE).",
         ),
     }
 
