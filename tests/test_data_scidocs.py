@@ -49,7 +49,9 @@ def test_round_trip_uses_the_original_paths(tmp_path):
 def test_layout_lists_every_original_file(tmp_path):
     paths = task_paths(tmp_path)
     rel = {str(p.relative_to(tmp_path)) for p in paths.values()}
-    assert len(rel) == 3 + 6 + 8 + 4
+    matched = {f"{task}-matched/{split}.qrel" for task in ("cite", "cocite") for split in ("val", "test")}
+    assert matched <= rel  # the project's popularity-matched versions of cite and co-cite, beside the original's
+    assert len(rel - matched) == 3 + 6 + 8 + 4  # the original's 3 metadata files, 6 csv, 8 qrel, 4 recomm files
     assert {"paper_metadata_view_cite_read.json", "coview/val.qrel", "mesh/test.csv", "recomm/val.csv"} <= rel
 
 
