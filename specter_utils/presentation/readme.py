@@ -159,7 +159,8 @@ class Benchmark:
         parts = [f"**{self.corpus}**, {self.split} split"]
         counts = sorted(set(self.queries.values()))
         if len(counts) == 1:
-            tasks = " and ".join(self.queries)
+            tasks = list(self.queries)
+            tasks = ", ".join(tasks[:-1]) + f" and {tasks[-1]}" if len(tasks) > 1 else tasks[0]
             parts.append(f"{counts[0]:,} queries per ranking task ({tasks})")
         elif counts:
             parts.append(", ".join(f"{n:,} {task} queries" for task, n in self.queries.items()))
@@ -308,9 +309,16 @@ def _cell(value: float | None) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.2f}"
 
 
-def table1_block(report: Report, link: str) -> str:
-    """One report's Table 1 with its caption (``link``: the report folder relative to the file being written)."""
-    rows = table1_rows(report)
+# The rows a README block shows: the model, its start, the strongest text baselines, what needs no text, chance;
+# the report's results.md has every row (sif, sgc, ...)
+BLOCK_ROWS = ("trained", "base", "tfidf-svd", "BM25", "text-free: in-degree", "text-free: year", "random")
+
+
+def table1_block(report: Report, link: str, compact: bool = False) -> str:
+    """One report's Table 1 with its caption (``link``: the report folder relative to the file being written); with
+    ``compact`` (the README) the rows of :data:`BLOCK_ROWS` it has (every row where it has none of them)."""
+    every = table1_rows(report)
+    rows = ({model: row for model, row in every.items() if model in BLOCK_ROWS} if compact else {}) or every
     if not rows:
         return ""
     present = {h for row in rows.values() for h in row}
@@ -319,7 +327,9 @@ def table1_block(report: Report, link: str) -> str:
     prepared, scidocs_dir = report.metrics.get("01_prepare_data"), _spec(report, "evaluation", "scidocs_dir") or ""
     lines = [
         f"Table 1 on {benchmark_of(report).caption()} "
-        f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`):",
+        f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`"
+        + (f"; every row in [`results.md`]({link}/{RESULTS_TABLE})" if len(rows) < len(every) else "")
+        + "):",
         "",
         "| model | " + " | ".join(labels.readme_label(h, label, prepared, scidocs_dir) for h, label in shown) + " |",
         "|" + "---|" * (len(shown) + 1),
@@ -722,7 +732,8 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
     reports = load_reports(reports_root) if reports_root.is_dir() else []
     base = os.path.relpath(reports_root, Path(target).parent)
     link_of = {r.preset: f"{base}/{r.folder.name}".replace(os.sep, "/") for r in reports}
-    sections = [table1_block(r, link_of[r.preset]) for r in reports]
+    compact = Path(target).name == "README.md"  # the README shows the headline rows, docs/results.md every row
+    sections = [table1_block(r, link_of[r.preset], compact) for r in reports]
     root_link = os.path.relpath(reports_root.parent, Path(target).parent).replace(os.sep, "/")
     ablations = [ablations_block(r, link_of[r.preset], reports_root.parent, root_link) for r in reports]
     return {
