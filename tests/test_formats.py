@@ -15,8 +15,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 from sklearn.svm import LinearSVC, LinearSVR
+from test_cli_errors import call, fails  # one way to run a command and read its single error line
 
-from specter_utils.cli import main
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.formats.scoring import score_tasks
@@ -176,8 +176,9 @@ def test_each_format_matches_scirepeval_on_the_same_vectors(folder) -> None:
     assert "| topic | classification | f1_macro |" in table and "| all tasks |" in table
 
 
-def test_multi_label_is_one_vs_rest_over_binarized_labels(tmp_path) -> None:
-    """A "|"-joined label column, binarized over both splits' labels, scored as SciRepEval's multi-label SVM."""
+def multi_label_folder(tmp_path: Path) -> tuple[Path, list[str], dict, EmbeddingSet, np.random.Generator]:
+    """One multi-label task ("fields": 48 papers, 32 train, "|"-joined labels, some papers with two) and vectors
+    that carry each paper's labels; also the generator that drew them, for more draws."""
     root = tmp_path / "ml"
     (root / "fields" / "test").mkdir(parents=True)
     rng = np.random.default_rng(3)
@@ -194,6 +195,12 @@ def test_multi_label_is_one_vs_rest_over_binarized_labels(tmp_path) -> None:
     (root / "tasks.jsonl").write_text(json.dumps(config) + "\n")
     vectors = EmbeddingSet(ids, rng.normal(size=(48, 8)).astype(np.float32))
     vectors.vectors[:, :3] += 2 * np.array([[name in labels[p] for name in NAMES] for p in ids])
+    return root, ids, labels, vectors, rng
+
+
+def test_multi_label_is_one_vs_rest_over_binarized_labels(tmp_path) -> None:
+    """A "|"-joined label column, binarized over both splits' labels, scored as SciRepEval's multi-label SVM."""
+    root, ids, labels, vectors, _ = multi_label_folder(tmp_path)
     result = score_formats(root, embeddings=vectors)
     binarizer = MultiLabelBinarizer(classes=NAMES)
     y_train, y_test = (
@@ -207,25 +214,6 @@ def test_multi_label_is_one_vs_rest_over_binarized_labels(tmp_path) -> None:
 
 
 # ---------------------------------------------------------------- the folder's checks
-def call(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def fails(argv: list[str], capsys, *words: str) -> str:
-    code, out, err = call(argv, capsys)
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2 and "Traceback" not in out + err, (code, err)
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
-
-
 def test_a_missing_file_is_named_before_anything_runs(folder, tmp_path, capsys) -> None:
     (folder / "impact" / "test" / "train.csv").unlink()
     argv = ["evaluate", "--model", "minilm", "--data-dir", str(folder), "--out", str(tmp_path / "r.json")]

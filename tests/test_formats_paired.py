@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import f1_score
-from test_formats import NAMES, _query_topic, _topic, topic_vectors, write_folder
+from test_formats import NAMES, _query_topic, _topic, multi_label_folder, topic_vectors, write_folder
 
 from specter_utils.cli import main
 from specter_utils.embedding.io import EmbeddingSet
@@ -77,22 +77,7 @@ def test_per_item_scores_give_back_each_tasks_metric(folder, good) -> None:
 
 
 def test_multi_label_papers_keep_their_label_lists(tmp_path) -> None:
-    root = tmp_path / "ml"
-    (root / "fields" / "test").mkdir(parents=True)
-    ids = [f"p{i}" for i in range(48)]
-    labels = {
-        p: sorted({NAMES[i % 3], NAMES[(i * 7) % 3]} if i % 4 == 0 else {NAMES[i % 3]}) for i, p in enumerate(ids)
-    }
-    (root / "fields" / "meta.jsonl").write_text("".join(json.dumps({"doc_id": p, "title": p}) + "\n" for p in ids))
-    for split, part in (("train", ids[:32]), ("test", ids[32:])):
-        rows = "".join(f"{p},{'|'.join(labels[p])}\n" for p in part)
-        (root / "fields" / "test" / f"{split}.csv").write_text("paper_id,label\n" + rows)
-    config = {"name": "fields", "type": "classification", "multi_label": True,
-              "data": {"meta": "fields/meta.jsonl", "test": "fields/test"}, "metrics": ["f1_macro"]}  # fmt: skip
-    (root / "tasks.jsonl").write_text(json.dumps(config) + "\n")
-    rng = np.random.default_rng(3)
-    vectors = EmbeddingSet(ids, rng.normal(size=(48, 8)).astype(np.float32))
-    vectors.vectors[:, :3] += 2 * np.array([[name in labels[p] for name in NAMES] for p in ids])
+    root, ids, labels, vectors, rng = multi_label_folder(tmp_path)
     task = score_formats(root, embeddings=vectors)["tasks"]["fields"]
     papers = task["per_paper"]
     assert papers["classes"] == sorted(NAMES) and papers["true"] == [labels[p] for p in ids[32:]]
