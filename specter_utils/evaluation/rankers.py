@@ -45,7 +45,7 @@ from specter_utils.data.records import Paper
 from specter_utils.data.scidocs import METADATA_FILES, RANKING_TASKS, available_tasks, read_scidocs_dir
 from specter_utils.embedding.inputs import read_metadata_files
 from specter_utils.errors import DataError
-from specter_utils.evaluation.ranking import SCORE_DECIMALS, RankingResult, evaluate_run
+from specter_utils.evaluation.ranking import SCORE_DECIMALS, RankingResult, coverage_counts, evaluate_run
 from specter_utils.tasks import BY_NAME
 
 logger = logging.getLogger(__name__)
@@ -207,19 +207,7 @@ def ranker_run(
         if scores:
             run[query] = {doc: round(value, SCORE_DECIMALS) for doc, value in scores.items()}
             scored += len(scores)
-    coverage = {
-        "queries": len(qrels),
-        "queries_scored": len(qrels) - len(missing_queries),
-        "queries_evaluated": len(run),
-        "candidates": sum(len(docs) for docs in qrels.values()),
-        "candidates_of_evaluated_queries": sum(len(qrels[q]) for q in run),
-        "candidates_scored": scored,
-        "candidates_missing": len(missing_candidates),
-        "relevant_candidates_missing": relevant_missing,
-        "example_missing_queries": missing_queries[:5],
-        "example_missing_candidates": missing_candidates[:5],
-    }
-    return run, coverage
+    return run, coverage_counts(qrels, run, missing_queries, missing_candidates, relevant_missing, scored, "scored")
 
 
 def rank_task(qrels: Mapping[str, Mapping[str, int]], score: QueryScorer, name: str = "") -> RankingResult:

@@ -11,6 +11,7 @@ scores by document id.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,20 +77,33 @@ def make_run(
     run: dict[str, dict[str, float]] = {}
     for (query, doc), score in zip(keys, scores.tolist(), strict=True):
         run.setdefault(query, {})[doc] = score
-    n_candidates = sum(len(docs) for docs in qrels.values())
-    coverage = {
+    missing = [doc for _, doc in missing_candidates]
+    return run, coverage_counts(qrels, run, missing_queries, missing, relevant_missing, len(keys), "with_embedding")
+
+
+def coverage_counts(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    missing_queries: list[str],
+    missing_candidates: list[str],
+    relevant_missing: int,
+    found: int,
+    how: str,
+) -> dict[str, Any]:
+    """How much of ``qrels`` a run covers: queries and candidates ``how`` (``with_embedding``, ``scored``), those
+    evaluated, those missing and a few examples."""
+    return {
         "queries": len(qrels),
-        "queries_with_embedding": len(qrels) - len(missing_queries),
+        f"queries_{how}": len(qrels) - len(missing_queries),
         "queries_evaluated": len(run),
-        "candidates": n_candidates,
+        "candidates": sum(len(docs) for docs in qrels.values()),
         "candidates_of_evaluated_queries": sum(len(qrels[q]) for q in run),
-        "candidates_with_embedding": len(keys),
+        f"candidates_{how}": found,
         "candidates_missing": len(missing_candidates),
         "relevant_candidates_missing": relevant_missing,
         "example_missing_queries": missing_queries[:5],
-        "example_missing_candidates": [doc for _, doc in missing_candidates[:5]],
+        "example_missing_candidates": missing_candidates[:5],
     }
-    return run, coverage
 
 
 def trec_metrics(
