@@ -673,6 +673,11 @@ class EvalConfig:
         "skipped with its reason",
         choices=RANKERS,
     )
+    time_split: bool = setting(
+        False,
+        "notebook 05 also shows Table 1 under a time split: a second benchmark whose queries are the latest papers "
+        "(data.split_by=date), the recipe trained again on the earlier papers only (one more training run)",
+    )
 
 
 # ---------------------------------------------------------------- 6. analysis (notebook 06: Figure 2)

@@ -285,6 +285,21 @@ def test_a_finished_row_is_reused_only_with_the_same_settings(tmp_path):
     assert finished_ablation(ablation_spec(wider, "no_hard_negatives", seed=1), out) is not None
     changed = spec.with_overrides({"training.learning_rate": 1e-4})
     assert finished_ablation(ablation_spec(changed, "no_hard_negatives", seed=1), out) is None
+    # settings no row reads (the other notebooks', Table 1's extra rows) leave it the same row
+    for key, value in (
+        ("analysis.knn", 5),
+        ("heads.n_seeds", 1),
+        ("evaluation.rankers", ["bm25"]),
+        ("evaluation.time_split", True),
+    ):
+        other = spec.with_overrides({key: value})
+        assert finished_ablation(ablation_spec(other, "no_hard_negatives", seed=1), out) is not None, key
+    for key, value in (
+        ("evaluation.split", "val"),
+        ("embedding.max_length", spec["embedding.max_length"] + 1),
+    ):  # these make the row
+        other = spec.with_overrides({key: value})
+        assert finished_ablation(ablation_spec(other, "no_hard_negatives", seed=1), out) is None, key
     assert finished_ablation(ablation_spec(spec, "no_hard_negatives", seed=2), out) is None
     embeddings.unlink()  # the row's embeddings are gone: it runs again
     assert finished_ablation(variant, out) is None

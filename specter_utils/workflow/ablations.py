@@ -204,20 +204,26 @@ def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = N
     return rows[name][variant.seed]
 
 
+# The sections a row is made from (mine + audit, train, embed, evaluate); the other notebooks' sections (analysis,
+# heads) do not make a row, so a later run that changes only them reuses it.
+ROW_SECTIONS = ("seed", "data", "mining", "training", "embedding", "evaluation", "ablations")
 # Settings that say which rows to run, not how one row is made: they may differ between runs sharing a row, so a
 # later run of notebook 07 (after a crash, or with more variants or seeds) reuses a row whose settings are unchanged.
-GRID_KEYS = ("variants", "seeds")
+GRID_KEYS = ("ablations.variants", "ablations.seeds")
 # Settings that make a row only through another key the row's settings keep: ablations.max_triplets is written
 # into training.max_triplets, so a row trained on N triplets is the same row however N was set.
-DERIVED_KEYS = ("max_triplets",)
+DERIVED_KEYS = ("ablations.max_triplets",)
+# Settings of a row section that only notebooks 04 and 05 read: Table 1's extra rows and its time-split section.
+TABLE1_KEYS = ("embedding.baselines", "evaluation.models", "evaluation.rankers", "evaluation.time_split")
 
 
 def ablation_settings(variant: RunSpec) -> dict[str, Any]:
-    """The settings that make one ablation row: the variant's whole specification less ``GRID_KEYS`` and
-    ``DERIVED_KEYS``."""
-    settings = variant.to_dict()
-    for key in (*GRID_KEYS, *DERIVED_KEYS):
-        settings.get("ablations", {}).pop(key, None)
+    """The settings that make one ablation row: the variant's ``ROW_SECTIONS`` less ``GRID_KEYS``,
+    ``DERIVED_KEYS`` and ``TABLE1_KEYS``."""
+    settings = {name: value for name, value in variant.to_dict().items() if name in ROW_SECTIONS}
+    for key in (*GRID_KEYS, *DERIVED_KEYS, *TABLE1_KEYS):
+        section, name = key.split(".")
+        settings.get(section, {}).pop(name, None)
     return settings
 
 
