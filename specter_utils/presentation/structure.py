@@ -1,17 +1,29 @@
-"""Notebook 05's sentences on the rows that are not embeddings: how much a ranking task gives to structure alone
-(the text-free rankers of ``evaluation.rankers``) and to text without training (BM25), against random vectors and
-the trained model, each number read from the results."""
+"""Notebook 05's sentences on the controls: how much a ranking task gives to structure alone (the text-free rankers
+of ``evaluation.rankers``) and to text without training (BM25), against random vectors and the trained model; how
+much of the trained model's gain over its base remains under popularity-matched negatives and under the time split.
+Each number is read from the results and their paired tests."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from specter_utils.evaluation.deltas import Delta
 from specter_utils.evaluation.rankers import is_ranker
 from specter_utils.presentation.tables import metric_row, row_label
 from specter_utils.tasks import RANKING, TASKS
 
 MAIN_HEADERS = tuple(task.headers[task.metrics.index(task.main_score)] for task in TASKS if task.kind == RANKING)
+MATCHED_SUFFIX = "-matched"
+QUERY_TASKS = (("cite", "cite"), ("cocite", "co-cite"))  # the tasks whose queries a split draws: name, result key
+# Each citation task's result key and its popularity-matched version's: (cite, cite (matched)), ...
+MATCHED_PAIRS = tuple(
+    (plain.key, matched.key)
+    for matched in TASKS
+    if matched.name.endswith(MATCHED_SUFFIX)
+    for plain in TASKS
+    if plain.name == matched.name[: -len(MATCHED_SUFFIX)]
+)
 
 
 def table1_rows(results: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -50,4 +62,77 @@ def structure_sentences(
         if bm25 is not None:
             sentence += f"; BM25 (text, no training) scores {bm25:.2f}"
         lines.append(sentence + ".")
+    return "\n".join(lines)
+
+
+def _delta(item: Delta | Mapping[str, Any]) -> Delta:
+    return item if isinstance(item, Delta) else Delta(**item)
+
+
+def _interval(delta: Delta) -> str:
+    return f"{delta.diff:+.2f} [{delta.ci_low:+.2f}, {delta.ci_high:+.2f}]"
+
+
+def gain_sentences(
+    deltas: Sequence[Delta | Mapping[str, Any]], trained: str = "trained", base: str = "base"
+) -> list[str]:
+    """One line per citation task: the trained model's paired gain over ``base`` (MAP, 95% CI over queries) under
+    random negatives and under matched negatives, where in-degree and year cannot tell positives from negatives,
+    and the share of the gain that remains there; [] without both."""
+    by_task = {d.task: d for d in map(_delta, deltas) if d.row == trained and d.reference == base and d.metric == "MAP"}
+    lines = []
+    for plain, matched in MATCHED_PAIRS:
+        if plain not in by_task or matched not in by_task:
+            continue
+        random_gain, matched_gain = by_task[plain], by_task[matched]
+        line = (
+            f"- {plain}: {trained} - {base} {_interval(random_gain)} MAP under random negatives, "
+            f"{_interval(matched_gain)} under matched negatives"
+        )
+        if random_gain.ci_low > 0:  # a share only of a gain that is shown
+            share = 100 * matched_gain.diff / random_gain.diff
+            line += f": {share:.0f}% of the gain remains where popularity cannot help"
+        else:
+            line += ": no gain shown under random negatives (the interval holds 0), so no share of it is given"
+        if matched_gain.excludes_zero:
+            line += f"; the matched-negative interval excludes 0 ({matched_gain.n} queries)."
+        else:
+            line += (
+                f"; under matched negatives no difference is shown (the interval holds 0, {matched_gain.n} queries)."
+            )
+        lines.append(line)
+    return lines
+
+
+def time_split_sentences(
+    time_split: Mapping[str, Any],
+    random_split_deltas: Sequence[Delta | Mapping[str, Any]] = (),
+    trained: str = "trained",
+    base: str = "base",
+) -> str:
+    """Notebook 05's time-split section in words: the cutoff and its queries, what structure alone scores there,
+    and the trained model's gain over its base under the time split beside the random split's, task by task."""
+    split = time_split["made"]["split"]
+    cutoff = split.get("cutoff_year")
+    counts = {key: split.get(f"{name}_test_queries") for name, key in QUERY_TASKS}
+    queries = ", ".join(f"{n} {key}" for key, n in counts.items() if n is not None)
+    lines = [
+        f"Queries published in {cutoff} or later ({queries} test queries), the recipe retrained on "
+        f"{time_split['made']['triplets']} triplets from papers published before {cutoff} only:"
+    ]
+    structure = structure_sentences(time_split["results"], trained=trained)
+    if structure:
+        lines.append(structure)
+    lines.extend(gain_sentences(time_split["deltas"], trained, base))
+    random_by_task = {
+        d.task: d
+        for d in map(_delta, random_split_deltas)
+        if d.row == trained and d.reference == base and d.metric == "MAP"
+    }
+    for d in map(_delta, time_split["deltas"]):
+        if d.row == trained and d.reference == base and d.metric == "MAP" and d.task in random_by_task:
+            lines.append(
+                f"- {d.task}: {trained} - {base} {_interval(d)} under the time split, "
+                f"{_interval(random_by_task[d.task])} under the random split."
+            )
     return "\n".join(lines)
