@@ -52,7 +52,7 @@ def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print)
     benchmark = prepare(spec, paths.benchmark_dir)["benchmark"]
     progress(f"time split: cutoff {benchmark['split'].get('cutoff_year')}; mining triplets")
     mined = mine(spec, paths.train_data_dir, paths.triplets_dir, paths.benchmark_dir)
-    progress(f"time split: training on {mined['train']['triplets']} triplets")
+    progress(f"time split: training (triplets mined: {mined['train']['triplets']})")
     trained = train(spec, paths.triplets_dir, paths.train_data_dir / "metadata.json", paths.train_run_dir)
     scidocs = paths.built_scidocs_dir
     papers = papers_to_embed(scidocs, split=spec.embedding.split)
