@@ -69,6 +69,11 @@ def _delta(item: Delta | Mapping[str, Any]) -> Delta:
     return item if isinstance(item, Delta) else Delta(**item)
 
 
+def _gains(deltas: Sequence[Delta | Mapping[str, Any]], trained: str, base: str) -> dict[str, Delta]:
+    """``trained`` against ``base`` (MAP) by task."""
+    return {d.task: d for d in map(_delta, deltas) if d.row == trained and d.reference == base and d.metric == "MAP"}
+
+
 def _interval(delta: Delta) -> str:
     return f"{delta.diff:+.2f} [{delta.ci_low:+.2f}, {delta.ci_high:+.2f}]"
 
@@ -79,7 +84,7 @@ def gain_sentences(
     """One line per citation task: the trained model's paired gain over ``base`` (MAP, 95% CI over queries) under
     random negatives and under matched negatives, where in-degree and year cannot tell positives from negatives,
     and the share of the gain that remains there; [] without both."""
-    by_task = {d.task: d for d in map(_delta, deltas) if d.row == trained and d.reference == base and d.metric == "MAP"}
+    by_task = _gains(deltas, trained, base)
     lines = []
     for plain, matched in MATCHED_PAIRS:
         if plain not in by_task or matched not in by_task:
@@ -124,15 +129,11 @@ def time_split_sentences(
     if structure:
         lines.append(structure)
     lines.extend(gain_sentences(time_split["deltas"], trained, base))
-    random_by_task = {
-        d.task: d
-        for d in map(_delta, random_split_deltas)
-        if d.row == trained and d.reference == base and d.metric == "MAP"
-    }
-    for d in map(_delta, time_split["deltas"]):
-        if d.row == trained and d.reference == base and d.metric == "MAP" and d.task in random_by_task:
+    random_split = _gains(random_split_deltas, trained, base)
+    for task, gain in _gains(time_split["deltas"], trained, base).items():
+        if task in random_split:
             lines.append(
-                f"- {d.task}: {trained} - {base} {_interval(d)} under the time split, "
-                f"{_interval(random_by_task[d.task])} under the random split."
+                f"- {task}: {trained} - {base} {_interval(gain)} under the time split, "
+                f"{_interval(random_split[task])} under the random split."
             )
     return "\n".join(lines)
