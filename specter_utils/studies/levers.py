@@ -363,15 +363,12 @@ def lever_comparisons(
     is the same test read from its side (difference and interval negated, the same p). ``family``: the number of
     comparisons adjusted together."""
     names = [row.name for row in scored]
-    compared: dict[str, Any] = {}
+    compared = compare_ranking_rows(scored, {}, tasks, n_resamples=n_resamples)  # every row's MAP, no test yet
     tested: set[frozenset[str]] = set()
     for ref in references:
         against = {name: ref for name in names if name != ref and frozenset((name, ref)) not in tested}
         tested |= {frozenset(pair) for pair in against.items()}
         part = compare_ranking_rows(scored, against, tasks, n_resamples=n_resamples)
-        if not compared:
-            compared = part
-            continue
         for name, entry in part["rows"].items():
             for task in tasks:
                 compared["rows"][name]["tasks"][task]["versus"].update(entry["tasks"][task]["versus"])
