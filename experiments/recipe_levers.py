@@ -5,8 +5,8 @@ This file is the study's list of settings (``LEVERS``) and its command line; the
 beside them), which appends every finished row as one JSON line to the results file (default
 ``RUN_DIR/levers/results.jsonl``) and skips a row already there, so a killed run loses at most the row in progress
 and a second invocation trains nothing. ``--table`` prints MAP mean ± sd over seeds per setting, the difference to
-the base model, TF-IDF and the reference recipe with a paired test over queries (bootstrap CI, sign-flip
-permutation p; each query averaged over seeds), and the training wall time.
+the base model, TF-IDF and the reference recipe by a two-level bootstrap (seeds resampled within each row, queries
+shared; 95% interval, p, and Holm's adjusted p over the table's comparisons), and the training wall time.
 
 The rows are scored on the **validation** split by default (``--split val``, results in
 ``RUN_DIR/levers/results_val.jsonl``): a setting is chosen there, and the test split (``--split test``, results in
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep-models", action="store_true", help="keep each row's trained model (~90 MB)")
     parser.add_argument("--table", action="store_true", help="print the table of the results file and stop")
     parser.add_argument("--reference", default=REFERENCE, help="the setting the table compares with")
-    parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap and permutation resamples")
+    parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples of each difference")
     args = parser.parse_args(argv)
     results = args.results or results_path(RunPaths.of(args.run_dir).run_dir, args.split)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -175,24 +176,45 @@ def test_every_built_in_lever_is_a_valid_specification_of_the_hepth_run():
             assert training.loss == "mnrl-citation" and training.cached_mini_batch == 32, name
 
 
-def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
+def _lever_row(setting, seed, ap, kind="trained"):
+    """A results line as the study writes it, one task (cite) with per-query AP ``ap``."""
+    return {
+        "setting": setting,
+        "seed": seed,
+        "kind": kind,
+        "split": "test",
+        "queries": {"cite": len(ap)},
+        "eval_max_length": 256,
+        "train_seconds": 60.0 if kind == "trained" else 0.0,
+        "embedding": {"file": f"{setting}{seed}.jsonl"},
+        "per_query_ap": {"cite": ap},
+    }
+
+
+def _cell(table, row, column):
+    """The cell of ``row`` under the header ``column`` of a lever table."""
+    lines = table.splitlines()
+    header = next(line for line in lines if line.startswith("| setting |")).strip("| ").split(" | ")
+    cells = next(line for line in lines if line.startswith(f"| {row} |")).strip("| ").split(" | ")
+    return cells[header.index(column)]
+
+
+def _p_values(cell):
+    """The raw and the Holm-adjusted p of a difference cell (``< 0.001`` read as 0.0005)."""
+    match = re.search(r"\] p (< 0\.001|[\d.]+), adj\. p (< 0\.001|[\d.]+)$", cell)
+    assert match, cell
+    return tuple(0.0005 if value.startswith("<") else float(value) for value in match.groups())
+
+
+def test_table_reads_every_difference_by_the_seeds_and_queries_test(tmp_path):
     rng = np.random.default_rng(0)
     queries = [str(q) for q in range(60)]
     base_ap = rng.uniform(40, 90, size=len(queries))
 
     def row(setting, seed, shift, kind="trained"):
-        ap = {q: float(min(100.0, a + shift)) for q, a in zip(queries, base_ap, strict=True)}
-        return {
-            "setting": setting,
-            "seed": seed,
-            "kind": kind,
-            "split": "test",
-            "queries": {"cite": len(queries)},
-            "eval_max_length": 256,
-            "train_seconds": 60.0 if kind == "trained" else 0.0,
-            "embedding": {"file": f"{setting}{seed}.jsonl"},
-            "per_query_ap": {"cite": ap},
-        }
+        return _lever_row(
+            setting, seed, {q: float(min(100.0, a + shift)) for q, a in zip(queries, base_ap, strict=True)}, kind
+        )
 
     results = tmp_path / "results.jsonl"
     for entry in (
@@ -205,18 +227,71 @@ def test_table_marks_a_difference_inside_the_seed_spread(tmp_path):
     ):
         append_row(results, entry)
     table = levers.lever_table(results, n_resamples=200)
-    wide = next(line for line in table.splitlines() if line.startswith("| wide |"))
-    reference = next(line for line in table.splitlines() if line.startswith("| reference |"))
-    # wide vs reference: no difference in the mean, inside a spread of about 2.8; both vs base: +4, outside it
-    assert wide.count("inside the seed spread") == 1 and "inside the seed spread" not in reference
-    assert "± " in wide and "inside the seed spread: no difference" in table
+    assert "inside the seed spread" not in table and "± " in _cell(table, "wide", "cite MAP (test)")
+    # every difference is +4 or +5 on every query, yet the reference's two seeds lie 4 apart: seeds resampled, the
+    # interval against the reference holds 0; base and TF-IDF (one seed each, deterministic) differ on every query
+    low, high = map(float, re.search(r"\[(\S+), (\S+)\]", _cell(table, "wide", "cite Δ reference (test)")).groups())
+    assert low < 0 < high
+    assert _cell(table, "base", "cite Δ tfidf-svd (test)").startswith("+1.00 [+1.00, +1.00] p 0.005, adj. p")
+    # a pair shown from both sides is one test: the same p and adjusted p, the difference and interval negated
+    assert _cell(table, "tfidf-svd", "cite Δ base (test)") == _cell(table, "base", "cite Δ tfidf-svd (test)").replace(
+        "+1.00", "-1.00"
+    )
     # the reading is computed from the same rows: 2 seeds are a screen; a third makes `wide` a finding
     assert "- Screens, not findings (fewer than 3 seeds): `wide` (2 seeds)." in table and "- `wide` (" not in table
     append_row(results, row("wide", 2, 4.0))
     reading = levers.lever_table(results, n_resamples=200).split("Reading, computed from the rows above:")[1]
     wide_line = next(line for line in reading.splitlines() if line.startswith("- `wide` (3 seeds)"))
-    assert "no different from `reference` on cite" in wide_line and "inside the seed spread" in wide_line
-    assert "higher than `base` on cite: cite +4.00" in wide_line and "slowest seed trained in 1.0 min" in wide_line
+    assert "no difference detected against `reference` on cite (cite -0.00 [" in wide_line
+    assert "higher than `base` on cite (cite +4.00 [" in wide_line and "slowest seed trained in 1.0 min" in wide_line
+    # what each interval covers: seeds and queries against the reference, the queries only against a 1-seed row
+    assert "seeds and queries resampled); higher than `base`" in wide_line
+    assert "one seed of `base`: the interval covers the choice of queries, not that training's randomness" in wide_line
+
+
+def test_a_difference_is_read_by_its_holm_adjusted_p_not_its_raw_p(tmp_path):
+    rng = np.random.default_rng(0)
+    queries = [str(q) for q in range(80)]
+    truth = rng.uniform(30, 70, len(queries))
+
+    def ap(offset):
+        return {q: float(v) for q, v in zip(queries, truth + offset + rng.normal(0, 4.0, len(queries)), strict=True)}
+
+    results = tmp_path / "results.jsonl"
+    for entry in (
+        _lever_row("base", 0, ap(0.0), "baseline"),
+        _lever_row("tfidf-svd", 0, ap(0.0), "baseline"),
+        *(_lever_row("reference", seed, ap(0.1 * seed)) for seed in range(3)),
+        *(_lever_row("small", seed, ap(1.0 + 0.1 * seed)) for seed in range(3)),
+    ):
+        append_row(results, entry)
+    table = levers.lever_table(results, n_resamples=200)
+    raw, adjusted = _p_values(_cell(table, "small", "cite Δ tfidf-svd (test)"))
+    assert raw < 0.05 <= adjusted  # detected alone, not among the table's 6 comparisons
+    line = next(line for line in table.splitlines() if line.startswith("- `small` (3 seeds)"))
+    assert "no difference detected against `tfidf-svd` on cite" in line and "higher than `tfidf-svd`" not in line
+
+
+def test_the_header_states_the_test_and_the_size_of_its_holm_family(tmp_path):
+    queries = [str(q) for q in range(20)]
+
+    def ap(offset):
+        return {q: 50.0 + offset + (int(q) % 7) for q in queries}
+
+    results = tmp_path / "results.jsonl"
+    for entry in (
+        _lever_row("base", 0, ap(0.0), "baseline"),
+        _lever_row("tfidf-svd", 0, ap(-1.0), "baseline"),
+        _lever_row("reference", 0, ap(1.0)),
+    ):
+        append_row(results, entry)
+    # base-tfidf, reference-base, reference-tfidf: each pair once, though the table shows each from both rows
+    header = levers.lever_table(results, n_resamples=50).splitlines()[0]
+    assert "Holm over the table's 3 comparisons" in header and "two-level bootstrap (50 resamples" in header
+    assert "each row's seeds drawn within it" in header and "queries drawn once for both rows" in header
+    # a setting adds one comparison against each of the three
+    append_row(results, _lever_row("setting", 0, ap(2.0)))
+    assert "Holm over the table's 6 comparisons" in levers.lever_table(results, n_resamples=50)
 
 
 def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_path):

@@ -13,9 +13,11 @@ its command line are ``experiments/recipe_levers.py``.
 The rows run through the sweep runner (``workflow.sweep``): every finished row is appended as one JSON line to the
 results file (default ``RUN_DIR/levers/results.jsonl``), in one write; a row already there is skipped, so a killed
 run loses at most the row in progress and a second invocation trains nothing. :func:`lever_table` renders MAP
-mean ± sd over seeds per setting, the difference to the base model, TF-IDF and the reference recipe with a paired
-test over queries (bootstrap CI, sign-flip permutation p; each query averaged over seeds), and the training wall
-time, followed by a reading computed from the same rows.
+mean ± sd over seeds per setting, the difference to the base model, TF-IDF and the reference recipe by the project's
+one test (``evaluation.hierarchical``: seeds resampled within each row, queries shared by both; 95% interval and p
+from the same resamples), every comparison of the table one Holm family, and the training wall time, followed by a
+reading computed from the same rows by the one reading rule (higher or lower only where the adjusted p is under
+0.05).
 
 The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
 rows start from.
@@ -36,13 +38,20 @@ import numpy as np
 from specter_utils.config import EVAL_SPLITS
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
-from specter_utils.evaluation.paired import per_query_ap
+from specter_utils.evaluation.hierarchical import (
+    ALPHA,
+    N_RESAMPLES,
+    adjust_family,
+    compare_ranking_rows,
+    covers,
+    p_text,
+    verdict,
+)
+from specter_utils.evaluation.paired import RowScores, per_query_ap
 from specter_utils.executed import machine_info, machine_label
 from specter_utils.io import read_json
 from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
 from specter_utils.pipeline import source_commit
-from specter_utils.presentation.interpret import evidence
-from specter_utils.presentation.tables import within_spread
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec, load_spec
 from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
@@ -50,7 +59,6 @@ from specter_utils.workflow.mine import mine
 from specter_utils.workflow.sweep import (
     RowLines,
     SweepRow,
-    paired,
     ranking_qrels,
     read_rows,
     run_sweep,
@@ -345,9 +353,65 @@ def machines(rows: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(f"{label}: {n} row{'s' * (n != 1)}" for label, n in counts.items()) or "no trained row yet"
 
 
-def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = 10_000) -> str:
-    """Markdown: per setting, MAP mean ± sd over seeds per task, its paired difference to the base model, TF-IDF
-    and the reference recipe (95% bootstrap CI, permutation p over queries), and the mean training wall time."""
+def lever_comparisons(
+    scored: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = N_RESAMPLES
+) -> dict[str, Any]:
+    """Every row against each of ``references`` on each task by the two-level bootstrap (seeds within each row,
+    queries shared: ``evaluation.hierarchical.compare_ranking_rows``), the whole table one Holm family.
+
+    A pair of rows is tested once: where both are references (``base`` against ``tfidf-svd``), the other row's cell
+    is the same test read from its side (difference and interval negated, the same p). ``family``: the number of
+    comparisons adjusted together."""
+    names = [row.name for row in scored]
+    compared = compare_ranking_rows(scored, {}, tasks, n_resamples=n_resamples)  # every row's MAP, no test yet
+    tested: set[frozenset[str]] = set()
+    for ref in references:
+        against = {name: ref for name in names if name != ref and frozenset((name, ref)) not in tested}
+        tested |= {frozenset(pair) for pair in against.items()}
+        part = compare_ranking_rows(scored, against, tasks, n_resamples=n_resamples)
+        for name, entry in part["rows"].items():
+            for task in tasks:
+                compared["rows"][name]["tasks"][task]["versus"].update(entry["tasks"][task]["versus"])
+    family = [
+        test
+        for entry in compared["rows"].values()
+        for stats in entry["tasks"].values()
+        for test in stats["versus"].values()
+    ]
+    if family:
+        adjust_family(family)
+    for name, entry in compared["rows"].items():
+        for task, stats in entry["tasks"].items():
+            for ref in references:
+                mirrored = compared["rows"][ref]["tasks"][task]["versus"].get(name)
+                if ref != name and ref not in stats["versus"] and mirrored:
+                    stats["versus"][ref] = _from_other_side(mirrored)
+    compared["references"], compared["family"] = list(references), len(family)
+    return compared
+
+
+def _from_other_side(test: Mapping[str, Any]) -> dict[str, Any]:
+    """``reference - row`` from the test of ``row - reference``: the same resamples read from the other row."""
+    return {
+        **test,
+        "diff": -test["diff"],
+        "ci_low": -test["ci_high"],
+        "ci_high": -test["ci_low"],
+        "seeds": test["reference_seeds"],
+        "reference_seeds": test["seeds"],
+    }
+
+
+def difference_cell(test: Mapping[str, Any]) -> str:
+    """``+1.85 [+1.12, +2.59] p < 0.001, adj. p < 0.001``: a difference, its 95% interval, its p and Holm's."""
+    interval = f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}]"
+    return f"{interval} p {p_text(test['p'])}, adj. p {p_text(test['p_adjusted'])}"
+
+
+def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = N_RESAMPLES) -> str:
+    """Markdown: per setting, MAP mean ± sd over seeds per task, its difference to the base model, TF-IDF and the
+    reference recipe (:func:`lever_comparisons`: seeds and queries resampled, 95% interval, p and Holm-adjusted p
+    over the table's comparisons), and the mean training wall time; then :func:`lever_reading`."""
     rows = read_rows(Path(results))
     if not rows:
         raise DataError("no rows yet", results)
@@ -359,15 +423,19 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     check_one_split(rows, split, Path(results))
     scored = scored_records(by_setting, lambda r: r["embedding"].get("file", ""))
     references = [name for name in (BASE, TFIDF, reference) if name in by_setting]
-    compared = paired(scored, references, tasks, n_resamples=n_resamples)
+    compared = lever_comparisons(scored, references, tasks, n_resamples=n_resamples)
     first = rows[0]
     queries = ", ".join(f"{task} {n}" for task, n in first["queries"].items())
+    family = compared["family"]
     lines = [
         f"Benchmark: {SPLIT_NAMES.get(split, split)} split (`{split}`: every number below is scored on it), "
         f"queries {queries}, evaluation length {first['eval_max_length']}; "
-        f"MAP x 100, mean ± sd over seeds; differences are paired over queries (each averaged over seeds), "
-        f"95% bootstrap CI and permutation p. A difference no larger than the larger sd over seeds of the two "
-        f"rows is marked as inside the seed spread: no difference.",
+        f"MAP x 100, mean ± sd over seeds; each difference is a two-level bootstrap ({n_resamples:,} resamples: the "
+        f"queries drawn once for both rows, then each row's seeds drawn within it; a row with one seed has no seed "
+        f"level, so its interval covers the choice of queries only), its 95% interval and two-sided p from the same "
+        f"resamples; adj. p: Holm over the table's {family} comparison{'s' * (family != 1)} (a pair of rows shown "
+        f"in both rows' lines counts once). A difference is read as higher or lower only where its adj. p is under "
+        f"{ALPHA}.",
         "",
         f"Training times on: {machines(rows)}.",
         "",
@@ -398,17 +466,7 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
                 if test is None:
                     cells.append("")
                     continue
-                p = "< 0.001" if test["p"] < 0.001 else f"{test['p']:.3f}"
-                cell = f"{test['diff']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}] p {p}"
-                # the larger sd over seeds of the two rows (a 1-seed row of a trained setting has none measured)
-                other = compared["rows"][ref]
-                if entry["seeds"] > 1 or other["seeds"] > 1:
-                    row_map, ref_map = (
-                        {"mean": t["map_mean"], "sd": t["map_sd"]} for t in (stats, other["tasks"][task])
-                    )
-                    if within_spread(row_map, ref_map):
-                        cell += f", inside the seed spread (sd {max(row_map['sd'], ref_map['sd']):.2f})"
-                cells.append(cell)
+                cells.append(difference_cell(test))
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
         if any(speeds.values()):
@@ -426,6 +484,9 @@ def _triplets_per_second(rows: Sequence[Mapping[str, Any]]) -> float | None:
 
 
 FINDING_SEEDS = 3  # a setting with fewer seeds is a screen: its spread over training randomness is not measured
+# the one reading rule's words (hierarchical.verdict: +1, -1, or 0 where the Holm-adjusted p is 0.05 or more)
+READING = {1: "higher than", -1: "lower than", 0: "no difference detected against"}
+READING_TASK = {1: "higher", -1: "lower", 0: "no difference detected"}
 
 
 def lever_reading(
@@ -434,27 +495,24 @@ def lever_reading(
     tasks: Sequence[str],
     reference: str,
 ) -> list[str]:
-    """Sentences computed from the table: each trained setting with ``FINDING_SEEDS`` seeds or more against the
-    reference, the base model and TF-IDF (higher, lower or no difference: inside the seed spread, or an interval
-    that holds 0), its slowest seed's training time, and which settings are screens."""
+    """Sentences computed from the table by the one reading rule (``evaluation.hierarchical.verdict``): each trained
+    setting with ``FINDING_SEEDS`` seeds or more against the reference, the base model and TF-IDF, higher or lower
+    only where the Holm-adjusted p is under 0.05, otherwise no difference detected, with what each interval covers
+    (``hierarchical.covers``: a row with one seed); its slowest seed's training time; and which settings are
+    screens."""
 
-    def verdict(entry: Mapping[str, Any], other: str) -> str:
-        parts, signs = [], set()
-        for task in tasks:
-            stats, test = entry["tasks"][task], entry["tasks"][task]["versus"].get(other)
-            if test is None:
-                return ""
-            against = compared["rows"][other]["tasks"][task]
-            inside = within_spread(
-                {"mean": stats["map_mean"], "sd": stats["map_sd"]},
-                {"mean": against["map_mean"], "sd": against["map_sd"]},
-            )
-            signs.add(0 if inside else evidence(test["diff"], (test["ci_low"], test["ci_high"])))
-            p = "p < 0.001" if test["p"] < 0.001 else f"p {test['p']:.3f}"
-            parts.append(f"{task} {test['diff']:+.2f} ({p}{', inside the seed spread' if inside else ''})")
-        verdicts = {1: "higher than", -1: "lower than", 0: "no different from"}
-        word = verdicts[signs.pop()] if len(signs) == 1 else "not uniformly different from"
-        return f"{word} `{other}` on {' and '.join(tasks)}: {', '.join(parts)}"
+    def against(name: str, other: str) -> str:
+        tests = {task: compared["rows"][name]["tasks"][task]["versus"].get(other) for task in tasks}
+        if any(test is None for test in tests.values()):
+            return ""
+        signs = {task: verdict(test) for task, test in tests.items()}
+        parts = {task: difference_cell(test) for task, test in tests.items()}
+        scope = covers(next(iter(tests.values())), f"`{name}`", f"`{other}`").replace("units", "queries")
+        if len(set(signs.values())) == 1:
+            word = READING[signs[tasks[0]]]
+            return f"{word} `{other}` on {' and '.join(tasks)} ({'; '.join(f'{t} {part}' for t, part in parts.items())}; {scope})"
+        listed = ", ".join(f"{READING_TASK[signs[task]]} on {task} ({parts[task]})" for task in tasks)
+        return f"against `{other}`: {listed} ({scope})"
 
     lines, screens = [], []
     for name, entry in compared["rows"].items():
@@ -464,13 +522,13 @@ def lever_reading(
         if entry["seeds"] < FINDING_SEEDS:
             screens.append(f"`{name}` ({entry['seeds']} seed{'s' * (entry['seeds'] != 1)})")
             continue
-        against = [
-            v for other in (reference, BASE, TFIDF) if other in compared["rows"] and (v := verdict(entry, other))
+        sentences = [
+            v for other in (reference, BASE, TFIDF) if other in compared["rows"] and (v := against(name, other))
         ]
         slowest = max(r["train_seconds"] for r in group) / 60
         lines.append(
             f"- `{name}` ({entry['seeds']} seeds): "
-            + "; ".join(against)
+            + "; ".join(sentences)
             + f"; slowest seed trained in {slowest:.1f} min."
         )
     if screens:
