@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specter_utils.evaluation.paired import compare_rows
 from specter_utils.spec import load_spec
 from specter_utils.workflow.ablations import ABLATIONS, REFERENCE, ablation_rows, ablation_settings, ablation_spec
 from specter_utils.workflow.sweep import (
@@ -12,7 +13,6 @@ from specter_utils.workflow.sweep import (
     RowFolders,
     RowLines,
     SweepRow,
-    paired,
     paired_deltas,
     read_rows,
     run_sweep,
@@ -110,7 +110,7 @@ def test_rows_are_paired_against_the_row_each_is_tested_against():
         ]
 
     scored = scored_records({"ref": seeds(0.0), "up": seeds(3.0), "same": seeds(0.0)}, lambda r: "")
-    comparison = paired(scored, ["ref", "up"], ["cite"], n_resamples=200)
+    comparison = compare_rows(scored, ["ref", "up"], ["cite"], n_resamples=200)
     assert comparison["rows"]["up"]["tasks"]["cite"]["versus"]["ref"]["diff"] > 2.9
     deltas = {(d.row, d.reference): d.diff for d in paired_deltas(comparison, {"same": "up"}, "ref")}
     assert set(deltas) == {("up", "ref"), ("same", "up")}

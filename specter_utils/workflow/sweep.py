@@ -11,9 +11,9 @@ with; notebook 07) and :class:`RowLines` (one JSON line per row in one results f
 The rows are then paired over queries against a reference row. Notebook 07 (:func:`paired_by_seeds`): each row
 against its own reference by the two-level bootstrap of ``evaluation.hierarchical`` (seeds within each row, queries
 shared), the table one family (Holm), with every row's per-query AP per seed kept beside the result so that a later
-reading needs no retraining (:func:`reread`). The lever study (:func:`paired`): ``evaluation.paired``, each query
-averaged over seeds, bootstrap CI and sign-flip permutation p. ``evaluation.deltas`` reads either as one difference
-per row and task.
+reading needs no retraining (:func:`reread`). The lever study (``studies.levers``) tests each row against several
+references by the same bootstrap, its whole table one family. ``evaluation.deltas`` reads a comparison as one
+difference per row and task.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.errors import DataError
 from specter_utils.evaluation.deltas import Delta, from_paired
 from specter_utils.evaluation.hierarchical import N_RESAMPLES, compare_ranking_rows
-from specter_utils.evaluation.paired import RowScores, compare_rows, per_query_table, rows_from_table, score_row
+from specter_utils.evaluation.paired import RowScores, per_query_table, rows_from_table, score_row
 from specter_utils.io import read_json, write_json
 from specter_utils.spec import RunSpec
 
@@ -210,13 +210,6 @@ def scored_records(
         RowScores(name, [file_of(r) for r in results], [r["per_query_ap"] for r in results])
         for name, results in rows.items()
     ]
-
-
-def paired(
-    scored: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = 10_000
-) -> dict[str, Any]:
-    """Every row's MAP over its seeds and its paired test against each of ``references`` on each task."""
-    return compare_rows(scored, references, list(tasks), n_resamples=n_resamples)
 
 
 def paired_by_seeds(

@@ -16,6 +16,7 @@ from typing import Any
 
 from specter_utils.evaluation.deltas import ranking_deltas
 from specter_utils.io import write_json
+from specter_utils.layout import METADATA_FILE
 from specter_utils.runs import RunPaths
 from specter_utils.spec import RunSpec
 from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
@@ -53,7 +54,7 @@ def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print)
     progress(f"time split: cutoff {benchmark['split'].get('cutoff_year')}; mining triplets")
     mined = mine(spec, paths.train_data_dir, paths.triplets_dir, paths.benchmark_dir)
     progress(f"time split: training (triplets mined: {mined['train']['triplets']})")
-    trained = train(spec, paths.triplets_dir, paths.train_data_dir / "metadata.json", paths.train_run_dir)
+    trained = train(spec, paths.triplets_dir, paths.train_data_dir / METADATA_FILE, paths.train_run_dir)
     scidocs = paths.built_scidocs_dir
     papers = papers_to_embed(scidocs, split=spec.embedding.split)
     progress(f"time split: embedding {len(papers)} papers")
