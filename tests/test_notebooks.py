@@ -173,6 +173,17 @@ def test_smoke_trained_model_beats_random_on_cite(smoke_run) -> None:
 
 
 @pytest.mark.notebooks
+def test_smoke_table1_under_the_time_split(smoke_run) -> None:
+    run_dir, _ = smoke_run
+    split = metrics(run_dir, "05_scidocs_eval")["time_split"]
+    assert split["made"]["split"]["split_by"] == "date" and split["made"]["leakage"]["leak_free"]
+    assert {"trained", "base", "bm25", "in-degree"} <= set(split["results"])
+    assert {d["task"] for d in split["deltas"] if d["row"] == "trained"} >= {"cite", "cite (matched)"}
+    table = run_dir / "05_scidocs_eval" / "time_split" / "05_scidocs_eval" / "results.md"
+    assert "| trained |" in table.read_text()
+
+
+@pytest.mark.notebooks
 def test_smoke_analysis_scores_and_figure(smoke_run) -> None:
     run_dir, figures = smoke_run
     analysis = metrics(run_dir, "06_embedding_analysis")
