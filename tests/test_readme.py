@@ -345,6 +345,14 @@ def test_the_times_say_which_ablation_rows_were_reused(tmp_path):
     times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert "`toy` 07 reused 2 of its 4 rows from an earlier run with the same settings" in times
     assert "took 13 min 0 s more" in times
+    assert "time split" not in times
+    made = {"split": {"split_by": "date"}, "seconds": 2520.0}
+    write_json(folder / "metrics" / "05_scidocs_eval.json", {"time_split": {"made": made}})  # made by this run
+    assert "time split" not in readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    made["reused"] = "05_scidocs_eval/time_split/row.json"
+    write_json(folder / "metrics" / "05_scidocs_eval.json", {"time_split": {"made": made}})
+    times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert "`toy` 05 reused its time split (benchmark, model, embeddings)" in times and "took 42 min 0 s more" in times
 
 
 def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):

@@ -573,6 +573,13 @@ def reused_ablation_rows(report: Report) -> tuple[int, int, float] | None:
     return len(reused), len(rows), sum(float(row.get("seconds") or 0.0) for row in reused)
 
 
+def reused_time_split(report: Report) -> float | None:
+    """The seconds notebook 05's time split (``workflow.time_split``) took when it was made, where this report read
+    it back from an earlier run; None otherwise."""
+    made = ((report.metrics.get("05_scidocs_eval") or {}).get("time_split") or {}).get("made") or {}
+    return float(made.get("seconds") or 0.0) if made.get("reused") else None
+
+
 def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """One row per preset: each notebook's measured wall time, the total, the commit(s) and the machine."""
     timed = [(r, runs) for r in reports if (runs := notebook_runs(r))]
@@ -608,6 +615,12 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
             notes.append(
                 f"`{report.preset}` 07 reused {count} of its {total} rows from an earlier run with the same settings "
                 f"(their own training and embedding took {duration(seconds)} more)"
+            )
+        made = reused_time_split(report)
+        if made is not None:
+            notes.append(
+                f"`{report.preset}` 05 reused its time split (benchmark, model, embeddings) from an earlier run with "
+                f"the same settings (making it took {duration(made)} more)"
             )
     if notebooks:
         lines += ["", "Notebooks: " + ", ".join(f"{nb[:2]} `{nb[3:]}`" for nb in notebooks) + "."]

@@ -11,6 +11,7 @@ made with, and read back by a later run with the same settings; the scoring is r
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,7 @@ def made_settings(spec: RunSpec) -> dict[str, Any]:
 def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print) -> dict[str, Any]:
     """Build, mine, train and embed under ``paths`` with ``spec`` (already split by date); a summary of each stage,
     recorded last in ``paths.run_dir/row.json`` (which marks it made)."""
+    started = time.time()
     progress("time split: building the benchmark by date")
     benchmark = prepare(spec, paths.benchmark_dir)["benchmark"]
     progress(f"time split: cutoff {benchmark['split'].get('cutoff_year')}; mining triplets")
@@ -74,6 +76,7 @@ def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print)
         "training": trained["summary"]["results"],
         "embedding": embedded,
         "embedding_file": str(paths.embedding_file("trained")),
+        "seconds": round(time.time() - started, 1),
     }
     write_json(paths.run_dir / ROW_FILE, {"settings": made_settings(spec), "row": made})
     return made
