@@ -14,7 +14,7 @@ import yaml
 from nbformat.v4 import new_code_cell, new_notebook
 
 from specter_utils.cli import main
-from specter_utils.io import write_json
+from specter_utils.io import read_json, write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.pipeline import NOTEBOOKS
 from specter_utils.presentation import readme
@@ -410,3 +410,37 @@ def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):
     (tmp_path / "figures" / "table2_toy.png").write_bytes(b"png")
     block = readme.ablations_block(report, "../reports/toy", tmp_path, "..")
     assert f"](../{chart})" in block and block.index(f"../{chart}") < block.index(reading)
+
+
+def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_and_the_time_split(tmp_path):
+    from specter_utils.evaluation.deltas import Delta
+
+    folder = _minimal_report(tmp_path / "reports")
+    reports = readme.load_reports(tmp_path / "reports")
+    assert "No report keeps" in readme.controls_block(reports, {"toy": "reports/toy"})  # an older report
+    metrics = read_json(folder / "metrics" / "05_scidocs_eval.json")
+
+    def gain(task: str, diff: float, low: float, high: float) -> dict:
+        return Delta("trained", "base", task, "MAP", diff, low, high, 0.01, 160).as_dict()
+
+    in_degree = {"config": {"ranker": "in-degree", "text_free": True}, "cite": {"map": 67.2}}
+    in_degree["cite (matched)"] = {"map": 26.3}
+    metrics["results"]["in-degree"] = in_degree
+    metrics["deltas"] = [gain("cite", 4.0, 2.0, 6.0), gain("cite (matched)", 3.0, 1.0, 5.0)]
+    made = {"split": {"split_by": "date", "cutoff_year": 1999}}
+    time_split = {
+        "made": made,
+        "results": {},
+        "deltas": [gain("cite", 1.0, -0.5, 2.5), gain("cite (matched)", 1, 0, 2)],
+    }
+    metrics["time_split"] = time_split
+    write_json(folder / "metrics" / "05_scidocs_eval.json", metrics)
+    block = readme.controls_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    rows = [line for line in block.splitlines() if line.startswith("| [`toy`]")]
+    assert rows[0].endswith(
+        "| random (the report's) | cite | 160 | 67.20 → 26.30 | +4.00 [+2.00, +6.00] | +3.00 [+1.00, +5.00] | 75% |"
+    )
+    assert rows[1].endswith(
+        "| date (queries from 1999) | cite | 160 | — → — | +1.00 [-0.50, +2.50] | +1.00 [+0.00, +2.00] | — (no gain shown) |"
+    )
+    assert len(rows) == 2  # co-cite has no paired test here: no row

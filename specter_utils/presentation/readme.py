@@ -51,6 +51,7 @@ from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
 from specter_utils.presentation import labels
 from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
+from specter_utils.presentation.structure import gain_rows
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
     HEADERS,
@@ -340,6 +341,52 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
         cells = [_cell(row.get(h)) or (na if h in RANKER_NOT_APPLICABLE else "") for h, _ in shown]
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the trained model's gain under the controls
+def _gain(delta: Any) -> str:
+    return f"{delta.diff:+.2f} [{delta.ci_low:+.2f}, {delta.ci_high:+.2f}]"
+
+
+def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+    """Per report whose notebook 05 kept its paired tests: the trained model's gain over its base under random and
+    under popularity-matched negatives, the share that remains, and what structure alone scores, on the report's
+    split and, where notebook 05 ran one, the time split."""
+    lines = []
+    for report in reports:
+        evaluation = report.metrics.get("05_scidocs_eval") or {}
+        source = f"[`{report.preset}`]({link_of[report.preset]}/{METRICS_DIR}/05_scidocs_eval.json)"
+        parts = []
+        if evaluation.get("deltas"):
+            split_by = _spec(report, "data", "split_by") or "random"
+            parts.append((f"{split_by} (the report's)", evaluation["deltas"], evaluation.get("results") or {}))
+        time_split = evaluation.get("time_split") or {}
+        if time_split.get("deltas"):
+            cutoff = ((time_split.get("made") or {}).get("split") or {}).get("cutoff_year")
+            parts.append((f"date (queries from {cutoff})", time_split["deltas"], time_split.get("results") or {}))
+        for split, deltas, results in parts:
+            for row in gain_rows(deltas, results):
+                text_free = " → ".join(_cell(row[k]) or "—" for k in ("text_free_random", "text_free_matched"))
+                share = f"{row['share']:.0f}%" if row["share"] is not None else "— (no gain shown)"
+                lines.append(
+                    f"| {source} | {split} | {row['task']} | {row['random'].n} | {text_free} | "
+                    f"{_gain(row['random'])} | {_gain(row['matched'])} | {share} |"
+                )
+    if not lines:
+        return (
+            "No report keeps notebook 05's paired tests yet (its `deltas`): regenerate one with the current notebooks."
+        )
+    header = [
+        "Trained against base on each report's test queries, MAP x 100, paired over queries (95% bootstrap interval). "
+        "Text-free: the better of the in-degree and year rankers, under random → matched negatives. Share: the "
+        "matched-negative gain as a percentage of the random-negative one, given only where the latter's interval "
+        "lies above 0.",
+        "",
+        "| report | split | task | queries | text-free MAP | trained − base, random negatives | "
+        "trained − base, matched negatives | share that remains |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    return "\n".join(header + lines)
 
 
 # ---------------------------------------------------------------- Figure 2 (the full space, then DBSCAN on the maps)
@@ -736,6 +783,7 @@ BLOCK_NAMES = (
     "train_dtype",
     "structure",
     "embedding",
+    "controls",
 )
 
 
@@ -777,6 +825,7 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             target,
             "No structure-control table is committed yet (python experiments/structure_controls.py).",
         ),
+        "controls": controls_block(reports, link_of),
         "embedding": measured_block(
             sorted((reports_root.parent / "bench" / "measured").glob("embedding_*.md")),
             target,

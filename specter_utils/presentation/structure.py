@@ -84,19 +84,15 @@ def gain_sentences(
     """One line per citation task: the trained model's paired gain over ``base`` (MAP, 95% CI over queries) under
     random negatives and under matched negatives, where in-degree and year cannot tell positives from negatives,
     and the share of the gain that remains there; [] without both."""
-    by_task = _gains(deltas, trained, base)
     lines = []
-    for plain, matched in MATCHED_PAIRS:
-        if plain not in by_task or matched not in by_task:
-            continue
-        random_gain, matched_gain = by_task[plain], by_task[matched]
+    for row in gain_rows(deltas, {}, trained, base):
+        random_gain, matched_gain = row["random"], row["matched"]
         line = (
-            f"- {plain}: {trained} - {base} {_interval(random_gain)} MAP under random negatives, "
+            f"- {row['task']}: {trained} - {base} {_interval(random_gain)} MAP under random negatives, "
             f"{_interval(matched_gain)} under matched negatives"
         )
-        if random_gain.ci_low > 0:  # a share only of a gain that is shown
-            share = 100 * matched_gain.diff / random_gain.diff
-            line += f": {share:.0f}% of the gain remains where popularity cannot help"
+        if row["share"] is not None:  # a share only of a gain that is shown
+            line += f": {row['share']:.0f}% of the gain remains where popularity cannot help"
         else:
             line += ": no gain shown under random negatives (the interval holds 0), so no share of it is given"
         if matched_gain.excludes_zero:
@@ -137,3 +133,37 @@ def time_split_sentences(
                 f"{_interval(random_split[task])} under the random split."
             )
     return "\n".join(lines)
+
+
+def gain_rows(
+    deltas: Sequence[Delta | Mapping[str, Any]],
+    results: Mapping[str, Mapping[str, Any]],
+    trained: str = "trained",
+    base: str = "base",
+) -> list[dict[str, Any]]:
+    """Per citation task with a matched version: the trained model's gain over ``base`` under random and matched
+    negatives (``Delta``s), the share that remains (None unless the random-negative gain's interval is above 0),
+    and the best text-free ranker's MAP under each (None without one): what :func:`gain_sentences` says, as data."""
+    gains = _gains(deltas, trained, base)
+    rows = {name: metric_row(r) for name, r in results.items()}
+    text_free = [n for n, r in results.items() if is_ranker(r) and r["config"].get("text_free") and rows[n]]
+    out = []
+    for plain, matched in MATCHED_PAIRS:
+        if plain not in gains or matched not in gains:
+            continue
+        random_gain, matched_gain = gains[plain], gains[matched]
+        structure = {}
+        for key in (plain, matched):
+            scored = [rows[n][f"{key} MAP"] for n in text_free if f"{key} MAP" in rows[n]]
+            structure[key] = max(scored) if scored else None
+        out.append(
+            {
+                "task": plain,
+                "random": random_gain,
+                "matched": matched_gain,
+                "share": 100 * matched_gain.diff / random_gain.diff if random_gain.ci_low > 0 else None,
+                "text_free_random": structure[plain],
+                "text_free_matched": structure[matched],
+            }
+        )
+    return out
