@@ -76,6 +76,12 @@ def test_no_outputs_and_no_definitions(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_cell_has_an_id(name: str) -> None:
+    cells = json.loads(NOTEBOOK_PATHS[name].read_text(encoding="utf-8"))["cells"]  # as stored, before nbformat fills
+    assert all(cell.get("id") for cell in cells), f"{name}: a cell without an id (nbformat 4.5)"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_sections_are_numbered_and_the_last_cell_writes_metrics(name: str) -> None:
     nb = read(name)
     headings = [cell.source.splitlines()[0] for cell in nb.cells[3:] if cell.cell_type == "markdown"]
