@@ -101,7 +101,7 @@ def test_latest_cutoff_is_the_latest_year_with_enough_queries() -> None:
     assert latest_cutoff(years, eligible, {"cite": 100, "cocite": 1}) == 2000  # never enough: every year
 
 
-def test_date_split_holds_out_the_latest_period_and_training_precedes_it(corpus, tmp_path: Path) -> None:
+def test_date_split_holds_out_the_latest_period_and_training_precedes_it(corpus, tmp_path: Path, capsys) -> None:
     out = tmp_path / "b"
     info = build_benchmark(corpus, out, seed=2, n_queries=30, split_by="date")
     cutoff = info["split"]["cutoff_year"]
@@ -123,6 +123,17 @@ def test_date_split_holds_out_the_latest_period_and_training_precedes_it(corpus,
     mine_dir(out / "train", tmp_path / "t", SamplerConfig(seed=0))
     audit = audit_leakage(tmp_path / "t", out)
     assert audit["leak_free"] and audit["later_overlap"]["distinct_ids"] == 0 and audit["later_papers"] == len(later)
+    # a triplet that reaches a later paper is leakage, named as such
+    earlier = next(iter(train.metadata))
+    leaky = tmp_path / "later.jsonl"
+    leaky.write_text(
+        json.dumps({"query": earlier, "pos": sorted(later - queries)[0], "neg": earlier, "kind": "easy"}) + "\n"
+    )
+    capsys.readouterr()
+    assert cli_main(["data", "audit", "--triplets", str(leaky), "--benchmark", str(out)]) == 1
+    assert (
+        "LEAKAGE: the triplets touch papers from the time split's held-out period (1 paper)" in capsys.readouterr().out
+    )
     # a triplet holding a paper from the cutoff on (not a query) is leakage, and mining stops on it
     late = sorted(later - queries)[0]
     early = sorted(in_training)[:2]

@@ -128,4 +128,4 @@ def test_audit_exits_1_on_leakage(synthetic_benchmark, tmp_path, capsys):
     leaky.write_text(json.dumps({"query": held_out, "pos": query, "neg": query, "kind": "easy"}) + "\n")
     assert main(["data", "audit", "--triplets", str(clean), "--benchmark", str(synthetic_benchmark)]) == 0
     assert main(["data", "audit", "--triplets", str(leaky), "--benchmark", str(synthetic_benchmark)]) == 1
-    assert "LEAKAGE" in capsys.readouterr().out
+    assert "LEAKAGE: the triplets touch held-out benchmark queries (1 paper)" in capsys.readouterr().out

@@ -217,6 +217,15 @@ def run_synthetic(args: argparse.Namespace) -> int:
     return 0
 
 
+# What the audit stops on, in words: a held-out query, a paper of a SciRepEval-format task, a paper of a time split's
+# later period (triplets.audit's leak_free)
+LEAKS = {
+    "query_overlap": "held-out benchmark queries",
+    "format_held_out_overlap": "papers held out for the SciRepEval-format tasks",
+    "later_overlap": "papers from the time split's held-out period",
+}
+
+
 def run_audit(args: argparse.Namespace) -> int:
     """Audit training triplets against a benchmark; exit 1 on overlap."""
     from specter_utils.workflow.mine import leakage_audit
@@ -227,7 +236,12 @@ def run_audit(args: argparse.Namespace) -> int:
     audit, summary = leakage_audit(args.triplets, args.benchmark)
     print(json.dumps(audit, indent=2, default=str))
     if not audit["leak_free"]:
-        print("LEAKAGE: the triplets touch held-out benchmark queries")
+        found = [
+            f"{what} ({n} paper{'s' * (n != 1)})"
+            for name, what in LEAKS.items()
+            if (n := (audit.get(name) or {}).get("distinct_ids", 0))
+        ]
+        print(f"LEAKAGE: the triplets touch {'; '.join(found)}")
         return 1
     others = {name: summary[name] for name in ("candidate_overlap", "classification_overlap") if summary[name]}
     if others:
