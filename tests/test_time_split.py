@@ -84,3 +84,13 @@ def test_the_time_split_is_made_once_and_reused_while_its_settings_hold(smoke_ti
     assert set(again["results"]) == {"trained", "base", "random", "bm25"}
     with pytest.raises(AssertionError, match="made again"):  # a training setting does
         ts.time_split_table(spec.with_overrides({"training.learning_rate": 1e-4}), paths, progress=lambda _: None)
+
+
+def test_a_corpus_without_years_refuses_the_time_split_in_notebook_01(tmp_path) -> None:
+    from specter_utils.errors import DataError
+    from specter_utils.workflow.prepare import prepare
+
+    spec = load_spec("demo").with_overrides({"evaluation.time_split": True})  # the bundled CiteSeer: no years
+    with pytest.raises(DataError, match="evaluation.time_split needs them"):
+        prepare(spec, tmp_path / "benchmark")
+    assert not (tmp_path / "benchmark").exists()  # refused before anything was built

@@ -155,6 +155,11 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """
     data = spec.data
     corpus = load_corpus_for_run(data)
+    if spec["evaluation.time_split"] and not any(paper.year is not None for paper in corpus.papers.values()):
+        raise DataError(  # notebook 05's time split would fail after the run's training: say so now
+            f"corpus {corpus.name!r} has no publication year: evaluation.time_split needs them (set it to false)",
+            corpus.info.get("source") or corpus.report.source or None,
+        )
     benchmark = build_benchmark_dir(corpus, benchmark_dir, data)
     scidocs_stats = None
     scidocs_dir = spec.evaluation.scidocs_dir
