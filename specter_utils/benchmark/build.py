@@ -46,6 +46,17 @@ def _has_text(corpus: Corpus) -> set[str]:
     return {pid for pid, p in corpus.papers.items() if p.title.strip()}
 
 
+def require_years(corpus: Corpus, needs: str, ids: set[str] | None = None) -> None:
+    """A DataError (naming the corpus's source) when no paper of ``corpus`` (of ``ids``) has a publication year;
+    ``needs`` says which setting needs them and what to do instead."""
+    papers = corpus.papers if ids is None else {pid: corpus.papers[pid] for pid in ids}
+    if not any(paper.year is not None for paper in papers.values()):
+        raise DataError(
+            f"corpus {corpus.name!r} has no publication year: {needs}",
+            corpus.info.get("source") or corpus.report.source or None,
+        )
+
+
 def _random_negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
     """``n`` distinct papers of ``pool`` outside ``taken`` (fewer only if the pool runs out)."""
     if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
@@ -282,11 +293,8 @@ def build_benchmark(
     if not text:
         raise DataError(f"corpus {corpus.name!r} has no paper with a title")
     years = {pid: corpus.papers[pid].year for pid in sorted(text)}
-    if config.split_by == "date" and not any(year is not None for year in years.values()):
-        raise DataError(
-            f"corpus {corpus.name!r} has no publication year: data.split_by=date needs them (use random)",
-            corpus.info.get("source") or corpus.report.source or None,
-        )
+    if config.split_by == "date":
+        require_years(corpus, "data.split_by=date needs them (use random)", text)
     graph = corpus.graph()
     rng = random.Random(seed)
     pool = sorted(text)

@@ -49,6 +49,16 @@ class Delta:
     seeds: int = 0  # the row's seeds and the reference's, where the test resampled them
     reference_seeds: int = 0
 
+    @classmethod
+    def of(cls, item: Delta | Mapping[str, Any]) -> Delta:
+        """``item`` itself, or the Delta its dict (``as_dict``, as metrics.json keeps it) describes."""
+        return item if isinstance(item, cls) else cls(**{k: item[k] for k in cls.__dataclass_fields__ if k in item})
+
+    @property
+    def interval(self) -> str:
+        """``+1.23 [+0.45, +2.01]``: the difference and its 95% interval."""
+        return f"{self.diff:+.2f} [{self.ci_low:+.2f}, {self.ci_high:+.2f}]"
+
     @property
     def excludes_zero(self) -> bool:
         return self.ci_low > 0 or self.ci_high < 0

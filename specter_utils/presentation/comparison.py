@@ -22,10 +22,6 @@ import numpy as np
 from specter_utils.evaluation.deltas import Delta
 
 
-def _as_delta(item: Delta | Mapping[str, Any]) -> Delta:
-    return item if isinstance(item, Delta) else Delta(**{k: item[k] for k in Delta.__dataclass_fields__ if k in item})
-
-
 # ---------------------------------------------------------------- Δ against the reference row
 def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", ax: Any = None):
     """Forest plot: ``row - reference`` per task with its 95% paired-bootstrap CI; filled where the difference is
@@ -35,7 +31,7 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
     ``deltas``: ``evaluation.deltas.Delta`` objects or their ``as_dict()`` (rows, tasks and metrics as given).
     """
 
-    items = [_as_delta(d) for d in deltas]
+    items = [Delta.of(d) for d in deltas]
     if not items:
         raise ValueError("no differences to draw")
     references = sorted({d.reference for d in items})

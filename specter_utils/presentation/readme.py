@@ -344,10 +344,6 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
 
 
 # ---------------------------------------------------------------- the trained model's gain under the controls
-def _gain(delta: Any) -> str:
-    return f"{delta.diff:+.2f} [{delta.ci_low:+.2f}, {delta.ci_high:+.2f}]"
-
-
 def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """Per report whose notebook 05 kept its paired tests: the trained model's gain over its base under random and
     under popularity-matched negatives, the share that remains, and what structure alone scores, on the report's
@@ -370,7 +366,7 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
                 share = f"{row['share']:.0f}%" if row["share"] is not None else "— (no gain shown)"
                 lines.append(
                     f"| {source} | {split} | {row['task']} | {row['random'].n} | {text_free} | "
-                    f"{_gain(row['random'])} | {_gain(row['matched'])} | {share} |"
+                    f"{row['random'].interval} | {row['matched'].interval} | {share} |"
                 )
     if not lines:
         return (

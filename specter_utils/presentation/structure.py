@@ -65,17 +65,9 @@ def structure_sentences(
     return "\n".join(lines)
 
 
-def _delta(item: Delta | Mapping[str, Any]) -> Delta:
-    return item if isinstance(item, Delta) else Delta(**item)
-
-
 def _gains(deltas: Sequence[Delta | Mapping[str, Any]], trained: str, base: str) -> dict[str, Delta]:
     """``trained`` against ``base`` (MAP) by task."""
-    return {d.task: d for d in map(_delta, deltas) if d.row == trained and d.reference == base and d.metric == "MAP"}
-
-
-def _interval(delta: Delta) -> str:
-    return f"{delta.diff:+.2f} [{delta.ci_low:+.2f}, {delta.ci_high:+.2f}]"
+    return {d.task: d for d in map(Delta.of, deltas) if d.row == trained and d.reference == base and d.metric == "MAP"}
 
 
 def gain_sentences(
@@ -88,8 +80,8 @@ def gain_sentences(
     for row in gain_rows(deltas, {}, trained, base):
         random_gain, matched_gain = row["random"], row["matched"]
         line = (
-            f"- {row['task']}: {trained} - {base} {_interval(random_gain)} MAP under random negatives, "
-            f"{_interval(matched_gain)} under matched negatives"
+            f"- {row['task']}: {trained} - {base} {random_gain.interval} MAP under random negatives, "
+            f"{matched_gain.interval} under matched negatives"
         )
         if row["share"] is not None:  # a share only of a gain that is shown
             line += f": {row['share']:.0f}% of the gain remains where popularity cannot help"
@@ -129,8 +121,8 @@ def time_split_sentences(
     for task, gain in _gains(time_split["deltas"], trained, base).items():
         if task in random_split:
             lines.append(
-                f"- {task}: {trained} - {base} {_interval(gain)} under the time split, "
-                f"{_interval(random_split[task])} under the random split."
+                f"- {task}: {trained} - {base} {gain.interval} under the time split, "
+                f"{random_split[task].interval} under the random split."
             )
     return "\n".join(lines)
 

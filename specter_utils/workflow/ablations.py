@@ -39,6 +39,7 @@ from specter_utils.workflow.sweep import (
     paired_by_seeds,
     paired_deltas,
     ranking_qrels,
+    row_settings,
     run_sweep,
     scored_files,
     variant_rows,
@@ -220,11 +221,7 @@ TABLE1_KEYS = ("embedding.baselines", "evaluation.models", "evaluation.rankers",
 def ablation_settings(variant: RunSpec) -> dict[str, Any]:
     """The settings that make one ablation row: the variant's ``ROW_SECTIONS`` less ``GRID_KEYS``,
     ``DERIVED_KEYS`` and ``TABLE1_KEYS``."""
-    settings = {name: value for name, value in variant.to_dict().items() if name in ROW_SECTIONS}
-    for key in (*GRID_KEYS, *DERIVED_KEYS, *TABLE1_KEYS):
-        section, name = key.split(".")
-        settings.get(section, {}).pop(name, None)
-    return settings
+    return row_settings(variant, ROW_SECTIONS, (*GRID_KEYS, *DERIVED_KEYS, *TABLE1_KEYS))
 
 
 def finished_ablation(variant: RunSpec, out: Path) -> dict[str, Any] | None:

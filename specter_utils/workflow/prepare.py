@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from specter_utils.benchmark.build import build_benchmark
+from specter_utils.benchmark.build import build_benchmark, require_years
 from specter_utils.config import BenchmarkConfig, CorpusConfig
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
@@ -155,11 +155,8 @@ def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
     """
     data = spec.data
     corpus = load_corpus_for_run(data)
-    if spec["evaluation.time_split"] and not any(paper.year is not None for paper in corpus.papers.values()):
-        raise DataError(  # notebook 05's time split would fail after the run's training: say so now
-            f"corpus {corpus.name!r} has no publication year: evaluation.time_split needs them (set it to false)",
-            corpus.info.get("source") or corpus.report.source or None,
-        )
+    if spec["evaluation.time_split"]:  # notebook 05's time split would fail after the run's training: say so now
+        require_years(corpus, "evaluation.time_split needs them (set it to false)")
     benchmark = build_benchmark_dir(corpus, benchmark_dir, data)
     scidocs_stats = None
     scidocs_dir = spec.evaluation.scidocs_dir

@@ -108,6 +108,16 @@ def run_sweep(
 
 
 # ---------------------------------------------------------------- a folder per row
+def row_settings(spec: RunSpec, sections: Sequence[str], ignored: Sequence[str] = ()) -> dict[str, Any]:
+    """The settings a row is made from, as its record keeps them: ``spec``'s ``sections`` less the ``ignored``
+    dotted keys (settings of those sections that do not change the row)."""
+    settings = {name: value for name, value in spec.to_dict().items() if name in sections}
+    for key in ignored:
+        section, name = key.split(".")
+        settings.get(section, {}).pop(name, None)
+    return settings
+
+
 def finished_row(out: Path, settings: Mapping[str, Any], files: Sequence[str] = ("embedding_file",)) -> dict | None:
     """The row recorded in ``out/row.json`` when it was made with ``settings`` and the files its ``files`` keys name
     are still there; None otherwise (not made, interrupted, or made with other settings: it is then made again)."""

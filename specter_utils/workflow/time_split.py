@@ -24,7 +24,7 @@ from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
 from specter_utils.workflow.evaluate import evaluate
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.prepare import prepare
-from specter_utils.workflow.sweep import ROW_FILE, finished_row
+from specter_utils.workflow.sweep import ROW_FILE, finished_row, row_settings
 from specter_utils.workflow.train import train
 
 TIME_SPLIT_DIR = "time_split"  # under notebook 05's folder
@@ -44,7 +44,7 @@ def time_split_paths(paths: RunPaths) -> RunPaths:
 
 def made_settings(spec: RunSpec) -> dict[str, Any]:
     """The settings the benchmark, triplets, model and embeddings are made from (``MADE_SECTIONS``)."""
-    return {name: value for name, value in spec.to_dict().items() if name in MADE_SECTIONS}
+    return row_settings(spec, MADE_SECTIONS)
 
 
 def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print) -> dict[str, Any]:
