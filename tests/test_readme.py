@@ -444,3 +444,30 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
         "| date (queries from 1999) | cite | 160 | — → — | +1.00 [-0.50, +2.50] | +1.00 [+0.00, +2.00] | — (no gain shown) |"
     )
     assert len(rows) == 2  # co-cite has no paired test here: no row
+
+
+def test_the_formats_block_tables_each_reports_scirepeval_tasks_trained_against_base(tmp_path):
+    folder = _minimal_report(tmp_path / "reports")
+    reports = readme.load_reports(tmp_path / "reports")
+    assert "No report holds SciRepEval-format" in readme.formats_block(reports, {"toy": "reports/toy"})
+    metrics = read_json(folder / "metrics" / "05_scidocs_eval.json")
+
+    def test(kind: str, metric: str, delta: float, low: float, high: float, unit: str) -> dict:
+        scores = {"score": 50.0 + delta, "reference_score": 50.0, "delta": delta, "ci_low": low, "ci_high": high}
+        return {"type": kind, "multi_label": False, "metric": metric, **scores, "p": 0.01, "n": 40, "unit": unit}
+
+    paired = {
+        "citations-received": test("regression", "kendalltau", 1.5, -0.5, 3.5, "papers"),
+        "same-author": test("proximity", "map", 2.0, 1.0, 3.0, "queries"),
+    }
+    metrics["formats"] = {"row": "trained", "reference": "base", "max_length": 96, "paired": paired}
+    write_json(folder / "metrics" / "05_scidocs_eval.json", metrics)
+    block = readme.formats_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert block.startswith(
+        "**toycorpus**, embedded at 96 wordpieces, [`toy`](reports/toy/metrics/05_scidocs_eval.json)"
+    )
+    assert "excludes 0 (higher on same-author) and includes it on 1 task(s)." in block
+    assert (
+        "| citations-received | regression | kendalltau | 51.50 | 50.00 | +1.50 [-0.50, +3.50] | 0.010 | 40 papers |"
+        in block
+    )

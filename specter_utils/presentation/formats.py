@@ -97,9 +97,8 @@ def comparison_frame(paired: Mapping[str, Mapping[str, Any]], row: str, referenc
     return pd.DataFrame(rows).set_index("task")
 
 
-def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, reference: str) -> str:
-    """How many tasks' intervals exclude 0 and in which direction, then one sentence per task
-    (:func:`presentation.interpret.difference_sentence`), all from the numbers."""
+def comparison_lead(paired: Mapping[str, Mapping[str, Any]], row: str, reference: str) -> str:
+    """One sentence: how many tasks were tested and on which the 95% paired interval excludes 0, each way."""
     tested = {name: test for name, test in paired.items() if test["delta"] is not None}
     higher = [name for name, test in tested.items() if test["ci_low"] > 0]
     lower = [name for name, test in tested.items() if test["ci_high"] < 0]
@@ -111,6 +110,13 @@ def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, refe
         lead += f" and includes it on {rest} task(s)." if rest else "."
     else:
         lead += "no 95% paired interval excludes 0." if tested else "none has per-item scores to pair."
+    return lead
+
+
+def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, reference: str) -> str:
+    """:func:`comparison_lead`, then one sentence per task (:func:`presentation.interpret.difference_sentence`),
+    all from the numbers."""
+    tested = {name: test for name, test in paired.items() if test["delta"] is not None}
     sentences = [
         difference_sentence(
             row,
@@ -122,7 +128,7 @@ def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, refe
         )
         for name, test in tested.items()
     ]
-    return " ".join([lead, *sentences])
+    return " ".join([comparison_lead(paired, row, reference), *sentences])
 
 
 def formats_comparison(compared: Mapping[str, Any]) -> str:

@@ -50,6 +50,7 @@ from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
 from specter_utils.presentation import labels
+from specter_utils.presentation.formats import comparison_frame, comparison_lead
 from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
 from specter_utils.presentation.structure import gain_rows
 from specter_utils.presentation.tables import (
@@ -64,6 +65,7 @@ from specter_utils.presentation.tables import (
     mean_sd,
     metric_row,
     row_label,
+    to_markdown,
 )
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
@@ -383,6 +385,23 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
         "|---|---|---|---|---|---|---|---|",
     ]
     return "\n".join(header + lines)
+
+
+# ---------------------------------------------------------------- SciRepEval's formats, trained against base
+def formats_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+    """Per report whose notebook 05 scored the benchmark's SciRepEval-format tasks with two models: each task's
+    scores, the paired difference with its interval and p, and the notebook's summary sentence."""
+    parts = []
+    for report in reports:
+        compared = (report.metrics.get("05_scidocs_eval") or {}).get("formats") or {}
+        if not compared.get("paired"):
+            continue
+        row, reference, paired = compared["row"], compared["reference"], compared["paired"]
+        source = f"[`{report.preset}`]({link_of[report.preset]}/{METRICS_DIR}/05_scidocs_eval.json)"
+        table = to_markdown(comparison_frame(paired, row, reference), drop_empty=False)
+        where = f"**{benchmark_of(report).corpus}**, embedded at {compared['max_length']} wordpieces, {source}"
+        parts.append(f"{where}: {comparison_lead(paired, row, reference)}\n\n{table}")
+    return "\n\n".join(parts) or "No report holds SciRepEval-format tasks scored with two models yet."
 
 
 # ---------------------------------------------------------------- Figure 2 (the full space, then DBSCAN on the maps)
@@ -780,6 +799,7 @@ BLOCK_NAMES = (
     "structure",
     "embedding",
     "controls",
+    "formats",
 )
 
 
@@ -822,6 +842,7 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             "No structure-control table is committed yet (python experiments/structure_controls.py).",
         ),
         "controls": controls_block(reports, link_of),
+        "formats": formats_block(reports, link_of),
         "embedding": measured_block(
             sorted((reports_root.parent / "bench" / "measured").glob("embedding_*.md")),
             target,
