@@ -345,6 +345,11 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _metrics_link(report: Report, link_of: Mapping[str, str], notebook: str) -> str:
+    """``[`preset`](<report>/metrics/<notebook>.json)``: where a block's numbers for ``report`` come from."""
+    return f"[`{report.preset}`]({link_of[report.preset]}/{METRICS_DIR}/{notebook}.json)"
+
+
 # ---------------------------------------------------------------- the trained model's gain under the controls
 def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """Per report whose notebook 05 kept its paired tests: the trained model's gain over its base under random and
@@ -353,7 +358,7 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
     lines = []
     for report in reports:
         evaluation = report.metrics.get("05_scidocs_eval") or {}
-        source = f"[`{report.preset}`]({link_of[report.preset]}/{METRICS_DIR}/05_scidocs_eval.json)"
+        source = _metrics_link(report, link_of, "05_scidocs_eval")
         parts = []
         if evaluation.get("deltas"):
             split_by = _spec(report, "data", "split_by") or "random"
@@ -397,9 +402,11 @@ def formats_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         if not compared.get("paired"):
             continue
         row, reference, paired = compared["row"], compared["reference"], compared["paired"]
-        source = f"[`{report.preset}`]({link_of[report.preset]}/{METRICS_DIR}/05_scidocs_eval.json)"
+        source = _metrics_link(report, link_of, "05_scidocs_eval")
         table = to_markdown(comparison_frame(paired, row, reference), drop_empty=False)
-        where = f"**{benchmark_of(report).corpus}**, embedded at {compared['max_length']} wordpieces, {source}"
+        benchmark = benchmark_of(report)
+        length = compared.get("max_length") or benchmark.length  # the formats' length, else the run's one length
+        where = f"**{benchmark.corpus}**, embedded at {length} wordpieces, {source}"
         parts.append(f"{where}: {comparison_lead(paired, row, reference)}\n\n{table}")
     return "\n\n".join(parts) or "No report holds SciRepEval-format tasks scored with two models yet."
 
