@@ -13,7 +13,7 @@ The rows are scored on the **validation** split by default (``--split val``, res
 ``RUN_DIR/levers/results.jsonl``) is scored once, for the chosen recipe's final number. Every row embeds the papers of
 both splits and keeps its embeddings in the run folder, so ``--rescore FILE`` scores the finished rows of another
 split's results file on ``--split`` without training again (refused, naming the rows, when a row's embeddings are
-gone or lack the split's papers).
+gone or lack the split's papers, as they do with ``--embed scored``, which embeds the scored split's papers only).
 
 The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
 rows start from. For hep-th with >= 400 test queries per ranking task (``data.n_queries`` is val + test, 80% test:
@@ -117,6 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--set", dest="common", action="append", default=[], metavar="KEY=VALUE", help="every row")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument(
+        "--embed",
+        choices=("both", "scored"),
+        default="both",
+        help="the papers each row embeds: of both splits (the default: a row can be re-scored on the other split) "
+        "or of the scored split only (faster; such a row cannot be re-scored on the other split)",
+    )
     parser.add_argument("--keep-models", action="store_true", help="keep each row's trained model (~90 MB)")
     parser.add_argument("--table", action="store_true", help="print the table of the results file and stop")
     parser.add_argument("--reference", default=REFERENCE, help="the setting the table compares with")
@@ -137,7 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise DataError(f"unknown setting(s) {unknown}; known: {', '.join(settings)}", "--only")
             settings = {name: settings[name] for name in args.only}
         common = dict(parse_override(text) for text in args.common)
-        run_levers(args.run_dir, settings, args.seeds, results, common, args.tasks, args.keep_models, split=args.split)
+        run_levers(
+            args.run_dir,
+            settings,
+            args.seeds,
+            results,
+            common,
+            args.tasks,
+            args.keep_models,
+            split=args.split,
+            embed_both_splits=args.embed == "both",
+        )
     except DataError as exc:
         print(f"recipe_levers: error: {exc}", file=sys.stderr)
         return 2

@@ -320,3 +320,25 @@ def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_
     append_row(val, row("reference", "test"))
     with pytest.raises(DataError, match="rows scored on the test split"):
         levers.lever_table(val, n_resamples=50)
+
+
+def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other(random_tiny_model, tmp_path):
+    run = tmp_path / "run"
+    prepare(load_spec("smoke"), RunPaths.of(run).benchmark_dir)
+    write_json(run / "pipeline.json", {"preset": "smoke", "overrides": {}})
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(yaml.safe_dump({"reference": SETTINGS["reference"]}))
+    small = ["--set", "training.max_length=32", "--set", "embedding.max_length=32"]
+    model = ["--set", f"training.base_model={random_tiny_model}"]
+    done = _script(str(run), "--settings", str(settings), "--seeds", "0", *model, *small, "--embed", "scored")
+    assert done.returncode == 0, done.stderr
+    rows = read_rows(run / "levers" / "results_val.jsonl")
+    assert [r["setting"] for r in rows] == ["base", "tfidf-svd", "reference"]
+    assert all(r["split"] == "val" and r["embedded_splits"] == ["val"] for r in rows)
+    embedded = (run / "levers" / "rows" / "reference" / "seed0" / "embeddings.ids.txt").read_text().split()
+    scidocs = RunPaths.of(run).scidocs_dir(load_spec("smoke")["evaluation.scidocs_dir"])
+    assert set(embedded) == set(levers.study_papers(scidocs, levers.TASKS, ["val"]))
+    assert set(embedded) < set(levers.study_papers(scidocs, levers.TASKS))
+    done = _script(str(run), "--rescore", str(run / "levers" / "results_val.jsonl"), "--split", "test")
+    assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "lacks" in done.stderr
+    assert "Traceback" not in done.stderr and not (run / "levers" / "results.jsonl").exists()

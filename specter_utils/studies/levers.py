@@ -5,8 +5,8 @@ seed) row goes through the workflow's own stages: mine + leakage audit (``workfl
 (``workflow.train``), embed the papers of the ranking tasks' validation and test splits at the run's one
 evaluation length (``workflow.embed``), and per-query AP on each task (``evaluation.paired``) on one split:
 **validation** by default, the split settings are chosen on; ``test`` for the one final score of the chosen
-recipe. A row embeds both splits' papers, so :func:`rescore` scores a finished row on the other split from its
-kept embeddings, without training again. Two fixed rows stand beside them:
+recipe. A row embeds both splits' papers (unless told to embed the scored split's only), so :func:`rescore` scores
+a finished row on the other split from its kept embeddings, without training again. Two fixed rows stand beside them:
 the base model (``training.base_model``, untrained) and the TF-IDF-SVD baseline. The study's list of settings and
 its command line are ``experiments/recipe_levers.py``.
 
@@ -92,11 +92,11 @@ def check_split(split: str) -> str:
     return split
 
 
-def study_papers(scidocs: Path, tasks: Sequence[str]) -> dict[str, Any]:
-    """The papers every row embeds: those the validation and the test split of ``tasks`` read, so a finished row
-    can be scored on either split from its embeddings."""
+def study_papers(scidocs: Path, tasks: Sequence[str], splits: Sequence[str] = EVAL_SPLITS) -> dict[str, Any]:
+    """The papers every row embeds: by default those the validation and the test split of ``tasks`` read, so a
+    finished row can be scored on either split from its embeddings."""
     papers: dict[str, Any] = {}
-    for split in EVAL_SPLITS:
+    for split in splits:
         papers.update(papers_to_embed(scidocs, split, list(tasks)))
     return papers
 
@@ -225,12 +225,14 @@ def run_levers(
     keep_models: bool = False,
     echo: Any = print,
     split: str = SPLIT,
+    embed_both_splits: bool = True,
 ) -> list[dict[str, Any]]:
     """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now.
 
     The rows go through the sweep runner (``workflow.sweep``), kept as lines of the results file: the two fixed rows
     at the run's seed first, then each setting at every seed. Each row is scored on ``split`` (``val`` by default:
-    the split a setting is chosen on) and embeds the papers of both splits."""
+    the split a setting is chosen on) and embeds the papers of both splits, or, with ``embed_both_splits=False``,
+    of ``split`` only (faster; such a row cannot be re-scored on the other split)."""
     paths, common = RunPaths.of(run_dir), dict(common or {})
     split = check_split(split)
     spec = run_spec(paths.run_dir, common)
@@ -241,7 +243,7 @@ def run_levers(
     check_one_split(store.rows.values(), split, results)
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     context = {
-        "papers": study_papers(scidocs, tasks),
+        "papers": study_papers(scidocs, tasks, EVAL_SPLITS if embed_both_splits else (split,)),
         "qrels": ranking_qrels(scidocs, split, tasks),
         "scidocs": scidocs,
         "keep_models": keep_models,
@@ -260,6 +262,7 @@ def run_levers(
             fields = trained_row(row, paths, work, context)
         record = _record(row.name, row.seed, row.overrides or {}, common, split=split, queries=queries, **fields)
         record["eval_max_length"] = spec["embedding.max_length"]
+        record["embedded_splits"] = list(EVAL_SPLITS if embed_both_splits else (split,))
         return record
 
     def started(row: SweepRow) -> None:
