@@ -471,3 +471,15 @@ def test_the_formats_block_tables_each_reports_scirepeval_tasks_trained_against_
         "| citations-received | regression | kendalltau | 51.50 | 50.00 | +1.50 [-0.50, +3.50] | 0.010 | 40 papers |"
         in block
     )
+
+
+def test_the_lever_block_labels_each_table_by_its_split_validation_first(tmp_path):
+    measured = tmp_path / "experiments" / "measured"
+    measured.mkdir(parents=True)
+    (measured / "recipe_levers_hepth.md").write_text("Benchmark: test split (`test`: ...)\n\n| t |\n", encoding="utf-8")
+    (measured / "recipe_levers_hepth_val.md").write_text("Benchmark: validation split (`val`)\n\n| v |\n")
+    (measured / "recipe_levers_hepth_val.jsonl").write_text("{}\n")
+    block = readme.levers_block(measured, tmp_path / "docs" / "results.md")
+    assert block.index("**hepth, validation split**") < block.index("**hepth, test split**")
+    assert "[`recipe_levers_hepth_val.jsonl`](../experiments/measured/recipe_levers_hepth_val.jsonl)" in block
+    assert "from the rows of" not in block.split("**hepth, test split**")[1]  # that table has no rows file here

@@ -70,6 +70,7 @@ from specter_utils.presentation.tables import (
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 from specter_utils.tasks import RANKING_CITATION_FIRST, TASKS
 
+LEVER_TABLE_SPLIT = re.compile(r"Benchmark: (?P<split>\w+) split")  # the first words of a lever table
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
 METRICS_DIR = "metrics"  # reports/<preset>/metrics/<notebook>.json: each notebook's metrics.json
 # Table 1's columns (header, label): the CLS task of the mag slot, cite and co-cite MAP, then the other SCIDOCS
@@ -769,18 +770,25 @@ def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
 
 
 def levers_block(measured: Path, target: str | Path) -> str:
-    """Each ``recipe_levers_<corpus>.md`` under ``measured`` (the lever driver's ``--table``), with a link to it and
-    to its rows."""
+    """Each ``recipe_levers_<corpus>[_<split>].md`` under ``measured`` (the lever driver's ``--table``), with a link
+    to it and to its rows, labelled with its corpus and the split its first line names; per corpus the validation
+    table (where settings are chosen) comes first."""
 
     def link(path: Path) -> str:
         return f"[`{path.name}`]({os.path.relpath(path, Path(target).parent).replace(os.sep, '/')})"
 
+    tables = []
+    for table in measured.glob("recipe_levers_*.md"):
+        text = table.read_text(encoding="utf-8").strip()
+        named = LEVER_TABLE_SPLIT.match(text)
+        split = named.group("split") if named else "test"
+        corpus = table.stem.removeprefix("recipe_levers_").split("_")[0]
+        tables.append((corpus, split != "validation", table.name, table, split, text))
     parts = []
-    for table in sorted(measured.glob("recipe_levers_*.md")):
+    for corpus, _, _, table, split, text in sorted(tables):
         rows = table.with_suffix(".jsonl")
         source = link(table) + (f", from the rows of {link(rows)}" if rows.is_file() else "")
-        corpus = table.stem.removeprefix("recipe_levers_")
-        parts.append(f"**{corpus}** ({source}):\n\n{table.read_text(encoding='utf-8').strip()}")
+        parts.append(f"**{corpus}, {split} split** ({source}):\n\n{text}")
     return "\n\n".join(parts) or "No recipe-lever table is committed yet."
 
 
