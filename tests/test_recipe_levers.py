@@ -135,6 +135,7 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     assert table.count("\n| ") == 5  # the header and 4 rows
     assert "test split" in table and "evaluation length 32" in table and "cite MAP (test)" in table
     assert "Training times on: " in table and "cores" in table and "2 rows" in table
+    assert f"Set for every row (`--set`): `training.base_model={random_tiny_model}`, `training.max_length=32`" in table
 
     # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
     kept = tmp_path / "kept" / "results.jsonl"

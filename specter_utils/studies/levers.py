@@ -443,6 +443,10 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         f"Training times on: {machines(rows)}.",
         "",
     ]
+    common = next((row.get("common") for row in rows if row.get("common")), None)
+    if common:  # the study's --set values, the same in every row (a finished row with others is refused)
+        settings = ", ".join(f"`{key}={value}`" for key, value in common.items())
+        lines[-1:-1] = ["", f"Set for every row (`--set`): {settings}."]
     if split == "test":
         lines[1:1] = [
             "",
