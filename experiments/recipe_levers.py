@@ -5,7 +5,7 @@ This file is the study's list of settings (``LEVERS``) and its command line; the
 beside them), which appends every finished row as one JSON line to the results file (default
 ``RUN_DIR/levers/results.jsonl``) and skips a row already there, so a killed run loses at most the row in progress
 and a second invocation trains nothing. ``--table`` prints MAP mean ± sd over seeds per setting, the difference to
-the base model, TF-IDF and the reference recipe by a two-level bootstrap (seeds resampled within each row, queries
+the base model, TF-IDF and the reference recipe (``--pairwise``: to every other row) by a two-level bootstrap (seeds resampled within each row, queries
 shared; 95% interval, p, and Holm's adjusted p over the table's comparisons), and the training wall time.
 
 The rows are scored on the **validation** split by default (``--split val``, results in
@@ -127,6 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep-models", action="store_true", help="keep each row's trained model (~90 MB)")
     parser.add_argument("--table", action="store_true", help="print the table of the results file and stop")
     parser.add_argument("--reference", default=REFERENCE, help="the setting the table compares with")
+    parser.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="the table compares every row with every other (each pair once, all in one Holm family)",
+    )
     parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples of each difference")
     args = parser.parse_args(argv)
     results = args.results or results_path(RunPaths.of(args.run_dir).run_dir, args.split)
@@ -135,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rescore(args.rescore, args.run_dir, args.split, results)
             return 0
         if args.table:
-            print(lever_table(results, args.reference, args.n_resamples))
+            print(lever_table(results, args.reference, args.n_resamples, pairwise=args.pairwise))
             return 0
         settings = yaml.safe_load(args.settings.read_text()) if args.settings else LEVERS
         if args.only:

@@ -343,3 +343,34 @@ def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other
     done = _script(str(run), "--rescore", str(run / "levers" / "results_val.jsonl"), "--split", "test")
     assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "lacks" in done.stderr
     assert "Traceback" not in done.stderr and not (run / "levers" / "results.jsonl").exists()
+
+
+def test_a_pairwise_table_tests_every_pair_of_rows_once_in_one_family(tmp_path):
+    queries = [str(q) for q in range(30)]
+
+    def ap(offset):
+        return {q: 40.0 + offset + (int(q) % 11) for q in queries}
+
+    results = tmp_path / "results.jsonl"
+    for entry in (
+        _lever_row("base", 0, ap(0.0), "baseline"),
+        _lever_row("tfidf-svd", 0, ap(-1.0), "baseline"),
+        *(_lever_row("reference", seed, ap(1.0 + 0.1 * seed)) for seed in range(3)),
+        *(_lever_row("a", seed, ap(3.0 + 0.1 * seed)) for seed in range(3)),
+        *(_lever_row("b", seed, ap(5.0 + 0.1 * seed)) for seed in range(3)),
+    ):
+        append_row(results, entry)
+    assert "Holm over the table's 9 comparisons" in levers.lever_table(results, n_resamples=50)  # a-b untested
+    table = levers.lever_table(results, n_resamples=1000, pairwise=True)
+    assert "Holm over the table's 10 comparisons" in table  # the 10 pairs of 5 rows, one task
+    assert _cell(table, "a", "cite Δ b (test)").startswith("-2.00 [") and _cell(table, "a", "cite Δ a (test)") == ""
+    a_low, a_high = map(float, re.search(r"\[(\S+), (\S+)\]", _cell(table, "a", "cite Δ b (test)")).groups())
+    b_low, b_high = map(float, re.search(r"\[(\S+), (\S+)\]", _cell(table, "b", "cite Δ a (test)")).groups())
+    assert (b_low, b_high) == (-a_high, -a_low)  # one test, read from both rows
+    assert _p_values(_cell(table, "b", "cite Δ a (test)")) == _p_values(_cell(table, "a", "cite Δ b (test)"))
+    line = next(line for line in table.splitlines() if line.startswith("- `a` (3 seeds)"))
+    assert line.index("`reference` on cite") < line.index("`base` on cite") < line.index("`b` on cite")
+    assert "lower than `b` on cite (cite -2.00 [" in line and "`a` on cite" not in line
+    done = _script(str(results.parent), "--results", str(results), "--split", "test", "--table", "--pairwise")
+    assert done.returncode == 0, done.stderr
+    assert "Holm over the table's 10 comparisons" in done.stdout

@@ -411,10 +411,13 @@ def difference_cell(test: Mapping[str, Any]) -> str:
     return f"{interval} p {p_text(test['p'])}, adj. p {p_text(test['p_adjusted'])}"
 
 
-def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: int = N_RESAMPLES) -> str:
+def lever_table(
+    results: str | Path, reference: str = REFERENCE, n_resamples: int = N_RESAMPLES, pairwise: bool = False
+) -> str:
     """Markdown: per setting, MAP mean ± sd over seeds per task, its difference to the base model, TF-IDF and the
-    reference recipe (:func:`lever_comparisons`: seeds and queries resampled, 95% interval, p and Holm-adjusted p
-    over the table's comparisons), and the mean training wall time; then :func:`lever_reading`."""
+    reference recipe (or, ``pairwise``, to every other row: each pair tested once), by :func:`lever_comparisons`
+    (seeds and queries resampled, 95% interval, p and Holm-adjusted p over the table's comparisons), and the mean
+    training wall time; then :func:`lever_reading`."""
     rows = read_rows(Path(results))
     if not rows:
         raise DataError("no rows yet", results)
@@ -426,6 +429,8 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
     check_one_split(rows, split, Path(results))
     scored = scored_records(by_setting, lambda r: r["embedding"].get("file", ""))
     references = [name for name in (BASE, TFIDF, reference) if name in by_setting]
+    if pairwise:
+        references += [name for name in by_setting if name not in references]
     compared = lever_comparisons(scored, references, tasks, n_resamples=n_resamples)
     first = rows[0]
     queries = ", ".join(f"{task} {n}" for task, n in first["queries"].items())
@@ -479,7 +484,7 @@ def lever_table(results: str | Path, reference: str = REFERENCE, n_resamples: in
         if any(speeds.values()):
             cells.append(f"{speeds[name]:.2f}" if speeds[name] else "")
         lines.append("| " + " | ".join(cells) + " |")
-    reading = lever_reading(compared, by_setting, tasks, reference)
+    reading = lever_reading(compared, by_setting, tasks, reference, references)
     return "\n".join(lines + (["", *reading] if reading else []))
 
 
@@ -501,9 +506,11 @@ def lever_reading(
     by_setting: Mapping[str, Sequence[Mapping[str, Any]]],
     tasks: Sequence[str],
     reference: str,
+    others: Sequence[str] = (BASE, TFIDF),
 ) -> list[str]:
     """Sentences computed from the table by the one reading rule (``evaluation.hierarchical.verdict``): each trained
-    setting with ``FINDING_SEEDS`` seeds or more against the reference, the base model and TF-IDF, higher or lower
+    setting with ``FINDING_SEEDS`` seeds or more against the reference, then each of ``others`` (the base model and
+    TF-IDF, or every row of a pairwise table), higher or lower
     only where the Holm-adjusted p is under 0.05, otherwise no difference detected, with what each interval covers
     (``hierarchical.covers``: a row with one seed); its slowest seed's training time; and which settings are
     screens."""
@@ -530,7 +537,9 @@ def lever_reading(
             screens.append(f"`{name}` ({entry['seeds']} seed{'s' * (entry['seeds'] != 1)})")
             continue
         sentences = [
-            v for other in (reference, BASE, TFIDF) if other in compared["rows"] and (v := against(name, other))
+            v
+            for other in dict.fromkeys((reference, *others))
+            if other != name and other in compared["rows"] and (v := against(name, other))
         ]
         slowest = max(r["train_seconds"] for r in group) / 60
         lines.append(
