@@ -5,8 +5,9 @@ This file is the study's list of settings (``LEVERS``) and its command line; the
 beside them), which appends every finished row as one JSON line to the results file (default
 ``RUN_DIR/levers/results.jsonl``) and skips a row already there, so a killed run loses at most the row in progress
 and a second invocation trains nothing. ``--table`` prints MAP mean ± sd over seeds per setting, the difference to
-the base model, TF-IDF and the reference recipe (``--pairwise``: to every other row) by a two-level bootstrap (seeds resampled within each row, queries
-shared; 95% interval, p, and Holm's adjusted p over the table's comparisons), and the training wall time.
+the base model, TF-IDF and the reference recipe (``--pairwise``: to every other row) by a two-level bootstrap
+(seeds resampled within each row, queries shared; 95% interval, p, and Holm's adjusted p over the table's
+comparisons), and the training wall time.
 
 The rows are scored on the **validation** split by default (``--split val``, results in
 ``RUN_DIR/levers/results_val.jsonl``): a setting is chosen there, and the test split (``--split test``, results in

@@ -242,8 +242,9 @@ def run_levers(
     check_finished_rows(store.rows, settings, common, spec, results)
     check_one_split(store.rows.values(), split, results)
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
+    embedded_splits = list(EVAL_SPLITS if embed_both_splits else (split,))
     context = {
-        "papers": study_papers(scidocs, tasks, EVAL_SPLITS if embed_both_splits else (split,)),
+        "papers": study_papers(scidocs, tasks, embedded_splits),
         "qrels": ranking_qrels(scidocs, split, tasks),
         "scidocs": scidocs,
         "keep_models": keep_models,
@@ -262,7 +263,7 @@ def run_levers(
             fields = trained_row(row, paths, work, context)
         record = _record(row.name, row.seed, row.overrides or {}, common, split=split, queries=queries, **fields)
         record["eval_max_length"] = spec["embedding.max_length"]
-        record["embedded_splits"] = list(EVAL_SPLITS if embed_both_splits else (split,))
+        record["embedded_splits"] = embedded_splits
         return record
 
     def started(row: SweepRow) -> None:
