@@ -371,6 +371,16 @@ def test_a_pairwise_table_tests_every_pair_of_rows_once_in_one_family(tmp_path):
     line = next(line for line in table.splitlines() if line.startswith("- `a` (3 seeds)"))
     assert line.index("`reference` on cite") < line.index("`base` on cite") < line.index("`b` on cite")
     assert "lower than `b` on cite (cite -2.00 [" in line and "`a` on cite" not in line
-    done = _script(str(results.parent), "--results", str(results), "--split", "test", "--table", "--pairwise")
+    done = _script(
+        str(results.parent),
+        "--results",
+        str(results),
+        "--split",
+        "test",
+        "--table",
+        "--pairwise",
+        "--n-resamples",
+        "200",
+    )
     assert done.returncode == 0, done.stderr
     assert "Holm over the table's 10 comparisons" in done.stdout
