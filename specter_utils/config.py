@@ -222,6 +222,12 @@ class CorpusConfig:
     )
     n_papers: int = setting(600, "synthetic corpus only: its size (small enough for the tests on a CPU)", low=1)
     n_topics: int = setting(6, "synthetic corpus only: its classes", low=1)
+    max_papers: int = setting(
+        0,
+        "0: every paper; N: a seeded citation neighbourhood of N papers (grown breadth first over citations, "
+        "data.subsample), a small topical corpus cut from a large one",
+        low=0,
+    )
     n_queries: int = setting(1000, "held-out queries per ranking task (80% test), as SCIDOCS's ~1,000 per task", low=1)
     max_class_papers: int = setting(
         0, "0: every labelled paper in the classification task; a number: a stratified sample", low=0

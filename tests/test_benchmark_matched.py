@@ -10,7 +10,7 @@ import pytest
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.benchmark.matched import MatchedSampler, degree_bucket, popularity_summary
-from specter_utils.benchmark.splits import latest_cutoff
+from specter_utils.benchmark.splits import benchmark_ids, latest_cutoff
 from specter_utils.cli import main as cli_main
 from specter_utils.config import CorpusConfig, SamplerConfig
 from specter_utils.data.scidocs import read_scidocs_dir
@@ -125,10 +125,10 @@ def test_date_split_holds_out_the_latest_period_and_training_precedes_it(corpus,
     assert audit["leak_free"] and audit["later_overlap"]["distinct_ids"] == 0 and audit["later_papers"] == len(later)
     # a triplet that reaches a later paper is leakage, named as such
     earlier = next(iter(train.metadata))
+    format_held = set().union(*(group.get("held_out", set()) for group in benchmark_ids(out).values()))
+    only_later = sorted(later - queries - format_held)[0]  # held out by the time split alone
     leaky = tmp_path / "later.jsonl"
-    leaky.write_text(
-        json.dumps({"query": earlier, "pos": sorted(later - queries)[0], "neg": earlier, "kind": "easy"}) + "\n"
-    )
+    leaky.write_text(json.dumps({"query": earlier, "pos": only_later, "neg": earlier, "kind": "easy"}) + "\n")
     capsys.readouterr()
     assert cli_main(["data", "audit", "--triplets", str(leaky), "--benchmark", str(out)]) == 1
     assert (

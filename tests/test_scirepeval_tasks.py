@@ -94,7 +94,9 @@ def test_synthetic_benchmark_writes_the_three_tasks_and_the_audit_sees_their_hel
     assert regression["window_years"] == 2 and regression["test"] == 30 and regression["train"] == 90
     assert recorded["tasks"]["same-author"]["queries"] == recorded["tasks"]["title-search"]["queries"] == 30
     # a triplet holding a held-out paper of these tasks fails the audit
-    held = sorted(benchmark_ids(tmp_path / "b")["citations-received"]["held_out"])[0]
+    ids = benchmark_ids(tmp_path / "b")
+    queries = set().union(*(group.get("queries", set()) for group in ids.values()))
+    held = sorted(ids["citations-received"]["held_out"] - queries)[0]  # held out by this task alone
     other = sorted(read_specter_dir(tmp_path / "b" / "train").graph)[:2]
     write_triplets(tmp_path / "t.jsonl", [Triplet(other[0], held, other[1], "easy")])
     audit = audit_leakage(tmp_path / "t.jsonl", tmp_path / "b")

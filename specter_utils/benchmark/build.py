@@ -28,7 +28,15 @@ from scipy import sparse
 
 from specter_utils.benchmark.matched import MatchedSampler, in_degrees, matched_task, popularity_summary
 from specter_utils.benchmark.scirepeval_tasks import plan_scirepeval_tasks
-from specter_utils.benchmark.splits import later_papers, latest_cutoff, sample_ids, split_ids, training_leakage
+from specter_utils.benchmark.splits import (
+    draw_queries,
+    later_papers,
+    latest_cutoff,
+    sample_ids,
+    split_ids,
+    split_queries,
+    training_leakage,
+)
 from specter_utils.config import MULTI_LABEL_RULES, SPLIT_RULES, BenchmarkConfig
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
@@ -40,6 +48,12 @@ from specter_utils.io import atomic_write, write_json
 from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE, SCIREPEVAL_DIR
 
 SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
+# How queries are drawn and split (benchmark.json split.query_rule; ``data audit`` checks a benchmark against it)
+QUERY_RULE = (
+    "per paper: each paper's own seeded draws put it in val or test and order the eligible papers; a task's queries "
+    "are the first of each split in that order (val_fraction of them from val), so a benchmark with more queries holds "
+    "every query of one with fewer, and with one corpus and seed no benchmark's validation query is another's test query"
+)
 
 
 def _has_text(corpus: Corpus) -> set[str]:
@@ -115,7 +129,8 @@ def _ranking_task(
 
 
 def _split_qrels(qrels: dict[str, dict[str, int]], config: BenchmarkConfig, seed: int) -> dict[str, Any]:
-    parts = split_ids(qrels, {"val": config.val_fraction, "test": 1 - config.val_fraction}, seed)
+    """val and test by each query paper's own draw (``splits.query_split``), the same in every benchmark of ``seed``."""
+    parts = split_queries(qrels, seed, config.val_fraction)
     return {name: {q: qrels[q] for q in ids} for name, ids in parts.items()}
 
 
@@ -220,11 +235,16 @@ def _split_info(
 ) -> dict[str, Any]:
     """How the ranking queries were drawn (benchmark.json ``split``)."""
     if cutoff is None:
-        return {"split_by": "random", "rule": "ranking queries drawn at random from every eligible paper (SCIDOCS)"}
+        return {
+            "split_by": "random",
+            "rule": "ranking queries drawn at random from every eligible paper (SCIDOCS)",
+            "query_rule": QUERY_RULE,
+        }
     queries = {q for task in ("cite", "cocite") for qrels in ranking.get(task, {}).values() for q in qrels}
     query_years = Counter(years[q] for q in queries)
     return {
         "split_by": "date",
+        "query_rule": QUERY_RULE,
         "cutoff_year": cutoff,
         "rule": f"ranking queries (val and test) drawn from eligible papers published in {cutoff} or later (the "
         "latest period with enough of them), split val/test at random within it; training holds only papers "
@@ -318,7 +338,7 @@ def build_benchmark(
         later = set(later_papers({pid: p.year for pid, p in corpus.papers.items()}, cutoff))
         cite_drawn_from = [p for p in cite_eligible if p in later and years[p] is not None]
         cocite_drawn_from = [p for p in cocite_eligible if p in later and years[p] is not None]
-    cite_queries = sample_ids(cite_drawn_from, n_cite, seed)
+    cite_queries = draw_queries(cite_drawn_from, n_cite, seed, config.val_fraction)
     cite_pos = {
         q: sorted(rng.sample(refs_with_text[q], min(config.positives, len(refs_with_text[q])))) for q in cite_queries
     }
@@ -327,7 +347,7 @@ def build_benchmark(
     )
 
     # 2. cocite: other queries, with the papers most often co-cited with them
-    cocite_queries = sample_ids(cocite_drawn_from, n_cocite, seed + 1, exclude=cite_queries)
+    cocite_queries = draw_queries(cocite_drawn_from, n_cocite, seed, config.val_fraction, exclude=cite_queries)
     cocite_pos = {
         q: sorted(p for p, _ in sorted(cocite_counts[q].items(), key=lambda kv: (-kv[1], kv[0]))[: config.positives])
         for q in cocite_queries
@@ -409,11 +429,11 @@ def build_benchmark(
     if cite_qrels:
         scidocs.ranking["cite"] = _split_qrels(cite_qrels, config, seed)
     if cocite_qrels:
-        scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed + 1)
-    if cite_matched:  # the same seeds as the random version: the same queries in val and in test
+        scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed)
+    if cite_matched:  # the same rule as the random version: the same queries in val and in test
         scidocs.ranking["cite-matched"] = _split_qrels(cite_matched, config, seed)
     if cocite_matched:
-        scidocs.ranking["cocite-matched"] = _split_qrels(cocite_matched, config, seed + 1)
+        scidocs.ranking["cocite-matched"] = _split_qrels(cocite_matched, config, seed)
     if not classes["why_absent"] and not all(classes["rows"].values()):
         classes["why_absent"] = "a class sample too small to fill train, val and test"
     if not classes["why_absent"]:

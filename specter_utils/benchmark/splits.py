@@ -9,6 +9,7 @@ evaluation ids for ``triplets.audit.audit_leakage``, which checks any triplet fi
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,8 +18,8 @@ from typing import Any
 from specter_utils.benchmark.scirepeval_folder import format_task_ids
 from specter_utils.data.scidocs import CLASSIFICATION_TASKS, RANKING_TASKS, read_scidocs_dir
 from specter_utils.data.specter_format import SpecterData
-from specter_utils.io import read_lines
-from specter_utils.layout import LATER_PAPERS_FILE
+from specter_utils.io import read_json, read_lines
+from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE
 
 
 def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:
@@ -27,6 +28,45 @@ def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str
     pool = sorted(set(eligible) - excluded)
     chosen = random.Random(seed).sample(pool, min(n, len(pool)))
     return sorted(chosen)
+
+
+def paper_draw(pid: str, seed: int, purpose: str) -> float:
+    """A paper's own seeded number in [0, 1) for ``purpose``: the same for that paper in every benchmark of the seed,
+    whatever else the benchmark holds (blake2b of seed, purpose and id)."""
+    digest = hashlib.blake2b(f"{seed}\x1f{purpose}\x1f{pid}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def query_split(pid: str, seed: int, val_fraction: float) -> str:
+    """``val`` or ``test``: the split a paper falls in whenever it is a ranking query of a benchmark with ``seed``,
+    decided by the paper alone, so no benchmark's validation query is another's test query."""
+    return "val" if paper_draw(pid, seed, "split") < val_fraction else "test"
+
+
+def draw_queries(
+    eligible: Iterable[str], n: int, seed: int, val_fraction: float, exclude: Iterable[str] = ()
+) -> list[str]:
+    """``n`` queries from ``eligible`` minus ``exclude``, sorted: ``round(val_fraction * n)`` of the papers whose own
+    split (:func:`query_split`) is val and the rest of those whose split is test, each taken first in the seed's
+    per-paper order. So a benchmark with more queries holds every query of one with fewer, each in the same split, and
+    the split sizes are exact where the corpus has the papers (a short split leaves its share to the other)."""
+    excluded = set(exclude)
+    ranked = sorted((p for p in set(eligible) if p not in excluded), key=lambda p: (paper_draw(p, seed, "query"), p))
+    by_split: dict[str, list[str]] = {"val": [], "test": []}
+    for pid in ranked:
+        by_split[query_split(pid, seed, val_fraction)].append(pid)
+    n_val = min(round(val_fraction * n), len(by_split["val"]))
+    n_test = min(n - n_val, len(by_split["test"]))
+    n_val = min(n - n_test, len(by_split["val"]))
+    return sorted(by_split["val"][:n_val] + by_split["test"][:n_test])
+
+
+def split_queries(ids: Iterable[str], seed: int, val_fraction: float) -> dict[str, list[str]]:
+    """Ranking queries into ``val`` and ``test`` by :func:`query_split`: about ``val_fraction`` of them in val."""
+    parts: dict[str, list[str]] = {"val": [], "test": []}
+    for pid in sorted(ids):
+        parts[query_split(pid, seed, val_fraction)].append(pid)
+    return parts
 
 
 def split_ids(ids: Iterable[str], fractions: dict[str, float], seed: int) -> dict[str, list[str]]:
@@ -98,6 +138,57 @@ def read_later_papers(benchmark_dir: str | Path) -> set[str] | None:
         root = root.parent
     path = root / LATER_PAPERS_FILE
     return set(read_lines(path)) if path.exists() else None
+
+
+def ranking_splits(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:
+    """Per ranking task present: the query ids of each split (``val``, ``test``)."""
+    root = Path(benchmark_dir)
+    data = read_scidocs_dir(root / "scidocs" if (root / "scidocs").is_dir() else root)
+    return {task: {split: set(qrels) for split, qrels in splits.items()} for task, splits in data.ranking.items()}
+
+
+def query_split_problems(benchmark_dir: str | Path) -> dict[str, Any] | None:
+    """Each ranking query whose split is not the one its own draw gives (``query_split`` with the benchmark's seed
+    and val fraction, from ``benchmark.json``): a benchmark built by another rule, or edited by hand. None for a
+    folder without ``benchmark.json`` (not built here, e.g. SCIDOCS itself: no rule to check)."""
+    root = Path(benchmark_dir)
+    if root.name == "scidocs" and not (root / BENCHMARK_FILE).exists():
+        root = root.parent
+    if not (root / BENCHMARK_FILE).exists():
+        return None
+    info = read_json(root / BENCHMARK_FILE)
+    seed, val_fraction = int(info["seed"]), float(info["config"]["val_fraction"])
+    wrong = sorted(
+        (task, split, q)
+        for task, splits in ranking_splits(root).items()
+        for split, queries in splits.items()
+        for q in queries
+        if query_split(q, seed, val_fraction) != split
+    )
+    queries = {q for splits in ranking_splits(root).values() for ids in splits.values() for q in ids}
+    return {
+        "seed": seed,
+        "val_fraction": val_fraction,
+        "queries": len(queries),
+        "off_rule": len(wrong),
+        "examples": [f"{task}/{split}: {q}" for task, split, q in wrong[:10]],
+        "per_paper": not wrong,
+    }
+
+
+def cross_split_overlap(benchmark_dir: str | Path, other_dir: str | Path) -> dict[str, Any]:
+    """Papers that are validation queries in one benchmark and test queries in the other (either way round)."""
+
+    def by_split(root: str | Path) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {"val": set(), "test": set()}
+        for splits in ranking_splits(root).values():
+            for split, queries in splits.items():
+                out.setdefault(split, set()).update(queries)
+        return out
+
+    ours, theirs = by_split(benchmark_dir), by_split(other_dir)
+    overlap = (ours["val"] & theirs["test"]) | (ours["test"] & theirs["val"])
+    return {"other": str(other_dir), "val_test_overlap": len(overlap), "examples": sorted(overlap)[:10]}
 
 
 def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:

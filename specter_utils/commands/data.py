@@ -111,17 +111,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     audit = commands.add_parser(
         "audit",
-        help="check that training triplets do not touch held-out benchmark papers",
-        description="Audit a triplet file against a benchmark folder for leakage (held-out query papers or "
-        "their citation edges in training triplets). Prints the audit and exits 1 if it finds overlap.",
+        help="check a benchmark's splits, and that training triplets do not touch its held-out papers",
+        description="Audit a benchmark folder: every ranking query in the split its own per-paper draw gives (so no "
+        "benchmark of the corpus and seed has it as a validation query and another as a test query); with "
+        "--against, no paper a validation query in one and a test query in the other; with --triplets, no "
+        "held-out query paper or its citation edges in the training triplets. Prints the audit and exits 1 if "
+        "anything fails.",
     )
     audit.add_argument(
         "--triplets",
         type=Path,
-        required=True,
         help="a triplets folder (mine's --out) or one triplet .jsonl file (e.g. train.jsonl)",
     )
     audit.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (with scidocs/ and train/)")
+    audit.add_argument(
+        "--against",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="other benchmark folders of the same corpus and seed (e.g. a study's): no validation query of one may be "
+        "a test query of another",
+    )
     audit.set_defaults(func=run_audit)
 
 
@@ -226,13 +236,54 @@ LEAKS = {
 }
 
 
+def _audit_splits(benchmark: Path, against: list[Path]) -> bool:
+    """Print the split checks of ``data audit``; True when they pass."""
+    from specter_utils.benchmark.splits import cross_split_overlap, query_split_problems
+
+    splits = query_split_problems(benchmark)
+    overlaps = [cross_split_overlap(benchmark, other) for other in against]
+    print(json.dumps({"query_splits": splits, "against": overlaps}, indent=2))
+    ok = True
+    if splits is None:
+        print(f"splits: {benchmark} has no benchmark.json (not built by build-benchmark): no per-paper rule to check")
+    elif not splits["per_paper"]:
+        print(
+            f"SPLITS: {splits['off_rule']} of {splits['queries']} ranking queries are not in the split their own draw "
+            "gives (a benchmark built by an earlier rule, or edited): its validation queries may be another "
+            "benchmark's test queries; rebuild it"
+        )
+        ok = False
+    for overlap in overlaps:
+        if overlap["val_test_overlap"]:
+            print(
+                f"SPLITS: {overlap['val_test_overlap']} papers are validation queries in one of {benchmark} and "
+                f"{overlap['other']} and test queries in the other, e.g. {overlap['examples'][:3]}"
+            )
+            ok = False
+    if ok and splits is not None:
+        print(
+            f"splits per paper: {splits['queries']} ranking queries, each in the split its own draw gives"
+            + (
+                f"; no validation query of one is a test query of another across {len(against) + 1} benchmarks"
+                if against
+                else ""
+            )
+        )
+    return ok
+
+
 def run_audit(args: argparse.Namespace) -> int:
-    """Audit training triplets against a benchmark; exit 1 on overlap."""
+    """Audit a benchmark's splits (and against others), and training triplets against it; exit 1 on a problem."""
     from specter_utils.workflow.mine import leakage_audit
 
-    if not args.triplets.is_dir():
-        input_file(args.triplets, "--triplets")
     input_dir(args.benchmark, "--benchmark")
+    for other in args.against:
+        input_dir(other, "--against")
+    if args.triplets is not None and not args.triplets.is_dir():
+        input_file(args.triplets, "--triplets")
+    splits_ok = _audit_splits(args.benchmark, args.against)
+    if args.triplets is None:
+        return 0 if splits_ok else 1
     audit, summary = leakage_audit(args.triplets, args.benchmark)
     print(json.dumps(audit, indent=2, default=str))
     if not audit["leak_free"]:
@@ -242,6 +293,8 @@ def run_audit(args: argparse.Namespace) -> int:
             if (n := (audit.get(name) or {}).get("distinct_ids", 0))
         ]
         print(f"LEAKAGE: the triplets touch {'; '.join(found)}")
+        return 1
+    if not splits_ok:
         return 1
     others = {name: summary[name] for name in ("candidate_overlap", "classification_overlap") if summary[name]}
     if others:

@@ -17,6 +17,7 @@ from specter_utils.data.download import download_dataset
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
 from specter_utils.data.specter_format import SpecterData, write_specter_dir
 from specter_utils.data.stats import corpus_stats, detect_format, format_stats
+from specter_utils.data.subsample import neighbourhood_sample
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
 from specter_utils.runs import resolve
@@ -35,7 +36,8 @@ def load_corpus_for_run(config: CorpusConfig) -> Corpus:
         return load_corpus(
             "synthetic", n_papers=config.n_papers, n_topics=config.n_topics, seed=config.seed, label_field=label_field
         )
-    return load_corpus(config.corpus, resolve(config.src) if config.src else None, label_field=label_field)
+    corpus = load_corpus(config.corpus, resolve(config.src) if config.src else None, label_field=label_field)
+    return neighbourhood_sample(corpus, config.max_papers, config.seed)
 
 
 def check_reader_options(kind: str, options: dict[str, str]) -> None:
