@@ -228,6 +228,12 @@ class CorpusConfig:
         "data.subsample), a small topical corpus cut from a large one",
         low=0,
     )
+    mix_with: str = setting(
+        "",
+        'a second corpus whose citations join the training data (data.mix): KIND or KIND:PATH, e.g. "hepth" or '
+        '"tables:../shared/data/arxiv2023"; its papers are never queries; "": the run\'s corpus alone',
+    )
+    mix_papers: int = setting(2000, "papers of data.mix_with taken, as a seeded citation neighbourhood; 0: all", low=0)
     n_queries: int = setting(1000, "held-out queries per ranking task (80% test), as SCIDOCS's ~1,000 per task", low=1)
     max_class_papers: int = setting(
         0, "0: every labelled paper in the classification task; a number: a stratified sample", low=0

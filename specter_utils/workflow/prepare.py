@@ -15,11 +15,13 @@ from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.download import download_dataset
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind, load_corpus
-from specter_utils.data.specter_format import SpecterData, write_specter_dir
+from specter_utils.data.mix import merge_training, parse_mix_source, prefixed
+from specter_utils.data.specter_format import SpecterData, read_specter_dir, write_specter_dir
 from specter_utils.data.stats import corpus_stats, detect_format, format_stats
 from specter_utils.data.subsample import neighbourhood_sample
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
+from specter_utils.layout import BENCHMARK_FILE
 from specter_utils.runs import resolve
 from specter_utils.spec import RunSpec
 
@@ -94,10 +96,36 @@ def benchmark_config(data: CorpusConfig) -> BenchmarkConfig:
     )
 
 
+def mix_corpus(data: CorpusConfig) -> tuple[str, Corpus] | None:
+    """The second corpus of ``data.mix_with`` (its name and the neighbourhood sample of ``data.mix_papers``), or
+    None; a corpus mixed with itself is refused (it would put held-out papers back into training)."""
+    if not data.mix_with:
+        return None
+    kind, src = parse_mix_source(data.mix_with)
+    own_src = resolve(data.src) if data.src else None
+    if kind == data.corpus and (src is None or own_src is None or resolve(src) == own_src):
+        raise DataError(
+            f"data.mix_with={data.mix_with!r} is the run's own corpus: its held-out papers would be trained on",
+            "data.mix_with",
+        )
+    corpus = load_corpus(kind, resolve(src) if src else None)
+    return kind, neighbourhood_sample(corpus, data.mix_papers, data.seed)
+
+
 def build_benchmark_dir(corpus: Corpus, benchmark_dir: str | Path, data: CorpusConfig) -> dict[str, Any]:
     """Write ``corpus``'s SCIDOCS-layout benchmark (``scidocs/``, ``train/``, benchmark.json) with the ``data``
-    section's sizes and seed; returns the builder's summary."""
-    return build_benchmark(corpus, benchmark_dir, seed=data.seed, config=benchmark_config(data))
+    section's sizes and seed, its training folder joined by ``data.mix_with``'s; returns the builder's summary."""
+    mixed = mix_corpus(data)  # read before anything is written: a bad source stops here
+    info = build_benchmark(corpus, benchmark_dir, seed=data.seed, config=benchmark_config(data))
+    if mixed is not None:
+        name, other = mixed
+        train_dir = Path(benchmark_dir) / "train"
+        extra = prefixed(corpus_to_specter(other, seed=data.seed), f"{name}:")
+        merged = merge_training(read_specter_dir(train_dir), extra, name)
+        write_specter_dir(train_dir, merged)
+        info["counts"]["train"]["mixed_with"] = merged.info["mixed_with"]
+        write_json(Path(benchmark_dir) / BENCHMARK_FILE, info)
+    return info
 
 
 def synthetic_benchmark(corpus: Corpus, benchmark_dir: str | Path, seed: int = 0) -> dict[str, Any]:
