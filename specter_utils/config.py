@@ -872,7 +872,7 @@ WORKFLOW_FIELDS = {"mining": ("seed",), "training": TRAIN_RUN_FIELDS}
 DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
-# Old spellings, deprecated in 0.2.0 and removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
+# Old spellings, deprecated in 0.2.0, to be removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
 # the new name and a warning.
 DEPRECATED_KEYS = {
     "data.data_dir": "data.src",

@@ -12,7 +12,7 @@ One concept has one flag everywhere (docs/command-line.md's table of common flag
   where the command resumes)
 - ``--quiet``: no progress bar or progress messages (warnings and results still print)
 
-Old spellings stay, deprecated since 0.2.0 and removed in 0.3.0, as hidden aliases that print one deprecation line
+Old spellings stay, deprecated since 0.2.0 and to be removed in 0.3.0, as hidden aliases that print one deprecation line
 on stderr.
 This module imports nothing heavy, so ``--help`` stays instant.
 """
