@@ -483,3 +483,15 @@ def test_the_lever_block_labels_each_table_by_its_split_validation_first(tmp_pat
     assert block.index("**hepth, validation split**") < block.index("**hepth, test split**")
     assert "[`recipe_levers_hepth_val.jsonl`](../experiments/measured/recipe_levers_hepth_val.jsonl)" in block
     assert "from the rows of" not in block.split("**hepth, test split**")[1]  # that table has no rows file here
+
+
+def test_figure2_sentences_name_how_long_each_model_trained():
+    from specter_utils.presentation.readme import figure2_block, load_reports, training_length
+
+    reports = load_reports(REPO_ROOT / "reports")
+    demo = next(r for r in reports if r.preset == "demo")
+    trained = demo.metrics["03_train_specter"]
+    steps, used = trained["results"]["global_step"], trained["data"]["train"]["used"]
+    assert training_length(demo).startswith(f"trained {steps:,} optimiser steps on {used:,} triplets")
+    block = figure2_block(reports, {r.preset: f"reports/{r.preset}" for r in reports})
+    assert f"trained against base ({training_length(demo)})" in block

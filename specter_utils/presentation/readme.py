@@ -147,6 +147,18 @@ def _spec(report: Report, section: str, *keys: str) -> Any:
     return None
 
 
+def training_length(report: Report) -> str:
+    """How long the report's main model trained (notebook 03): optimiser steps, triplets used and minutes, as one
+    phrase; "" for a report that does not record it."""
+    trained = report.metrics.get("03_train_specter") or {}
+    results, data = trained.get("results") or {}, trained.get("data") or {}
+    steps, used = results.get("global_step"), (data.get("train") or {}).get("used")
+    if not steps or not used:
+        return ""
+    minutes = (results.get("train_runtime_s") or 0) / 60
+    return f"trained {steps:,} optimiser steps on {used:,} triplets, {minutes:.1f} min"
+
+
 # ---------------------------------------------------------------- the benchmark a report was scored on
 @dataclass(frozen=True)
 class Benchmark:
@@ -529,8 +541,9 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         if paper_h <= 0:
             paper = "the paper shows no rise in homogeneity"
         seeds = len(analysis.get("projection_seeds") or [])
+        length = training_length(report)
         sentences.append(
-            f"- {name}, trained against base: in the full space {', '.join(in_space)}, so {paper}; on the maps "
+            f"- {name}, trained against base{f' ({length})' if length else ''}: in the full space {', '.join(in_space)}, so {paper}; on the maps "
             f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
     if len(space_lines) == 2 and len(map_lines) == 2:
