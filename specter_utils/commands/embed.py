@@ -147,7 +147,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--chunk-size", type=POSITIVE_INT, help="papers per resumable chunk (default: 1024; 16384 multi-GPU)"
     )
-    parser.add_argument("--no-resume", action="store_true", help="discard a part-finished run instead of resuming")
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="resume a part-finished run (OUT.partial/); --no-resume discards it and starts again",
+    )
     add_quiet(parser)
     parser.add_argument("--merge", type=Path, nargs="+", metavar="SHARD", help="merge these shard .jsonl files")
     parser.add_argument("--baseline", help="compute a baseline instead: random, tfidf, tfidf-hash, tfidf-svd, sif, sgc")
@@ -345,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
         multi_gpu=args.multi_gpu,
         shard=shard,
         chunk_size=args.chunk_size,
-        resume=not args.no_resume,
+        resume=args.resume,
         progress=not args.quiet,
         info=info,
     )

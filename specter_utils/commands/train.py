@@ -45,6 +45,9 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("profile", "recipe")]
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
     add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS)
+    metadata = next(a for a in parser._actions if "--metadata" in a.option_strings)
+    metadata.nargs = "+"  # one file or several, as embed and index take them (merged into OUT/metadata.json)
+    metadata.help = f"{metadata.help}; several files are merged (a paper id in two of them is an error)"
     parser.add_argument("--quiet", dest="progress_bar", action="store_const", const=False, help=QUIET_HELP)
 
 
@@ -54,6 +57,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     from specter_utils.spec import train_config
 
     flags = {k: v for k, v in given_config_values(args, TrainConfig).items() if k not in ("profile", "recipe")}
+    if isinstance(flags.get("metadata"), list):  # several files: the first stands in until run() merges them
+        flags["metadata"] = str(flags["metadata"][0])
     spec = getattr(args, "spec", None)
     if spec is not None and not Path(spec).is_file():
         raise DataError("--spec: no such file", spec)
@@ -150,10 +155,33 @@ def check_paths(config: TrainConfig) -> None:
     check_out_dir(Path(config.out), config.overwrite, resumable=True)
 
 
+def merged_metadata(files: list[str], out_dir: Path) -> Path:
+    """Several paper files as one ``OUT/metadata.json`` (each read by the one paper reader); a paper id in two of
+    them is an error naming both files."""
+    from specter_utils.data.records import read_paper_records
+    from specter_utils.io import write_json
+
+    merged: dict[str, dict] = {}
+    source: dict[str, str] = {}
+    for name in files:
+        for paper_id, record in read_paper_records(name).items():
+            if paper_id in merged:
+                raise DataError(f"paper in two --metadata files ({source[paper_id]} and {name})", name, None, paper_id)
+            merged[paper_id], source[paper_id] = record, name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / "metadata.json", merged)
+    return out_dir / "metadata.json"
+
+
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.triplets, args.metadata)  # first: the machine's profile needs torch to see it
+    files = [str(name) for name in (args.metadata or [])]
+    check_inputs(args.triplets, None)  # first: the machine's profile needs torch to see it
+    for name in files:
+        check_inputs(None, name)
     config = config_from_args(args).validate()
     check_paths(config)
+    if len(files) > 1:
+        config = dataclasses.replace(config, metadata=str(merged_metadata(files, Path(config.out))))
     if not config.progress_bar:
         silence_progress()
     from specter_utils.workflow.train import is_main_process, train_model
