@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import os
 import shutil
 import sys
@@ -219,6 +220,26 @@ def silence_progress() -> None:
     what is imported later (transformers reads it through huggingface_hub); what is imported already is told here,
     so a command that never loads transformers does not import it for this."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TQDM_DISABLE"] = "1"  # tqdm reads it when first imported (this process's later imports, children)
+    # bars drawn by plain tqdm that no library switch reaches (sentence-transformers' model card widget examples)
+    import tqdm.std
+
+    if "__init__" not in _TQDM_INIT:
+        _TQDM_INIT["__init__"] = tqdm.std.tqdm.__init__
+        tqdm.std.tqdm.__init__ = functools.partialmethod(tqdm.std.tqdm.__init__, disable=True)
+
+
+_TQDM_INIT: dict[str, Any] = {}  # tqdm's own __init__ while --quiet has replaced it
+
+
+def restore_progress() -> None:
+    """Undo :func:`silence_progress`'s tqdm switch when a command ends (the CLI runs in-process in tests and
+    notebooks)."""
+    if "__init__" in _TQDM_INIT:
+        import tqdm.std
+
+        tqdm.std.tqdm.__init__ = _TQDM_INIT.pop("__init__")
+        os.environ.pop("TQDM_DISABLE", None)
     if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
 
