@@ -47,6 +47,7 @@ POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own 
 # with the frozen base model as guide (the library's own false-negative filter).
 LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
 IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
+KEEP_RULES = ("best", "last")  # training.keep: the model a run hands over (workflow.verdict)
 # Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
 # the same precisions are accepted and mean the short name.
 DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by device; embed: a timed probe)
@@ -497,6 +498,18 @@ class TrainConfig:
         2, "checkpoints kept on disk (each holds the optimiser state: about 3x the model)", low=1
     )
     keep_checkpoints: bool = setting(False, "keep checkpoints/ after the final model is written")
+    keep: str = setting(
+        "best",
+        "which model the run hands over, decided on the validation queries of the run's benchmark (workflow.verdict): "
+        "best: the final model or one of its last checkpoints, whichever scores highest, or the base model when none "
+        "is above it; last: the final model whatever validation says",
+        choices=KEEP_RULES,
+    )
+    benchmark: str = setting(
+        "",
+        "a SCIDOCS-layout folder (build-benchmark's OUT/scidocs) whose validation queries decide which model is kept "
+        '(training.keep) and print the verdict; "": no verdict (notebook 03 uses the run\'s benchmark)',
+    )
     eval_steps: int = setting(
         500, "validation loss (and triplet accuracy) every N optimiser steps, and at the end", low=1
     )
@@ -563,7 +576,7 @@ class TrainConfig:
 
 
 # Fields of TrainConfig that a run's workflow sets (paths, the run's seed, reporting), not its specification.
-TRAIN_RUN_FIELDS = ("triplets", "metadata", "out", "seed", "resume", "overwrite", "progress_bar")
+TRAIN_RUN_FIELDS = ("triplets", "metadata", "out", "seed", "resume", "overwrite", "progress_bar", "benchmark")
 
 # A profile fits training to a machine; it changes only what differs from the defaults above, and says why.
 PROFILES: dict[str, dict[str, Any]] = {
@@ -893,6 +906,8 @@ DEPRECATED_TRAIN_FIELDS = {
 RUN_ONLY_FIELDS = frozenset(
     {
         "out",
+        "keep",
+        "benchmark",
         "resume",
         "overwrite",
         "keep_checkpoints",
