@@ -364,10 +364,28 @@ def _metrics_link(report: Report, link_of: Mapping[str, str], notebook: str) -> 
 
 
 # ---------------------------------------------------------------- the trained model's gain under the controls
+def matching_keys(report: Report) -> list[str]:
+    """What a report's matched negatives were matched on (notebook 01's benchmark: year and in-degree bucket, or the
+    in-degree bucket alone on a corpus without years)."""
+    negatives = ((report.metrics.get("01_prepare_data") or {}).get("negatives") or {}).get("cite-matched") or {}
+    return list(negatives.get("matching_keys") or [])
+
+
+def query_years(time_split: Mapping[str, Any]) -> str:
+    """The publication years of a time split's queries, as counted in its benchmark: "queries from 1999 (328), 2000
+    (71), 2001 (1)"; the cutoff alone where the counts are not recorded."""
+    split = (time_split.get("made") or {}).get("split") or {}
+    by_year = split.get("queries_by_year") or {}
+    if by_year:
+        return "queries from " + ", ".join(f"{year} ({n})" for year, n in sorted(by_year.items()))
+    return f"queries from {split.get('cutoff_year')} on"
+
+
 def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """Per report whose notebook 05 kept its paired tests: the trained model's gain over its base under random and
     under popularity-matched negatives, the share that remains, and what structure alone scores, on the report's
     split and, where notebook 05 ran one, the time split."""
+    reports = list(reports)
     lines = []
     for report in reports:
         evaluation = report.metrics.get("05_scidocs_eval") or {}
@@ -378,8 +396,7 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
             parts.append((f"{split_by} (the report's)", evaluation["deltas"], evaluation.get("results") or {}))
         time_split = evaluation.get("time_split") or {}
         if time_split.get("deltas"):
-            cutoff = ((time_split.get("made") or {}).get("split") or {}).get("cutoff_year")
-            parts.append((f"date (queries from {cutoff})", time_split["deltas"], time_split.get("results") or {}))
+            parts.append((f"date ({query_years(time_split)})", time_split["deltas"], time_split.get("results") or {}))
         for split, deltas, results in parts:
             for row in gain_rows(deltas, results):
                 text_free = " → ".join(_cell(row[k]) or "—" for k in ("text_free_random", "text_free_matched"))
@@ -392,14 +409,17 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
         return (
             "No report keeps notebook 05's paired tests yet (its `deltas`): regenerate one with the current notebooks."
         )
+    matched = [f"`{report.preset}` on {' and '.join(keys)}" for report in reports if (keys := matching_keys(report))]
     header = [
         "Trained against base on each report's test queries, MAP x 100, paired over queries (95% bootstrap interval). "
         "Text-free: the better of the in-degree and year rankers, under random → matched negatives. Share: the "
         "matched-negative gain as a percentage of the random-negative one, given only where the latter's interval "
-        "lies above 0.",
+        "lies above 0 (at 100% or more: no loss of the gain, not growth; the two gains are not tested against each "
+        "other). Matched negatives are matched to the positives "
+        + ("on: " + "; ".join(matched) + "." if matched else "as each report's benchmark.json states."),
         "",
         "| report | split | task | queries | text-free MAP | trained − base, random negatives | "
-        "trained − base, matched negatives | share that remains |",
+        "trained − base, matched negatives | matched / random gain |",
         "|---|---|---|---|---|---|---|---|",
     ]
     return "\n".join(header + lines)
