@@ -82,3 +82,25 @@ def test_train_merges_several_metadata_files_and_refuses_a_paper_in_two(tmp_path
         == 2
     )
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_train_help_shows_what_a_bare_call_uses_on_this_machine() -> None:
+    import dataclasses
+    import re
+
+    from specter_utils.config import TrainConfig, device_profile
+    from specter_utils.spec import train_config
+
+    parser = COMMANDS["train"]
+    parser.format_help()
+    bare = train_config(device=device_profile())
+    checked = 0
+    for action in parser._actions:
+        if action.dest not in {f.name for f in dataclasses.fields(TrainConfig)} - {"profile", "recipe"}:
+            continue
+        shown = re.search(r"default(?: here)?: ([^;)]+)", action.help)
+        if shown:
+            assert shown.group(1) == str(getattr(bare, action.dest)), (action.dest, action.help)
+            checked += 1
+    assert checked > 20
+    assert f"the {device_profile()} profile" in parser.description

@@ -117,6 +117,30 @@ def register(subparsers) -> None:
     )
     add_config_arguments(parser)
     parser.set_defaults(func=run)
+    plain_help = parser.format_help
+    parser.format_help = lambda: (_show_machine_defaults(parser), plain_help())[1]  # type: ignore[method-assign]
+
+
+def _show_machine_defaults(parser: argparse.ArgumentParser) -> None:
+    """Rewrite each flag's "default: ..." as the value a bare ``train`` uses on this machine: the defaults with the
+    machine's profile and its recipe (computed when --help is asked for, since finding the profile imports torch)."""
+    from specter_utils.spec import train_config
+
+    profile = device_profile()
+    bare = train_config(device=profile)
+    declared = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    for action in parser._actions:
+        field = declared.get(action.dest)
+        if field is None or field.default in ("", None) or not action.help or action.help == argparse.SUPPRESS:
+            continue
+        plain = f"default: {field.default}"
+        value = getattr(bare, action.dest)
+        if plain in action.help and value != field.default:
+            action.help = action.help.replace(plain, f"default here: {value}")
+    parser.description = (parser.description or "").split(" Defaults shown")[0] + (
+        f" Defaults shown are what a bare call uses on this machine: the {profile} profile and its recipe "
+        f"({bare.recipe})."
+    )
 
 
 def _profile_summary(name: str) -> str:
