@@ -352,7 +352,18 @@ class RunSpec(Mapping[str, Any]):
                     declared = FIELDS[name]
                     allowed = setting_allowed(declared)
                     help_text = declared.metadata.get("help", "")
-                    lines.append(f"{indent}# {help_text}" + (f" ({allowed})" if allowed else ""))
+                    default = (
+                        declared.default if declared.default is not dataclasses.MISSING else declared.default_factory()  # type: ignore[misc]
+                    )
+                    if isinstance(default, tuple):
+                        default = list(default)
+                    # the help gives the default's reason: say so where this run holds another value
+                    differs = (
+                        ""
+                        if value == default
+                        else f" [that is the default, {default!r}; here {self._sources[name]} sets {value!r}]"
+                    )
+                    lines.append(f"{indent}# {help_text}" + (f" ({allowed})" if allowed else "") + differs)
                 text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
                 text = text.removesuffix("\n...").removesuffix("...").strip()
                 lines.append(f"{indent}{key}: {text}  # {self._sources[name]}")

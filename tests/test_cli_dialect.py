@@ -104,3 +104,12 @@ def test_train_help_shows_what_a_bare_call_uses_on_this_machine() -> None:
             checked += 1
     assert checked > 20
     assert f"the {device_profile()} profile" in parser.description
+
+
+def test_spec_show_explain_says_when_a_comment_gives_the_default_s_reason(capsys) -> None:
+    assert main(["spec", "show", "--preset", "demo", "--explain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    seeds = next(i for i, line in enumerate(lines) if line.strip().startswith("seeds: [0]"))
+    assert "[that is the default, [0, 1, 2]; here preset demo sets [0]]" in lines[seeds - 1]
+    at_default = next(i for i, line in enumerate(lines) if line.strip().endswith("# default"))
+    assert "that is the default" not in lines[at_default - 1]
