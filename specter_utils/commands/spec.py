@@ -76,7 +76,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "file, overrides) and print it as YAML, each value commented with where it came from.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser("show", help="print the resolved specification as YAML with sources")
+    show = actions.add_parser(
+        "show",
+        help="print the resolved specification as YAML with sources",
+        description="Print every setting of a run specification (a preset, your --spec file, --set changes) as YAML, "
+        "each with where its value came from: the defaults of specter_utils/config.py, the preset's "
+        "params/<preset>.yaml, your file or --set. Nothing is run.",
+    )
     add_spec_arguments(show, preset_default=DEFAULT_PRESET)
     show.add_argument(
         "--explain",
