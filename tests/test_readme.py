@@ -263,7 +263,7 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
             "n_classes": 4,
         },
     )
-    figure2 = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")["figure2"]
+    figure2 = readme.render_blocks(tmp_path / "reports", tmp_path / "docs" / "results.md")["figure2"]
     assert figure2.index(
         "k-NN topic agreement (k = 10) | 0.500 | 0.540 | +0.040 [+0.020, +0.060], p < 0.001 | higher |"
     ) < figure2.index("| tsne | homogeneity |")
@@ -293,9 +293,9 @@ def test_an_older_report_falls_back_to_its_tables(tmp_path):
     (folder / "spec.yaml").write_text("# preset old\nembedding: {max_seq_length: 256}\nevaluation: {split: test}\n")
     blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
     assert "| trained | 4.80 | 84.23 | 83.60 |" in blocks["results"] and "(paper)" not in blocks["results"]
-    assert "**oldcorpus**, test split, query count not recorded" in blocks["results"]
+    assert "on oldcorpus**: test split, query count not recorded" in blocks["results"]
     assert "embedded at 256 wordpieces" in blocks["results"]
-    assert "| 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
+    assert "| 01 `prepare_data`, 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
 
 
 def test_pandas_text_frames_are_read_with_their_wrapped_columns():
