@@ -164,7 +164,9 @@ def test_a_minimal_report_renders_the_expected_rows(tmp_path):
     _minimal_report(reports)
     blocks = readme.render_blocks(reports, tmp_path / "README.md")
     results = blocks["results"]
-    assert "**toycorpus**, test split, 7 queries per ranking task (cite and co-cite)" in results
+    assert (
+        "**Table 1, preset `toy` on toycorpus**: test split, 7 queries per ranking task (cite and co-cite)" in results
+    )
     assert "12 test papers in the `mag` slot, every row embedded at 96 wordpieces" in results
     assert "(reports/toy/metrics/05_scidocs_eval.json)" in results
     rows = [line for line in results.splitlines() if line.startswith("| ")]
@@ -181,9 +183,13 @@ def test_a_minimal_report_renders_the_expected_rows(tmp_path):
     assert "40 `mag` papers of 4 classes" in figure2 and "predates them): no direction is stated" in figure2
     assert "| tsne | homogeneity | 0.19 (SciBERT) | 0.41 (SPECTER) | +0.22 | one map, not tested |" in figure2
     assert "| tsne | completeness | 0.63 (SciBERT) | 0.72 (SPECTER) | +0.09 |" in figure2
-    times = blocks["times"]
+    assert (  # the README: the slowest notebook only; docs/results.md: every notebook
+        "| [`toy`](reports/toy/pipeline.json) | 05 `scidocs_eval`, 1 h 1 min | 1 h 1 min | 2.5 GiB | `abc1234` |"
+        in blocks["times"]
+    )
+    times = readme.render_blocks(reports, tmp_path / "docs" / "results.md")["times"]
     assert (
-        "| [`toy`](reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min | 2.5 GiB | `abc1234` | 2 cores, Toy CPU, avx2 |"
+        "| [`toy`](../reports/toy/pipeline.json) | 11 s | 1 h 1 min | 1 h 1 min | 2.5 GiB | `abc1234` | 2 cores, Toy CPU, avx2 |"
         in times
     )
     stages = blocks["stages"]
@@ -214,7 +220,7 @@ def test_a_report_from_the_report_writer_renders(tmp_path):
     write_report(run_dir, tmp_path / "reports" / "toy")
     blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
     assert (
-        "| trained | 41.50 | 55.25 | 56.00 |" in blocks["results"] and "**toycorpus**, test split" in blocks["results"]
+        "| trained | 41.50 | 55.25 | 56.00 |" in blocks["results"] and "on toycorpus**: test split" in blocks["results"]
     )
     assert "| 8 min 0 s |  | `abc1234` | 2 cores, Toy CPU, avx2, avx512f |" in blocks["times"]
     assert "| tsne | completeness | 0.46 | 0.46 |" in blocks["figure2"]
@@ -257,7 +263,7 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
             "n_classes": 4,
         },
     )
-    figure2 = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")["figure2"]
+    figure2 = readme.render_blocks(tmp_path / "reports", tmp_path / "docs" / "results.md")["figure2"]
     assert figure2.index(
         "k-NN topic agreement (k = 10) | 0.500 | 0.540 | +0.040 [+0.020, +0.060], p < 0.001 | higher |"
     ) < figure2.index("| tsne | homogeneity |")
@@ -287,9 +293,9 @@ def test_an_older_report_falls_back_to_its_tables(tmp_path):
     (folder / "spec.yaml").write_text("# preset old\nembedding: {max_seq_length: 256}\nevaluation: {split: test}\n")
     blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
     assert "| trained | 4.80 | 84.23 | 83.60 |" in blocks["results"] and "(paper)" not in blocks["results"]
-    assert "**oldcorpus**, test split, query count not recorded" in blocks["results"]
+    assert "on oldcorpus**: test split, query count not recorded" in blocks["results"]
     assert "embedded at 256 wordpieces" in blocks["results"]
-    assert "| 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
+    assert "| 01 `prepare_data`, 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
 
 
 def test_pandas_text_frames_are_read_with_their_wrapped_columns():

@@ -97,3 +97,72 @@ def test_every_measured_figure_in_the_docs_names_its_source(path):
         f"{s.splitlines()[0][:60]}: {m.group(0)}" for s in sections if (m := MEASURE.search(s)) and not SOURCE.search(s)
     ]
     assert not unsourced, unsourced
+
+
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def test_the_readme_shows_two_images_and_no_wide_table():
+    images = IMAGE.findall(README)
+    assert len(images) >= 2 and all((REPO_ROOT / target).is_file() for target in images), images
+    widths = [line.count("|") - 1 for line in README.splitlines() if line.startswith("|")]
+    assert max(widths) <= 8
+
+
+@pytest.mark.parametrize(
+    "path", ["README.md", *sorted(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "docs").glob("*.md"))]
+)
+def test_images_resolve(path):
+    source = REPO_ROOT / path
+    broken = [t for t in IMAGE.findall(source.read_text(encoding="utf-8")) if not (source.parent / t).is_file()]
+    assert not broken, f"{path}: {broken}"
+
+
+def test_install_and_quick_start_install_the_same_way_and_test_as_ci():
+    cpu = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+    install = README.split("## Install", 1)[1].split("## Quick start", 1)[0]
+    quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert cpu in install and cpu in quick
+    development = README.split("## Development", 1)[1]
+    assert "`python -m pytest -q`" in development and "python -m pytest -q\n" in (REPO_ROOT / ".ci" / "run").read_text()
+
+
+def test_scoring_cites_the_embedding_time_its_file_holds():
+    from specter_utils.io import read_json
+
+    embedded = read_json(REPO_ROOT / "reports" / "hepth" / "metrics" / "04_embed_papers.json")
+    machine = read_json(REPO_ROOT / "reports" / "hepth" / "pipeline.json")["machine"]
+    text = " ".join((REPO_ROOT / "docs" / "scoring.md").read_text(encoding="utf-8").split())
+    assert f"embedded its benchmark's {embedded['papers']:,} papers" in text
+    assert f"in {embedded['embeddings']['base']['seconds']} s (the base model)" in text
+    assert machine["cpu"].split("(")[0] in text and ", ".join(machine["flags"]) in text
+    for path in ("docs/running.md", "params/hepth.yaml"):
+        assert f"{embedded['papers']:,} papers per model" in (REPO_ROOT / path).read_text(encoding="utf-8"), path
+
+
+def test_the_demo_preset_states_the_split_its_report_has():
+    from specter_utils.io import read_json
+
+    mag = read_json(REPO_ROOT / "reports" / "demo" / "metrics" / "01_prepare_data.json")["benchmark"]["mag"]
+    text = (REPO_ROOT / "params" / "demo.yaml").read_text(encoding="utf-8")
+    assert f"({mag['train']} train, {mag['val']} val, {mag['test']} test" in text
+
+
+def test_run_help_promises_a_time_only_for_presets_with_a_report(capsys):
+    from specter_utils.commands.run import PRESET_HELP
+
+    reported = sorted(p.parent.name for p in (REPO_ROOT / "reports").glob("*/pipeline.json"))
+    assert f"committed report ({', '.join(reported)})" in " ".join(PRESET_HELP.split())
+
+
+def test_spec_show_and_data_convert_help_read_plainly(capsys):
+    from specter_utils.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["spec", "show", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Print every setting of a run specification" in out
+    with pytest.raises(SystemExit):
+        main(["data", "convert", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--src SRC what to read." in out and "to give:" not in out

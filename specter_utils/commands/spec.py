@@ -79,9 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = actions.add_parser(
         "show",
         help="print the resolved specification as YAML with sources",
-        description="Print every setting of a run as YAML: the preset's file and your --spec and --set layered over "
-        "the defaults, the profile and the recipe, each value with the layer it came from (default, profile, recipe, "
-        "preset, file, flag).",
+        description="Print every setting of a run specification (a preset, your --spec file, --set changes) as YAML, "
+        "each with where its value came from: the defaults of specter_utils/config.py, the preset's "
+        "params/<preset>.yaml, your file or --set. Nothing is run.",
     )
     add_spec_arguments(show, preset_default=DEFAULT_PRESET)
     show.add_argument(

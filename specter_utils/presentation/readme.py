@@ -49,7 +49,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import machine_label
 from specter_utils.io import atomic_write, read_json
 from specter_utils.layout import PIPELINE_FILE, RESULTS_TABLE
-from specter_utils.presentation import labels
+from specter_utils.presentation import labels, overview
 from specter_utils.presentation.formats import comparison_frame, comparison_lead
 from specter_utils.presentation.interpret import VERDICT, geometry_findings, interpret_ablations
 from specter_utils.presentation.structure import gain_rows
@@ -327,6 +327,7 @@ def _cell(value: float | None) -> str:
 
 # The rows a README block shows: the model, its start, the strongest text baselines, what needs no text, chance;
 # the report's results.md has every row (sif, sgc, ...)
+README_COLUMNS = 8  # the widest table the README shows, the model column included
 BLOCK_ROWS = ("trained", "base", "tfidf-svd", "BM25", "text-free: in-degree", "text-free: year", "random")
 
 
@@ -338,12 +339,20 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
     if not rows:
         return ""
     present = {h for row in rows.values() for h in row}
-    shown = [(h, label) for h, label in TABLE1_SHOWN if h in ALWAYS_SHOWN or h in present]
+    shown = [(h, label) for h, label in TABLE1_SHOWN if h in present or (h in ALWAYS_SHOWN and not compact)]
+    if compact:  # the README's tables stay narrow: the model and at most 7 metrics, the rest in results.md
+        shown = shown[: README_COLUMNS - 1]
     source = f"{METRICS_DIR}/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else RESULTS_TABLE
     prepared, scidocs_dir = report.metrics.get("01_prepare_data"), _spec(report, "evaluation", "scidocs_dir") or ""
+    benchmark = benchmark_of(report)
+    title = (
+        f"**Table 1, preset `{report.preset}` on {benchmark.corpus}**: "
+        + benchmark.caption().removeprefix(f"**{benchmark.corpus}**, ")
+        if compact
+        else f"Table 1 on {benchmark.caption()}"
+    )
     lines = [
-        f"Table 1 on {benchmark_of(report).caption()} "
-        f"([`{link}/{source}`]({link}/{source}), preset `{report.preset}`"
+        f"{title} ([`{link}/{source}`]({link}/{source}), preset `{report.preset}`"
         + (f"; every row in [`results.md`]({link}/{RESULTS_TABLE})" if len(rows) < len(every) else "")
         + "):",
         "",
@@ -492,10 +501,11 @@ def _grid_cell(grid: Mapping[str, int]) -> str:
     )
 
 
-def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
+def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: bool = False) -> str:
     """Every report with notebook 06's metrics: the full-space measures (paired over papers) first, then the
     paper's protocol (DBSCAN on the maps, over projection seeds and the eps grid) beside the paper's values, then
-    one sentence per report, each difference read by the verdict rule (``interpret.geometry_findings``)."""
+    one sentence per report, each difference read by the verdict rule (``interpret.geometry_findings``). With
+    ``compact`` (the README): the full-space table only, each benchmark named by its preset too."""
     space_lines = [
         "| benchmark | measure (full space, cosine) | base | trained | trained − base [95% CI over papers], p | verdict |",
         "|---|---|---|---|---|---|",
@@ -513,6 +523,8 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
             continue
         analysis = report.metrics["06_embedding_analysis"]
         where = _figure2_where(report, link_of)
+        if compact:
+            where = f"`{report.preset}`: {where}"
         findings = geometry_findings(analysis)
         space = analysis.get("space") or {}
         for f in (f for f in findings if f["kind"] == "space"):
@@ -566,6 +578,17 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
             f"- {name}, trained against base{f' ({length})' if length else ''}: in the full space {', '.join(in_space)}, so {paper}; on the maps "
             f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
+    if compact and len(space_lines) > 2:
+        return "\n".join(
+            [
+                "Trained against base in the full space (no projection): each model's mean over the papers, the "
+                "difference paired paper by paper (95% bootstrap interval, p), higher or lower only where the "
+                "Holm-adjusted p is under 0.05. The maps' DBSCAN scores beside the paper's: "
+                "[docs/results.md](docs/results.md#figure-2-the-embedding-space-notebook-06).",
+                "",
+                *space_lines,
+            ]
+        )
     if len(space_lines) == 2 and len(map_lines) == 2:
         return "\n".join(
             [
@@ -605,6 +628,85 @@ def _paper_figure2_rows() -> list[str]:
         f"| {spe[m] - sci[m]:+.2f} | one map, not tested | |"
         for m in ("homogeneity", "completeness")
     ]
+
+
+# ---------------------------------------------------------------- the README's two images
+def figure2_pick(reports: Iterable[Report], root: Path) -> tuple[Report, Path] | None:
+    """The report whose Figure 2 the README shows, and its image: of the reports whose notebook 06 wrote a figure
+    still under ``root``, the one whose labels carry the most topic signal (the base model's full-space k-NN topic
+    agreement, highest first), so the maps show classes a reader can see."""
+    best: tuple[float, Report, Path] | None = None
+    for report in reports:
+        analysis = report.metrics.get("06_embedding_analysis") or {}
+        agreement = (((analysis.get("space") or {}).get("models") or {}).get("base") or {}).get("knn_agreement")
+        figure = root / str(analysis.get("figure") or "")
+        if agreement is None or not analysis.get("figure") or not figure.is_file():
+            continue
+        if best is None or agreement > best[0]:
+            best = (float(agreement), report, figure)
+    return (best[1], best[2]) if best else None
+
+
+def chart_points(reports: Iterable[Report]) -> list[overview.Point]:
+    """The Table 1 chart's dots of every report with notebook 05's metrics."""
+    return [
+        point
+        for report in reports
+        for point in overview.chart_points(
+            report.preset, benchmark_of(report).corpus, report.metrics.get("05_scidocs_eval") or {}
+        )
+    ]
+
+
+def write_table1_chart(reports_root: str | Path) -> Path | None:
+    """Draw the Table 1 chart from the reports to ``<repository>/figures/table1_map.png`` (None: no report has
+    notebook 05's metrics, nothing is written)."""
+    reports_root = Path(reports_root)
+    points = chart_points(load_reports(reports_root) if reports_root.is_dir() else [])
+    if not points:
+        return None
+    return overview.write_chart(overview.table1_chart(points), reports_root.parent / overview.CHART_FILE)
+
+
+def overview_block(reports: list[Report], root: Path, target: str | Path) -> str:
+    """The README's images, Figure 2's maps then the Table 1 chart, each with what it shows and where it comes
+    from (links relative to ``target``)."""
+
+    def link(path: Path) -> str:
+        return os.path.relpath(path, Path(target).parent).replace(os.sep, "/")
+
+    lines = []
+    picked = figure2_pick(reports, root)
+    if picked:
+        report, figure = picked
+        analysis = report.metrics["06_embedding_analysis"]
+        agreement = analysis["space"]["models"]["base"]["knn_agreement"]
+        corpus = benchmark_of(report).corpus
+        lines += [
+            f"![Figure 2, preset {report.preset} on {corpus}: t-SNE and UMAP maps of base and trained]({link(figure)})",
+            "",
+            f"*Figure 2 (notebook 06), preset `{report.preset}` on {corpus}: {analysis.get('n_papers', 0):,} papers "
+            f"coloured by their {analysis.get('labelled_by', 'labels')} ({analysis.get('n_classes')} classes), "
+            "base model left, trained right, t-SNE above and UMAP below, DBSCAN's scores over the projection seeds "
+            "in each title. Shown because its labels carry the most topic signal of the committed reports (the base "
+            f"model's k-NN topic agreement {agreement:.3f}, [metrics]({link(report.folder)}/{METRICS_DIR}/"
+            "06_embedding_analysis.json)).*",
+        ]
+    points = chart_points(reports)
+    if points:
+        presets = list(dict.fromkeys(p.preset for p in points))
+        without = [preset for preset in presets if not any(p.preset == preset and p.low is not None for p in points)]
+        lines += [
+            "",
+            f"![Table 1 as a chart: cite and co-cite MAP against the base model per preset]({link(root / overview.CHART_FILE)})",
+            "",
+            "*Table 1 (notebook 05) per committed report: the trained model, TF-IDF-SVD and BM25 as their difference "
+            "to the base model in MAP points, with the paired 95% interval over queries where the report kept one "
+            "(hollow dot: none"
+            + (f"; BM25 everywhere, and every row of {', '.join(f'`{p}`' for p in without)}" if without else "")
+            + "). Drawn by `specter-utils report --readme` from each `reports/<preset>/metrics/05_scidocs_eval.json`.*",
+        ]
+    return "\n".join(lines).strip() or "No report holds notebook 05 or 06 metrics yet."
 
 
 # ---------------------------------------------------------------- wall times per preset
@@ -683,18 +785,23 @@ def reused_time_split(report: Report) -> float | None:
     return float(made.get("seconds") or 0.0) if made.get("reused") else None
 
 
-def times_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
-    """One row per preset: each notebook's measured wall time, the total, the commit(s) and the machine."""
+def times_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: bool = False) -> str:
+    """One row per preset: each notebook's measured wall time (with ``compact``, the README: the slowest one
+    only), the total, the commit(s) and the machine."""
     timed = [(r, runs) for r in reports if (runs := notebook_runs(r))]
     notebooks = sorted({nb for _, runs in timed for nb in runs})
+    columns = ["slowest notebook"] if compact else [nb[:2] for nb in notebooks]
     lines = [
-        "| preset | " + " | ".join(nb[:2] for nb in notebooks) + " | total | peak memory | commit | machine |",
-        "|" + "---|" * (len(notebooks) + 5),
+        "| preset | " + " | ".join(columns) + " | total | peak memory | commit | machine |",
+        "|" + "---|" * (len(columns) + 5),
     ]
     notes = []
     for report, runs in timed:
         source = PIPELINE_FILE if report.pipeline else "README.md"
         cells = [duration(runs[nb]["seconds"]) if nb in runs else "" for nb in notebooks]
+        if compact:
+            slowest = max(runs, key=lambda nb: runs[nb]["seconds"])
+            cells = [f"{slowest[:2]} `{slowest[3:]}`, {duration(runs[slowest]['seconds'])}"]
         commits = list(dict.fromkeys(run["commit"] for run in runs.values() if run["commit"]))
         unrecorded = [nb[:2] for nb, run in runs.items() if not run["commit"]]
         commit = ", ".join(f"`{c}`" for c in commits) or "not recorded"
@@ -863,8 +970,9 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
     ablations = [ablations_block(r, link_of[r.preset], reports_root.parent, root_link) for r in reports]
     return {
         "results": "\n\n".join(s for s in sections if s) or "No report holds a results table yet.",
-        "figure2": figure2_block(reports, link_of),
-        "times": times_block(reports, link_of),
+        "figure2": figure2_block(reports, link_of, compact),
+        "overview": overview_block(reports, reports_root.parent, target),
+        "times": times_block(reports, link_of, compact),
         "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
         "stages": stages_block(reports, link_of),
         "levers": levers_block(reports_root.parent / "experiments" / "measured", target),

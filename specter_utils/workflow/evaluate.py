@@ -19,7 +19,14 @@ from specter_utils.evaluation.recomm import DEFAULT_SEEDS
 from specter_utils.evaluation.suite import evaluate as evaluate_suite
 from specter_utils.evaluation.suite import task_name, write_results
 from specter_utils.io import atomic_write, write_json
-from specter_utils.presentation.tables import FIRST_ROWS, ranker_note, render, with_rankers
+from specter_utils.presentation.tables import (
+    FIRST_ROWS,
+    HEADERS,
+    comparison_table,
+    ranker_note,
+    to_markdown,
+    with_rankers,
+)
 from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
 from specter_utils.tasks import BY_NAME
 from specter_utils.workflow.embed import papers_to_embed
@@ -196,20 +203,38 @@ def evaluate(
     return with_rankers(results, score_rankers(resolve(scidocs_dir), config.rankers, config.split, folders))
 
 
-def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
-    """Write ``out_dir/results.md`` (our rows, ranker rows among them, then the paper's Table 1) and ``results.json``."""
-    _, table = render(results)
-    table = f"Benchmark: {corpus_label(Path(out_dir).parent)}\n\n{table}"
+def results_markdown(results: dict[str, dict[str, Any]], benchmark: str) -> str:
+    """The text of ``results.md``: the run's rows (ranker rows among them) with the columns they have, then the
+    paper's Table 1 apart, in those of its columns the run also has (its own average beside them)."""
+    frame = comparison_table(results)
+    paper = frame.index.str.endswith("(paper)")
+    ours = frame[~paper].drop(columns=["paper avg"]).dropna(axis=1, how="all")
+    ours.attrs = frame.attrs
+    shared = [c for c in ours.columns if c in HEADERS]
+    theirs = frame[paper][[*shared, "paper avg"]].dropna(axis=1, how="all")
     note = (
-        "Rows without '(paper)': this run, every model on the same benchmark and split. '(paper)' rows: SCIDOCS "
-        "Table 1, comparable only when the benchmark is the real SCIDOCS; `avg` is over the metrics this run's "
-        "embedding rows have (the same columns in every row), `paper avg` the paper's own 12-metric average."
+        "This run: every model on the same benchmark and split; `avg` is over the metrics its embedding rows have "
+        "(the same columns in every row)."
     )
     rankers = ranker_note(results)
     if rankers:
         note += f"\n{rankers}"
+    text = f"Benchmark: {benchmark}\n\n{to_markdown(ours)}\n\n{note}\n"
+    if not theirs.empty:
+        text += (
+            "\n## The paper's Table 1 (on SCIDOCS)\n\n"
+            "For scale only: comparable to the rows above only when the benchmark is the real SCIDOCS. Its columns "
+            "that this run also has; `paper avg` is the paper's own 12-metric average.\n\n"
+            f"{to_markdown(theirs)}\n"
+        )
+    return text
+
+
+def write_results_table(results: dict[str, dict[str, Any]], out_dir: str | Path) -> str:
+    """Write ``out_dir/results.md`` (:func:`results_markdown`) and ``results.json``; return the markdown."""
     out_dir = Path(out_dir)
+    text = results_markdown(results, corpus_label(out_dir.parent))
     with atomic_write(out_dir / RESULTS_TABLE) as handle:
-        handle.write(f"{table}\n\n{note}\n")
+        handle.write(text)
     write_json(out_dir / "results.json", results)
-    return table
+    return text

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from specter_utils.errors import DataError
 from specter_utils.paths import REPO_ROOT
-from specter_utils.presentation.readme import check_file, load_reports, preset_drift, update_file
+from specter_utils.presentation.overview import CHART_FILE
+from specter_utils.presentation.readme import (
+    check_file,
+    load_reports,
+    preset_drift,
+    update_file,
+    write_table1_chart,
+)
 from specter_utils.report import write_report
 
 __all__ = ["README_FILES", "refresh_generated_blocks", "write_report"]
@@ -37,6 +44,13 @@ def refresh_generated_blocks(
             if check:
                 raise DataError(message, report.folder / "spec.yaml")
             warn(f"warning: {report.folder / 'spec.yaml'}: {message}")
+    if check:  # the chart's pixels depend on the matplotlib build, so the check asks only that it is there
+        if reports and not (root / CHART_FILE).is_file():
+            raise DataError("missing; run 'specter-utils report --readme' to draw it", root / CHART_FILE)
+    elif reports:
+        chart = write_table1_chart(root / "reports")
+        if chart is not None:
+            yield str(chart.relative_to(root)), ["the Table 1 chart"]
     for name in README_FILES:
         path = root / name
         if check:
