@@ -64,8 +64,8 @@ def test_the_old_thread_spelling_still_works_with_a_warning(capsys) -> None:
 
 
 def test_train_merges_several_metadata_files_and_refuses_a_paper_in_two(tmp_path, capsys) -> None:
-    from specter_utils.commands.train import merged_metadata
     from specter_utils.errors import DataError
+    from specter_utils.workflow.train import merged_metadata
 
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps({"p1": {"title": "One", "abstract": ""}}))

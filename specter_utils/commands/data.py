@@ -238,10 +238,9 @@ LEAKS = {
 
 def _audit_splits(benchmark: Path, against: list[Path]) -> bool:
     """Print the split checks of ``data audit``; True when they pass."""
-    from specter_utils.benchmark.splits import cross_split_overlap, query_split_problems
+    from specter_utils.workflow.mine import split_audit
 
-    splits = query_split_problems(benchmark)
-    overlaps = [cross_split_overlap(benchmark, other) for other in against]
+    splits, overlaps = split_audit(benchmark, against)
     print(json.dumps({"query_splits": splits, "against": overlaps}, indent=2))
     ok = True
     if splits is None:

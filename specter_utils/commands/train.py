@@ -179,24 +179,6 @@ def check_paths(config: TrainConfig) -> None:
     check_out_dir(Path(config.out), config.overwrite, resumable=True)
 
 
-def merged_metadata(files: list[str], out_dir: Path) -> Path:
-    """Several paper files as one ``OUT/metadata.json`` (each read by the one paper reader); a paper id in two of
-    them is an error naming both files."""
-    from specter_utils.data.records import read_paper_records
-    from specter_utils.io import write_json
-
-    merged: dict[str, dict] = {}
-    source: dict[str, str] = {}
-    for name in files:
-        for paper_id, record in read_paper_records(name).items():
-            if paper_id in merged:
-                raise DataError(f"paper in two --metadata files ({source[paper_id]} and {name})", name, None, paper_id)
-            merged[paper_id], source[paper_id] = record, name
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(out_dir / "metadata.json", merged)
-    return out_dir / "metadata.json"
-
-
 def run(args: argparse.Namespace) -> int:
     files = [str(name) for name in (args.metadata or [])]
     check_inputs(args.triplets, None)  # first: the machine's profile needs torch to see it
@@ -205,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args).validate()
     check_paths(config)
     if len(files) > 1:
+        from specter_utils.workflow.train import merged_metadata
+
         config = dataclasses.replace(config, metadata=str(merged_metadata(files, Path(config.out))))
     if not config.progress_bar:
         silence_progress()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from specter_utils.benchmark.splits import cross_split_overlap, query_split_problems
 from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.errors import DataError
@@ -78,3 +79,9 @@ def example_triplets(triplets_dir: str | Path, metadata: str | Path, n: int = 3,
 
     rows = [(t.kind, title(t.query), title(t.pos), title(t.neg)) for t in chosen]
     return pd.DataFrame(rows, columns=["kind", "query", "positive (cited by the query)", "negative"])
+
+
+def split_audit(benchmark_dir: str | Path, against: list[Path]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``data audit``'s split checks: each ranking query against its own per-paper draw (None for a folder not built
+    here), and the validation/test overlap with each benchmark of ``against``."""
+    return query_split_problems(benchmark_dir), [cross_split_overlap(benchmark_dir, other) for other in against]

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.config import EmbedConfig, TrainConfig
+from specter_utils.data.records import read_paper_records
+from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
-from specter_utils.layout import LOG_HISTORY_FILE, VERDICT_FILE
+from specter_utils.layout import LOG_HISTORY_FILE, METADATA_FILE, VERDICT_FILE
 from specter_utils.spec import RunSpec
 from specter_utils.training.distributed import is_main_process
 from specter_utils.training.run_folder import CHECKPOINT_DIR
@@ -91,3 +93,18 @@ def train(
         "log_history": read_json(log_file) if log_file.exists() else [],
         "verdict": read_verdict(out) if benchmark else None,
     }
+
+
+def merged_metadata(files: list[str], out_dir: Path) -> Path:
+    """Several paper files as one ``OUT/metadata.json`` (each read by the one paper reader); a paper id in two of
+    them is an error naming both files."""
+    merged: dict[str, dict] = {}
+    source: dict[str, str] = {}
+    for name in files:
+        for paper_id, record in read_paper_records(name).items():
+            if paper_id in merged:
+                raise DataError(f"paper in two --metadata files ({source[paper_id]} and {name})", name, None, paper_id)
+            merged[paper_id], source[paper_id] = record, name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / METADATA_FILE, merged)
+    return out_dir / METADATA_FILE
