@@ -376,7 +376,8 @@ def _metrics_link(report: Report, link_of: Mapping[str, str], notebook: str) -> 
 def matching_keys(report: Report) -> list[str]:
     """What a report's matched negatives were matched on (notebook 01's benchmark: year and in-degree bucket, or the
     in-degree bucket alone on a corpus without years)."""
-    negatives = ((report.metrics.get("01_prepare_data") or {}).get("negatives") or {}).get("cite-matched") or {}
+    matched = next(task.name for task in RANKING_CITATION_FIRST if task.name.endswith("-matched"))
+    negatives = ((report.metrics.get("01_prepare_data") or {}).get("negatives") or {}).get(matched) or {}
     return list(negatives.get("matching_keys") or [])
 
 
