@@ -158,14 +158,15 @@ def query_split_problems(benchmark_dir: str | Path) -> dict[str, Any] | None:
         return None
     info = read_json(root / BENCHMARK_FILE)
     seed, val_fraction = int(info["seed"]), float(info["config"]["val_fraction"])
+    ranking = ranking_splits(root)
     wrong = sorted(
         (task, split, q)
-        for task, splits in ranking_splits(root).items()
+        for task, splits in ranking.items()
         for split, queries in splits.items()
         for q in queries
         if query_split(q, seed, val_fraction) != split
     )
-    queries = {q for splits in ranking_splits(root).values() for ids in splits.values() for q in ids}
+    queries = {q for splits in ranking.values() for ids in splits.values() for q in ids}
     return {
         "seed": seed,
         "val_fraction": val_fraction,

@@ -227,6 +227,14 @@ def silence_progress() -> None:
     if "__init__" not in _TQDM_INIT:
         _TQDM_INIT["__init__"] = tqdm.std.tqdm.__init__
         tqdm.std.tqdm.__init__ = functools.partialmethod(tqdm.std.tqdm.__init__, disable=True)
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
 
 _TQDM_INIT: dict[str, Any] = {}  # tqdm's own __init__ while --quiet has replaced it
@@ -240,14 +248,6 @@ def restore_progress() -> None:
 
         tqdm.std.tqdm.__init__ = _TQDM_INIT.pop("__init__")
         os.environ.pop("TQDM_DISABLE", None)
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
 
 
 # ---------------------------------------------------------------- checks before work

@@ -20,6 +20,7 @@ from specter_utils.io import read_json, write_json
 from specter_utils.layout import LOG_HISTORY_FILE, METADATA_FILE, VERDICT_FILE
 from specter_utils.spec import RunSpec
 from specter_utils.training.distributed import is_main_process
+from specter_utils.training.model_card import SUMMARY_FILE
 from specter_utils.training.run_folder import CHECKPOINT_DIR
 from specter_utils.training.train import train_specter
 from specter_utils.workflow.verdict import FINAL_MODEL_DIR, validation_verdict
@@ -89,7 +90,7 @@ def train(
     return {
         "model_dir": model_dir,
         "config": config.to_dict(),
-        "summary": read_json(trained_dir / "specter_training.json"),
+        "summary": read_json(trained_dir / SUMMARY_FILE),
         "log_history": read_json(log_file) if log_file.exists() else [],
         "verdict": read_verdict(out) if benchmark else None,
     }

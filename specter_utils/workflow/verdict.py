@@ -19,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from specter_utils.config import EmbedConfig, TrainConfig
-from specter_utils.embedding.io import read_embeddings_fast
-from specter_utils.evaluation.paired import paired_test, per_query_ap
+from specter_utils.evaluation.paired import paired_test, score_row
+from specter_utils.io import read_json
 from specter_utils.models import resolve_model
+from specter_utils.tasks import TASKS as TASK_TABLE
+from specter_utils.training.model_card import SUMMARY_FILE
+from specter_utils.training.run_folder import CHECKPOINT_DIR
 from specter_utils.workflow.embed import embed, papers_to_embed
 from specter_utils.workflow.sweep import ranking_qrels
 
@@ -29,7 +32,7 @@ TASKS = ("cite", "cocite")
 SPLIT = "val"  # the verdict never reads the test split
 FINAL_MODEL_DIR = "model_final"  # where the final model goes when the verdict keeps another one
 MAX_CHECKPOINTS = 2  # checkpoints scored besides the final model: the last ones before it
-TASK_NAMES = {"cite": "cite", "cocite": "co-cite"}
+TASK_NAMES = {task.name: task.key for task in TASK_TABLE}  # how tables name a task: cocite -> co-cite
 
 
 def candidate_checkpoints(checkpoint_dir: Path, limit: int = MAX_CHECKPOINTS) -> list[tuple[int, Path]]:
@@ -47,8 +50,7 @@ def score_model(
 ) -> dict:
     """Per-query AP (x 100) of ``model`` on each task of ``qrels``, embedding ``papers`` into ``out``."""
     embed(embedding, model, dict(papers), out)
-    vectors = read_embeddings_fast(out)
-    return {task: per_query_ap(task_qrels, vectors, task) for task, task_qrels in qrels.items()}
+    return score_row(str(model), [out], qrels).seeds[0]
 
 
 def _mean_map(per_query: Mapping[str, Mapping[str, float]]) -> float:
@@ -113,7 +115,7 @@ def validation_verdict(
     papers = papers_to_embed(scidocs, SPLIT, tasks)
     work = train_out / "verdict"
     base = score_model(embedding, training.base_model, papers, qrels, work / "base.jsonl")
-    saved = candidate_checkpoints(train_out / "checkpoints", MAX_CHECKPOINTS + 1)
+    saved = candidate_checkpoints(train_out / CHECKPOINT_DIR, MAX_CHECKPOINTS + 1)
     summary_step = _final_step(model_dir, max([step for step, _ in saved] + [0]))
     checkpoints = [(step, folder) for step, folder in saved if step < summary_step][-MAX_CHECKPOINTS:]  # not the final
     trained = [
@@ -133,9 +135,7 @@ def validation_verdict(
 
 
 def _final_step(model_dir: Path, fallback: int) -> int:
-    from specter_utils.io import read_json
-
-    summary = model_dir / "specter_training.json"
+    summary = model_dir / SUMMARY_FILE
     if summary.exists():
         return int((read_json(summary).get("results") or {}).get("global_step") or fallback)
     return fallback
