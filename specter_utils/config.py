@@ -31,9 +31,12 @@ This module imports nothing heavy, so ``--help`` stays instant.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
 from typing import Any, ClassVar
 
 from specter_utils.errors import DataError
@@ -407,7 +410,7 @@ class TrainConfig:
         "(SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)",
         choices=POOLINGS,
     )
-    max_length: int = setting(512, 'SPECTER truncates "title [SEP] abstract" to 512 wordpieces', low=2)
+    max_length: int = setting(512, 'wordpieces of "title [SEP] abstract" in training (the paper: 512)', low=2)
     # --- loss (scientific) ---
     loss: str = setting("triplet", "triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES", choices=LOSSES)
     triplet_margin: float = setting(
@@ -638,9 +641,34 @@ RECIPES: dict[str, dict[str, Any]] = {
 DEFAULT_RECIPE = {"cpu": "citation-mnrl", "gpu": "paper"}  # a profile's recipe when none is named
 
 
+GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/dxg", "/dev/kfd")  # NVIDIA, WSL and ROCm: where a GPU driver shows itself
+
+
+def package_version(name: str) -> str | None:
+    """An installed package's version from its metadata (the same string as its ``__version__``), without
+    importing it; None when it is not installed."""
+    try:
+        return importlib_metadata.version(name.replace("_", "-"))
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def gpu_possible() -> bool:
+    """False where torch cannot see a GPU, known without importing it: a CPU-only torch build, macOS, or Linux
+    with no GPU driver's device file."""
+    if "+cpu" in (package_version("torch") or "") or sys.platform == "darwin":
+        return False
+    if sys.platform.startswith("linux"):
+        return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
+    return True
+
+
 def device_profile() -> str:
-    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. It imports torch, so it is
-    called only when a run is about to train (``specter-utils train`` without ``--profile``)."""
+    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. torch is imported only where
+    a GPU is possible (:func:`gpu_possible`), so ``train --help`` on a CPU machine stays instant and shows the
+    defaults a bare ``train`` will use there."""
+    if not gpu_possible():
+        return "cpu"
     import torch
 
     return "gpu" if torch.cuda.is_available() else "cpu"
@@ -688,7 +716,8 @@ class EmbedConfig:
     max_length: int = setting(
         512,
         "THE length every paper is embedded at, by embed, evaluate --model, api.load_model and every row of Tables 1 "
-        "and 2: SPECTER's 512 wordpieces (beyond a model's position embeddings it is an error, never a silent cap)",
+        "and 2 (SPECTER embeds 512 wordpieces; beyond a model's position embeddings it is an error, never a silent "
+        "cap)",
         low=2,
     )
     dtype: str = setting(
@@ -824,7 +853,9 @@ class AblationConfig:
     tasks: list[str] = setting(
         factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task", choices=TASK_NAMES
     )
-    seeds: list[int] = setting(factory=lambda: [0, 1, 2], help="three seeds per row, for a mean and a spread")
+    seeds: list[int] = setting(
+        factory=lambda: [0, 1, 2], help="the seeds each row is trained with, for a mean and a spread over them"
+    )
     text_fields: list[str] = setting(
         factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=TEXT_FIELDS
     )

@@ -295,7 +295,7 @@ def position_limit(transformer: Any) -> int | None:
 
 def build_model(
     name: str,
-    pooling: str = "auto",
+    pooling: str | None = None,
     *,
     max_length: int,
     model_card_data: SentenceTransformerModelCardData | None = None,

@@ -44,6 +44,7 @@ from specter_utils.config import (
     RECIPES,
     SECTION_CLASSES,
     TRAIN_RUN_FIELDS,
+    WORKFLOW_FIELDS,
     EndToEndConfig,
     SamplerConfig,
     TrainConfig,
@@ -349,16 +350,26 @@ class RunSpec(Mapping[str, Any]):
                 self._yaml_lines(value, f"{name}.", depth + 1, lines, explain)
             else:
                 if explain and name in FIELDS:
-                    declared = FIELDS[name]
-                    allowed = setting_allowed(declared)
-                    help_text = declared.metadata.get("help", "")
-                    lines.append(f"{indent}# {help_text}" + (f" ({allowed})" if allowed else ""))
+                    lines.append(f"{indent}# {explanation(name, value)}")
                 text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
                 text = text.removesuffix("\n...").removesuffix("...").strip()
                 lines.append(f"{indent}{key}: {text}  # {self._sources[name]}")
 
     def __repr__(self) -> str:
         return f"RunSpec({self.preset!r}, overrides={self.overrides!r})"
+
+
+def explanation(key: str, value: Any) -> str:
+    """The comment ``spec show --explain`` puts above a setting: its declared help, then its default where the value
+    is another (so that the help's reason is read as the default's, not the value's) and what it allows."""
+    declared = FIELDS[key]
+    notes = []
+    if key in DEFAULTS and value != DEFAULTS[key]:
+        shown = yaml.safe_dump(DEFAULTS[key], default_flow_style=True, width=10_000).strip()
+        notes.append(f"default: {shown.removesuffix('...').strip()}")
+    allowed = setting_allowed(declared)
+    notes += [allowed] if allowed else []
+    return declared.metadata.get("help", "") + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR) -> RunSpec:
@@ -401,6 +412,23 @@ def train_config(
         layers += file_layers(str(file), Path(params_dir))
     layers.append(("override", _layer(override, "override")))
     return dataclasses.replace(RunSpec(layers, str(file or ""), override).training, **run_fields)
+
+
+def section_config(section: str, file: str | Path | None = None, *, params_dir: str | Path = PARAMS_DIR, **fields: Any):
+    """One section's config class resolved through the specification's layers (``resolve_layers``: defaults, the
+    specification ``file`` and the preset it extends, then ``fields`` as the override layer), as ``train_config``
+    resolves ``training`` for ``train``: what ``mine`` (``mining``), ``build-benchmark`` (``data``) and ``embed``
+    (``embedding``) build their settings with. A field given as None is not given; the fields a workflow sets
+    (``WORKFLOW_FIELDS``: ``mining.seed``, ``embedding.model``, ...) are set on the result::
+
+        section_config("mining", strategy="spectroid", seed=1)
+    """
+    fields = {k: v for k, v in fields.items() if v is not None}
+    workflow = {k: fields.pop(k) for k in WORKFLOW_FIELDS.get(section, ()) if k in fields}
+    layers = file_layers(str(file), Path(params_dir)) if file is not None else []
+    override = {f"{section}.{k}": v for k, v in fields.items()}
+    layers.append(("override", _layer(override, "override")))
+    return dataclasses.replace(RunSpec(layers, str(file or ""), override).config(section), **workflow)
 
 
 def parse_override(text: str) -> tuple[str, Any]:

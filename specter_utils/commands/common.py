@@ -143,10 +143,12 @@ def add_config_flags(
     *,
     old_flags: Mapping[str, str] | None = None,
     metavars: Mapping[str, str] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """One flag per field of ``cls`` (``specter_utils.config``), made from its declaration: its help and default, its
     choices (and their aliases), its range. The flag's own default is None, so only a given flag overrides
-    (``given_config_values``)."""
+    (``given_config_values``). ``defaults``: the values a bare call resolves to where they are not the fields' own
+    (``train``: this machine's profile and its recipe), shown as each flag's default."""
     hints = typing.get_type_hints(cls)
     declared = {f.name: f for f in dataclasses.fields(cls)}
     old_flags, metavars = old_flags or {}, metavars or {}
@@ -156,7 +158,8 @@ def add_config_flags(
         kind = hints[name]
         choices = setting_choices(f)
         allowed = setting_range(f) or (f"one of {', '.join(choices)}" if choices and name in metavars_or_old else "")
-        shown = [f"default: {f.default}"] if f.default not in ("", None) else []  # no "(default: )" for an empty one
+        default = (defaults or {}).get(name, f.default)
+        shown = [f"default: {default}"] if default not in ("", None) else []  # no "(default: )" for an empty one
         notes = "; ".join([*shown, *([allowed] if allowed else [])])
         help_text = f"{f.metadata.get('help', '')}" + (f" ({notes})" if notes else "")
         help_text = help_text.replace("%", "%%")

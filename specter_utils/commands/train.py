@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from specter_utils.commands.common import (
     QUIET_HELP,
@@ -39,12 +40,20 @@ OLD_FLAGS = {
 }
 
 
+def bare_defaults() -> dict[str, Any]:
+    """What a bare ``train`` resolves each field to on this machine: the defaults, then the machine's profile and
+    that profile's recipe (``config_from_args`` without flags)."""
+    from specter_utils.spec import train_config
+
+    return dataclasses.asdict(train_config(device=device_profile()))
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """One flag per TrainConfig field, the four main ones first; defaults are None so that only given flags
-    override (the help shows the field's own default)."""
+    override (the help shows what a bare call uses on this machine: its profile's and recipe's values)."""
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("profile", "recipe")]
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
-    add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS)
+    add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS, defaults=bare_defaults())
     parser.add_argument("--quiet", dest="progress_bar", action="store_const", const=False, help=QUIET_HELP)
 
 
@@ -79,7 +88,8 @@ def register(subparsers) -> None:
             "Train SPECTER with the sentence-transformers trainer (--recipe paper: triplet loss, [CLS]; or an in-batch "
             "negatives recipe). Writes OUT/model "
             "(a sentence-transformers model with a model card), OUT/checkpoints and OUT/log_history.json; an "
-            "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun."
+            "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun. The defaults shown "
+            f"are this machine's: the {device_profile()} profile and its {DEFAULT_RECIPE[device_profile()]} recipe."
         ),
     )
     add_flag(

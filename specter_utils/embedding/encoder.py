@@ -13,15 +13,19 @@ without torch (docs/architecture.md lists the exception).
 from __future__ import annotations
 
 import contextlib
-import glob
-import sys
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import numpy as np
 
-from specter_utils.config import MODEL_POOLING, EmbedConfig, canonical_pooling
+from specter_utils.config import (  # noqa: F401 (gpu_possible, package_version: read from here too)
+    GPU_DEVICE_FILES,
+    MODEL_POOLING,
+    EmbedConfig,
+    canonical_pooling,
+    gpu_possible,
+    package_version,
+)
 from specter_utils.models import (
     build_model,
     model_pooling_detail,
@@ -31,26 +35,6 @@ from specter_utils.models import (
 
 DTYPES = ("auto", "float32", "bfloat16")
 VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages whose versions a meta records
-GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/dxg", "/dev/kfd")  # NVIDIA, WSL and ROCm: where a GPU driver shows itself
-
-
-def package_version(name: str) -> str | None:
-    """An installed package's version from its metadata (the same string as its ``__version__``), without
-    importing it; None when it is not installed."""
-    try:
-        return metadata.version(name.replace("_", "-"))
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def gpu_possible() -> bool:
-    """False where torch cannot see a GPU, known without importing it: a CPU-only torch build, macOS, or Linux
-    with no GPU driver's device file."""
-    if "+cpu" in (package_version("torch") or "") or sys.platform == "darwin":
-        return False
-    if sys.platform.startswith("linux"):
-        return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
-    return True
 
 
 def resolve_device(device: str | None) -> str:
