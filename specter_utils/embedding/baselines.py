@@ -231,7 +231,7 @@ def sgc_embeddings(
 
 # ---------------------------------------------------------------- the one dispatcher
 def model_embeddings(
-    papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str = "cls", progress: bool = False
+    papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str, progress: bool = False
 ) -> EmbeddingSet:
     """``spec``'s off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
 
