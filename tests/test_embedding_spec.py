@@ -156,14 +156,17 @@ def test_spec_show_explain_states_the_default_beside_the_declared_help(capsys) -
     assert main(["spec", "show", "--explain"]) == 0
     lines = capsys.readouterr().out.splitlines()
     checked = 0
-    for comment, line in zip(lines, lines[1:], strict=False):
+    path: list[str] = []  # the sections above a line, by indentation
+    for number, line in enumerate(lines):
+        depth = (len(line) - len(line.lstrip())) // 2
+        if re.match(r"^\s*\w+:$", line):
+            path = [*path[:depth], line.strip().rstrip(":")]
+            continue
+        comment = lines[number - 1] if number else ""
         match = re.match(r"\s*(\w+): (.*?)  # (.*)$", line)
         if not comment.strip().startswith("#") or not match:
             continue
-        section = next(
-            (ln.strip().rstrip(":") for ln in reversed(lines[: lines.index(line)]) if re.match(r"^\w+:$", ln)), ""
-        )
-        key = f"{section}.{match.group(1)}"
+        key = ".".join([*path[:depth], match.group(1)])
         if key not in run_spec.FIELDS or key not in run_spec.DEFAULTS:
             continue
         assert comment.strip().startswith(f"# {run_spec.FIELDS[key].metadata['help']}"), key
