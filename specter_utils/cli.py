@@ -13,6 +13,7 @@ import os
 import sys
 
 from specter_utils import __version__
+from specter_utils.commands.common import restore_progress
 from specter_utils.errors import DataError, OfflineError
 
 # Order here is the order shown in --help. Each module defines ``register(subparsers)``.
@@ -136,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        restore_progress()
     return int(result or 0)
 
 

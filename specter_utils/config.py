@@ -51,6 +51,7 @@ MODEL_POOLING = "model"  # what an encoder records for a model's own pooling (au
 # with the frozen base model as guide (the library's own false-negative filter).
 LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
 IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
+KEEP_RULES = ("best", "last")  # training.keep: the model a run hands over (workflow.verdict)
 # Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
 # the same precisions are accepted and mean the short name.
 DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by device; embed: a timed probe)
@@ -501,6 +502,18 @@ class TrainConfig:
         2, "checkpoints kept on disk (each holds the optimiser state: about 3x the model)", low=1
     )
     keep_checkpoints: bool = setting(False, "keep checkpoints/ after the final model is written")
+    keep: str = setting(
+        "best",
+        "which model the run hands over, decided on the validation queries of the run's benchmark (workflow.verdict): "
+        "best: the final model or one of its last checkpoints, whichever scores highest, or the base model when none "
+        "is above it; last: the final model whatever validation says",
+        choices=KEEP_RULES,
+    )
+    benchmark: str = setting(
+        "",
+        "a SCIDOCS-layout folder (build-benchmark's OUT/scidocs) whose validation queries decide which model is kept "
+        '(training.keep) and print the verdict; "": no verdict (notebook 03 uses the run\'s benchmark)',
+    )
     eval_steps: int = setting(
         500, "validation loss (and triplet accuracy) every N optimiser steps, and at the end", low=1
     )
@@ -567,7 +580,7 @@ class TrainConfig:
 
 
 # Fields of TrainConfig that a run's workflow sets (paths, the run's seed, reporting), not its specification.
-TRAIN_RUN_FIELDS = ("triplets", "metadata", "out", "seed", "resume", "overwrite", "progress_bar")
+TRAIN_RUN_FIELDS = ("triplets", "metadata", "out", "seed", "resume", "overwrite", "progress_bar", "benchmark")
 
 # A profile fits training to a machine; it changes only what differs from the defaults above, and says why.
 PROFILES: dict[str, dict[str, Any]] = {
@@ -995,7 +1008,7 @@ WORKFLOW_FIELDS = {
 DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
-# Old spellings, deprecated in 0.2.0 and removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
+# Old spellings, deprecated in 0.2.0, to be removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
 # the new name and a warning.
 DEPRECATED_KEYS = {
     "data.data_dir": "data.src",
@@ -1016,6 +1029,8 @@ DEPRECATED_TRAIN_FIELDS = {
 RUN_ONLY_FIELDS = frozenset(
     {
         "out",
+        "keep",
+        "benchmark",
         "resume",
         "overwrite",
         "keep_checkpoints",

@@ -11,6 +11,7 @@ name                        what it is
 ``DATA_FILE``               SPECTER's ``data.json``: id -> {cited id: {"count": n}}
 ``METRICS_FILE``            a notebook's or a stage's measured numbers (``metrics.json``)
 ``LOG_HISTORY_FILE``        a training run's logged losses and learning rates
+``VERDICT_FILE``            a training run's validation verdict (base, final model, checkpoints; the one kept)
 ``TRAIN_CONFIG_FILE``       a training run's resolved ``TrainConfig``
 ``TRIPLETS_TRAIN_FILE``     mined training triplets (one JSON object a line)
 ``TRIPLETS_VAL_FILE``       mined validation triplets
@@ -29,6 +30,7 @@ METADATA_FILE = "metadata.json"
 DATA_FILE = "data.json"
 METRICS_FILE = "metrics.json"
 LOG_HISTORY_FILE = "log_history.json"
+VERDICT_FILE = "verdict.json"  # a training run's validation verdict: which model it hands over, and why
 TRAIN_CONFIG_FILE = "train_config.json"
 TRIPLETS_TRAIN_FILE = "train.jsonl"
 TRIPLETS_VAL_FILE = "val.jsonl"

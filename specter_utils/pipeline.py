@@ -166,6 +166,10 @@ class PipelineResult:
         if figures:
             lines += ["", f"figures ({self.figures_dir}, PNG + PDF):", *(f"  {p.name}" for p in figures)]
         lines.append(f"metrics: {self.run_dir}/<notebook>/{METRICS_FILE}")
+        trained = self.run_dir / "03_train_specter" / METRICS_FILE
+        verdict = (read_json(trained).get("verdict") or {}) if trained.exists() else {}
+        if verdict.get("line"):
+            lines += ["", f"did training help? {verdict['line']}"]
         return "\n".join(lines)
 
 

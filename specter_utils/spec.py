@@ -350,26 +350,27 @@ class RunSpec(Mapping[str, Any]):
                 self._yaml_lines(value, f"{name}.", depth + 1, lines, explain)
             else:
                 if explain and name in FIELDS:
-                    lines.append(f"{indent}# {explanation(name, value)}")
+                    declared = FIELDS[name]
+                    allowed = setting_allowed(declared)
+                    help_text = declared.metadata.get("help", "")
+                    default = (
+                        declared.default if declared.default is not dataclasses.MISSING else declared.default_factory()  # type: ignore[misc]
+                    )
+                    if isinstance(default, tuple):
+                        default = list(default)
+                    # the help gives the default's reason: say so where this run holds another value
+                    differs = (
+                        ""
+                        if value == default
+                        else f" [that is the default, {default!r}; here {self._sources[name]} sets {value!r}]"
+                    )
+                    lines.append(f"{indent}# {help_text}" + (f" ({allowed})" if allowed else "") + differs)
                 text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
                 text = text.removesuffix("\n...").removesuffix("...").strip()
                 lines.append(f"{indent}{key}: {text}  # {self._sources[name]}")
 
     def __repr__(self) -> str:
         return f"RunSpec({self.preset!r}, overrides={self.overrides!r})"
-
-
-def explanation(key: str, value: Any) -> str:
-    """The comment ``spec show --explain`` puts above a setting: its declared help, then its default where the value
-    is another (so that the help's reason is read as the default's, not the value's) and what it allows."""
-    declared = FIELDS[key]
-    notes = []
-    if key in DEFAULTS and value != DEFAULTS[key]:
-        shown = yaml.safe_dump(DEFAULTS[key], default_flow_style=True, width=10_000).strip()
-        notes.append(f"default: {shown.removesuffix('...').strip()}")
-    allowed = setting_allowed(declared)
-    notes += [allowed] if allowed else []
-    return declared.metadata.get("help", "") + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR) -> RunSpec:

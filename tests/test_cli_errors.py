@@ -513,7 +513,7 @@ def _sweep_cases() -> list[tuple[str, list[str], tuple[str, ...]]]:
         ),  # fmt: skip
         ("eval-out-exists", ["evaluate", "--data-dir", s, "--embeddings", e, "--out", "{file}"], ("--overwrite",)),
         ("eval-out-dir", ["evaluate", "--data-dir", s, "--embeddings", e, "--out", "{dir}"], ("is a directory",)),
-        ("eval-njobs-0", [*ev, "--n-jobs", "0"], ("--n-jobs",)),
+        ("eval-threads-0", [*ev, "--threads", "0"], ("--threads",)),
         ("eval-split", [*ev, "--split", "train"], ("--split", "invalid choice")),
         ("eval-task-unknown", [*ev, "--tasks", "nope"], ("unknown task",)),
         ("eval-compare-unknown", [*ev, "--compare", "BERTX"], ("unknown paper rows",)),

@@ -1,6 +1,6 @@
 """The one embedding specification (config.EmbedConfig): one default per value, one pooling spelling, the file keys
-read from it, the embedding path taking it whole; train --help's defaults and spec show --explain; mine and
-build-benchmark resolved through the specification's layers."""
+read from it, the embedding path taking it whole; mine and build-benchmark resolved through the specification's
+layers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from specter_utils import spec as run_spec
 from specter_utils.cli import build_parser, main
@@ -120,62 +119,6 @@ def test_file_keys_live_on_the_specification() -> None:
     assert set(vectors.VECTOR_KEYS) - {"dim"} < keys
     with pytest.raises(KeyError, match="not a key"):
         EmbedConfig.file_keys("colour")
-
-
-def _help_default(help_text: str, flag: str) -> str:
-    block = re.search(rf"^  {re.escape(flag)}\b.*?(?=^  --|\Z)", help_text, flags=re.M | re.S)
-    assert block, flag
-    found = re.search(r"\(default: ([^;)]*)", " ".join(block.group(0).split()))
-    assert found, f"{flag} shows no default"
-    return found.group(1)
-
-
-def test_train_help_shows_what_a_bare_call_records(capsys) -> None:
-    """Every --help default of train is the value a bare ``train`` resolves to on this machine (its profile)."""
-    from specter_utils.commands.common import config_flag
-    from specter_utils.commands.train import config_from_args
-    from specter_utils.config import device_profile
-
-    with pytest.raises(SystemExit):
-        main(["train", "--help"])
-    help_text = capsys.readouterr().out
-    assert f"the {device_profile()} profile" in " ".join(help_text.split())
-    bare = dataclasses.asdict(config_from_args(build_parser().parse_args(["train"])))
-    checked = 0
-    for name, value in bare.items():
-        if name in ("profile", "recipe") or value in ("", None) or isinstance(value, bool):
-            continue
-        assert _help_default(help_text, config_flag(name)) == str(value), name
-        checked += 1
-    assert checked > 20
-    if device_profile() == "cpu":  # the cpu profile's and its recipe's values, not the gpu profile's
-        assert bare["max_length"] == 64 and bare["loss"] == "mnrl-citation" and bare["batch_size"] == 64
-
-
-def test_spec_show_explain_states_the_default_beside_the_declared_help(capsys) -> None:
-    assert main(["spec", "show", "--explain"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    checked = 0
-    path: list[str] = []  # the sections above a line, by indentation
-    for number, line in enumerate(lines):
-        depth = (len(line) - len(line.lstrip())) // 2
-        if re.match(r"^\s*\w+:$", line):
-            path = [*path[:depth], line.strip().rstrip(":")]
-            continue
-        comment = lines[number - 1] if number else ""
-        match = re.match(r"\s*(\w+): (.*?)  # (.*)$", line)
-        if not comment.strip().startswith("#") or not match:
-            continue
-        key = ".".join([*path[:depth], match.group(1)])
-        if key not in run_spec.FIELDS or key not in run_spec.DEFAULTS:
-            continue
-        assert comment.strip().startswith(f"# {run_spec.FIELDS[key].metadata['help']}"), key
-        if yaml.safe_load(match.group(2)) != run_spec.DEFAULTS[key]:
-            assert "default: " in comment, key
-        checked += 1
-    assert checked > 50
-    seeds = next(i for i, ln in enumerate(lines) if ln.strip().startswith("seeds:"))
-    assert "three" not in lines[seeds - 1]
 
 
 def test_mine_and_build_benchmark_resolve_through_the_layers(tmp_path, monkeypatch, capsys) -> None:

@@ -427,7 +427,7 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
     in_degree["cite (matched)"] = {"map": 26.3}
     metrics["results"]["in-degree"] = in_degree
     metrics["deltas"] = [gain("cite", 4.0, 2.0, 6.0), gain("cite (matched)", 3.0, 1.0, 5.0)]
-    made = {"split": {"split_by": "date", "cutoff_year": 1999}}
+    made = {"split": {"split_by": "date", "cutoff_year": 1999, "queries_by_year": {"1999": 300, "2000": 20}}}
     time_split = {
         "made": made,
         "results": {},
@@ -441,7 +441,8 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
         "| random (the report's) | cite | 160 | 67.20 → 26.30 | +4.00 [+2.00, +6.00] | +3.00 [+1.00, +5.00] | 75% |"
     )
     assert rows[1].endswith(
-        "| date (queries from 1999) | cite | 160 | — → — | +1.00 [-0.50, +2.50] | +1.00 [+0.00, +2.00] | — (no gain shown) |"
+        "| date (queries from 1999 (300), 2000 (20)) | cite | 160 | — → — | +1.00 [-0.50, +2.50] | +1.00 [+0.00, +2.00] "
+        "| — (no gain shown) |"
     )
     assert len(rows) == 2  # co-cite has no paired test here: no row
 
@@ -483,3 +484,24 @@ def test_the_lever_block_labels_each_table_by_its_split_validation_first(tmp_pat
     assert block.index("**hepth, validation split**") < block.index("**hepth, test split**")
     assert "[`recipe_levers_hepth_val.jsonl`](../experiments/measured/recipe_levers_hepth_val.jsonl)" in block
     assert "from the rows of" not in block.split("**hepth, test split**")[1]  # that table has no rows file here
+
+
+def test_figure2_sentences_name_how_long_each_model_trained():
+    from specter_utils.presentation.readme import figure2_block, load_reports, training_length
+
+    reports = load_reports(REPO_ROOT / "reports")
+    demo = next(r for r in reports if r.preset == "demo")
+    trained = demo.metrics["03_train_specter"]
+    steps, used = trained["results"]["global_step"], trained["data"]["train"]["used"]
+    assert training_length(demo).startswith(f"trained {steps:,} optimiser steps on {used:,} triplets")
+    block = figure2_block(reports, {r.preset: f"reports/{r.preset}" for r in reports})
+    assert f"trained against base ({training_length(demo)})" in block
+
+
+def test_the_controls_block_names_what_each_report_matched_on():
+    reports = readme.load_reports(REPO_ROOT / "reports")
+    block = readme.controls_block(reports, {r.preset: f"reports/{r.preset}" for r in reports})
+    for report in reports:
+        keys = readme.matching_keys(report)
+        assert keys and f"`{report.preset}` on {' and '.join(keys)}" in block
+    assert readme.matching_keys(next(r for r in reports if r.preset == "citeseer")) == ["in-degree bucket"]

@@ -317,7 +317,10 @@ def test_spec_show_explain_prints_each_settings_declaration(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     loss = next(i for i, line in enumerate(lines) if line.strip().startswith("loss:"))
     declared = {f.name: f for f in dataclasses.fields(TrainConfig)}["loss"]
-    assert lines[loss - 1].strip() == f"# {declared.metadata['help']} (one of {', '.join(config.LOSSES)})"
+    assert lines[loss - 1].strip() == (
+        f"# {declared.metadata['help']} (one of {', '.join(config.LOSSES)}) "
+        "[that is the default, 'triplet'; here recipe citation-mnrl sets 'mnrl-citation']"
+    )
     assert lines[loss].endswith("# recipe citation-mnrl")
 
 

@@ -27,6 +27,8 @@ def test_the_share_of_the_gain_is_given_only_where_a_gain_is_shown() -> None:
     ]
     (none,) = gain_sentences([_delta("co-cite", 0.5, -1.0, 2.0), _delta("co-cite (matched)", 0.4, -0.9, 1.7)])
     assert "no share of it is given" in none and "%" not in none and "no difference is shown" in none
+    (larger,) = gain_sentences([_delta("co-cite", 4.0, 2.0, 6.0), _delta("co-cite (matched)", 5.0, 3.0, 7.0)])
+    assert "no loss of the gain" in larger and "125%" in larger and "remains" not in larger  # not read as growth
     assert gain_sentences([_delta("cite", 4.0, 2.0, 6.0)]) == []  # no matched version: nothing to set beside it
     other = Delta("tfidf-svd", "base", "cite", "MAP", 1.0, 0.5, 1.5).as_dict()
     assert gain_sentences([other, _delta("cite (matched)", 3.0, 1.0, 5.0)]) == []  # only trained vs base

@@ -239,3 +239,19 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
     start = _weights(tiny_model)
     moved = [n for n in start if n in expected and not torch.allclose(start[n], expected[n], atol=1e-6)]
     assert moved
+
+
+def test_train_quiet_draws_no_progress_bar(random_tiny_model, triplet_dir, tmp_path, capfd):
+    from specter_utils.cli import main
+
+    argv = ["train", "--triplets", str(triplet_dir), "--metadata", str(triplet_dir / "metadata.json")]
+    argv += ["--out", str(tmp_path / "q"), "--base-model", str(random_tiny_model), "--profile", "cpu"]
+    argv += ["--max-triplets", "8", "--batch-size", "4", "--effective-batch-size", "4", "--max-length", "32"]
+    argv += ["--drop-unknown", "--loss", "mnrl", "--quiet"]
+    assert main(argv) == 0
+    printed = capfd.readouterr()
+    assert "it/s]" not in printed.err + printed.out and "s/it]" not in printed.err + printed.out, printed.err[-800:]
+    assert "Computing widget examples" not in printed.err
+    from tqdm import tqdm
+
+    assert not tqdm(range(1)).disable  # the switch ends with the command

@@ -12,7 +12,7 @@ One concept has one flag everywhere (docs/command-line.md's table of common flag
   where the command resumes)
 - ``--quiet``: no progress bar or progress messages (warnings and results still print)
 
-Old spellings stay, deprecated since 0.2.0 and removed in 0.3.0, as hidden aliases that print one deprecation line
+Old spellings stay, deprecated since 0.2.0 and to be removed in 0.3.0, as hidden aliases that print one deprecation line
 on stderr.
 This module imports nothing heavy, so ``--help`` stays instant.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import os
 import shutil
 import sys
@@ -143,12 +144,10 @@ def add_config_flags(
     *,
     old_flags: Mapping[str, str] | None = None,
     metavars: Mapping[str, str] | None = None,
-    defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """One flag per field of ``cls`` (``specter_utils.config``), made from its declaration: its help and default, its
     choices (and their aliases), its range. The flag's own default is None, so only a given flag overrides
-    (``given_config_values``). ``defaults``: the values a bare call resolves to where they are not the fields' own
-    (``train``: this machine's profile and its recipe), shown as each flag's default."""
+    (``given_config_values``)."""
     hints = typing.get_type_hints(cls)
     declared = {f.name: f for f in dataclasses.fields(cls)}
     old_flags, metavars = old_flags or {}, metavars or {}
@@ -158,8 +157,7 @@ def add_config_flags(
         kind = hints[name]
         choices = setting_choices(f)
         allowed = setting_range(f) or (f"one of {', '.join(choices)}" if choices and name in metavars_or_old else "")
-        default = (defaults or {}).get(name, f.default)
-        shown = [f"default: {default}"] if default not in ("", None) else []  # no "(default: )" for an empty one
+        shown = [f"default: {f.default}"] if f.default not in ("", None) else []  # no "(default: )" for an empty one
         notes = "; ".join([*shown, *([allowed] if allowed else [])])
         help_text = f"{f.metadata.get('help', '')}" + (f" ({notes})" if notes else "")
         help_text = help_text.replace("%", "%%")
@@ -222,6 +220,26 @@ def silence_progress() -> None:
     what is imported later (transformers reads it through huggingface_hub); what is imported already is told here,
     so a command that never loads transformers does not import it for this."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TQDM_DISABLE"] = "1"  # tqdm reads it when first imported (this process's later imports, children)
+    # bars drawn by plain tqdm that no library switch reaches (sentence-transformers' model card widget examples)
+    import tqdm.std
+
+    if "__init__" not in _TQDM_INIT:
+        _TQDM_INIT["__init__"] = tqdm.std.tqdm.__init__
+        tqdm.std.tqdm.__init__ = functools.partialmethod(tqdm.std.tqdm.__init__, disable=True)
+
+
+_TQDM_INIT: dict[str, Any] = {}  # tqdm's own __init__ while --quiet has replaced it
+
+
+def restore_progress() -> None:
+    """Undo :func:`silence_progress`'s tqdm switch when a command ends (the CLI runs in-process in tests and
+    notebooks)."""
+    if "__init__" in _TQDM_INIT:
+        import tqdm.std
+
+        tqdm.std.tqdm.__init__ = _TQDM_INIT.pop("__init__")
+        os.environ.pop("TQDM_DISABLE", None)
     if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
 

@@ -47,10 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add_corpus_arguments(
         convert,
-        "hepth: folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; citeseer: its folder (default: the bundled "
-        "copy); tables: a folder or a tables.json manifest; s2orc, openalex, jsonl: the record file (.jsonl, "
-        ".jsonl.gz, .parquet), to give: the S2ORC sample in ../shared/data cites nothing inside itself, so it cannot "
-        "be converted; not allowed with synthetic",
+        "the corpus to read: for hepth, the folder with cit-HepTh.txt and cit-HepTh-abstracts.tar.gz; for citeseer, "
+        "its folder (default: the bundled copy); for tables, a folder or a tables.json manifest; for s2orc, openalex "
+        "and jsonl, one record file (.jsonl, .jsonl.gz or .parquet), which must be given. Not allowed with synthetic. "
+        "A corpus whose papers cite nothing inside it (such as a small S2ORC sample) cannot be converted",
         labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
     convert.add_argument(  # the old name, kept for one release

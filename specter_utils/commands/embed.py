@@ -150,7 +150,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--chunk-size", type=POSITIVE_INT, help="papers per resumable chunk (default: 1024; 16384 multi-GPU)"
     )
-    parser.add_argument("--no-resume", action="store_true", help="discard a part-finished run instead of resuming")
+    parser.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="resume a part-finished run (OUT.partial/); --no-resume discards it and starts again",
+    )
     add_quiet(parser)
     parser.add_argument("--merge", type=Path, nargs="+", metavar="SHARD", help="merge these shard .jsonl files")
     parser.add_argument("--baseline", help="compute a baseline instead: random, tfidf, tfidf-hash, tfidf-svd, sif, sgc")
@@ -347,9 +352,7 @@ def run(args: argparse.Namespace) -> int:
         choice,
         papers,
         args.out,
-        EmbedRun(
-            chunk_size=args.chunk_size, shard=shard, resume=not args.no_resume, progress=not args.quiet, info=info
-        ),
+        EmbedRun(chunk_size=args.chunk_size, shard=shard, resume=args.resume, progress=not args.quiet, info=info),
         Placement(args.engine, args.ray_address, args.ray_workers, args.multi_gpu),
     )
     print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")

@@ -10,6 +10,7 @@ from pathlib import Path
 from specter_utils.commands.common import (
     POSITIVE_INT,
     add_batch_size,
+    add_flag,
     add_max_length,
     add_out,
     add_quiet,
@@ -93,8 +94,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--tasks", nargs="+", help="tasks to run (default: every task present)")
     parser.add_argument("--split", choices=EVAL_SPLITS, default="test", help="evaluated split (default: test)")
     add_out(parser, "results JSON file")
-    parser.add_argument(
-        "--n-jobs", type=POSITIVE_INT, default=1, help="threads for classification (2: MAG and MeSH together)"
+    add_flag(
+        parser,
+        "--threads",
+        "--n-jobs",
+        dest="n_jobs",
+        type=POSITIVE_INT,
+        default=1,
+        help="threads for classification (2: MAG and MeSH together)",
     )
     parser.add_argument(
         "--svm",

@@ -14,8 +14,9 @@ from specter_utils.errors import DataError
 PRESET_HELP = (
     "Presets: smoke (the tests' tiny run), demo (the offline quick start on a CPU, on the bundled CiteSeer), hepth (the real hep-th corpus "
     "end to end on a CPU), citeseer (the topic showcase: CiteSeer's 6 topics end to end on a CPU), arxiv (the scale "
-    "run: arXiv-2023, titles only, every paper embedded), scidocs (the paper's setup, on a GPU); the README gives "
-    "each one's measured time, and "
+    "run: arXiv-2023, titles only, every paper embedded), scidocs (the paper's setup, on a GPU); the README's "
+    "wall-time table gives the measured time of each preset with a committed report (arxiv, citeseer, demo, hepth), "
+    "and "
     "`specter-utils spec show --preset NAME` prints every setting of one with where it came from."
 )
 

@@ -76,7 +76,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "file, overrides) and print it as YAML, each value commented with where it came from.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser("show", help="print the resolved specification as YAML with sources")
+    show = actions.add_parser(
+        "show",
+        help="print the resolved specification as YAML with sources",
+        description="Print every setting of a run as YAML: the preset's file and your --spec and --set layered over "
+        "the defaults, the profile and the recipe, each value with the layer it came from (default, profile, recipe, "
+        "preset, file, flag).",
+    )
     add_spec_arguments(show, preset_default=DEFAULT_PRESET)
     show.add_argument(
         "--explain",

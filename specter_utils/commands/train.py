@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from specter_utils.commands.common import (
     QUIET_HELP,
@@ -40,20 +39,15 @@ OLD_FLAGS = {
 }
 
 
-def bare_defaults() -> dict[str, Any]:
-    """What a bare ``train`` resolves each field to on this machine: the defaults, then the machine's profile and
-    that profile's recipe (``config_from_args`` without flags)."""
-    from specter_utils.spec import train_config
-
-    return dataclasses.asdict(train_config(device=device_profile()))
-
-
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """One flag per TrainConfig field, the four main ones first; defaults are None so that only given flags
-    override (the help shows what a bare call uses on this machine: its profile's and recipe's values)."""
+    override (the help shows the field's own default)."""
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("profile", "recipe")]
     ordered = [*MAIN_FLAGS, *(name for name in fields if name not in MAIN_FLAGS)]
-    add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS, defaults=bare_defaults())
+    add_config_flags(parser, TrainConfig, ordered, old_flags=OLD_FLAGS, metavars=METAVARS)
+    metadata = next(a for a in parser._actions if "--metadata" in a.option_strings)
+    metadata.nargs = "+"  # one file or several, as embed and index take them (merged into OUT/metadata.json)
+    metadata.help = f"{metadata.help}; several files are merged (a paper id in two of them is an error)"
     parser.add_argument("--quiet", dest="progress_bar", action="store_const", const=False, help=QUIET_HELP)
 
 
@@ -63,6 +57,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     from specter_utils.spec import train_config
 
     flags = {k: v for k, v in given_config_values(args, TrainConfig).items() if k not in ("profile", "recipe")}
+    if isinstance(flags.get("metadata"), list):  # several files: the first stands in until run() merges them
+        flags["metadata"] = str(flags["metadata"][0])
     spec = getattr(args, "spec", None)
     if spec is not None and not Path(spec).is_file():
         raise DataError("--spec: no such file", spec)
@@ -88,8 +84,7 @@ def register(subparsers) -> None:
             "Train SPECTER with the sentence-transformers trainer (--recipe paper: triplet loss, [CLS]; or an in-batch "
             "negatives recipe). Writes OUT/model "
             "(a sentence-transformers model with a model card), OUT/checkpoints and OUT/log_history.json; an "
-            "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun. The defaults shown "
-            f"are this machine's: the {device_profile()} profile and its {DEFAULT_RECIPE[device_profile()]} recipe."
+            "interrupted run resumes from its last checkpoint. Runs data parallel under torchrun."
         ),
     )
     add_flag(
@@ -122,6 +117,30 @@ def register(subparsers) -> None:
     )
     add_config_arguments(parser)
     parser.set_defaults(func=run)
+    plain_help = parser.format_help
+    parser.format_help = lambda: (_show_machine_defaults(parser), plain_help())[1]  # type: ignore[method-assign]
+
+
+def _show_machine_defaults(parser: argparse.ArgumentParser) -> None:
+    """Rewrite each flag's "default: ..." as the value a bare ``train`` uses on this machine: the defaults with the
+    machine's profile and its recipe (computed when --help is asked for, since finding the profile imports torch)."""
+    from specter_utils.spec import train_config
+
+    profile = device_profile()
+    bare = train_config(device=profile)
+    declared = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    for action in parser._actions:
+        field = declared.get(action.dest)
+        if field is None or field.default in ("", None) or not action.help or action.help == argparse.SUPPRESS:
+            continue
+        plain = f"default: {field.default}"
+        value = getattr(bare, action.dest)
+        if plain in action.help and value != field.default:
+            action.help = action.help.replace(plain, f"default here: {value}")
+    parser.description = (parser.description or "").split(" Defaults shown")[0] + (
+        f" Defaults shown are what a bare call uses on this machine: the {profile} profile and its recipe "
+        f"({bare.recipe})."
+    )
 
 
 def _profile_summary(name: str) -> str:
@@ -160,10 +179,33 @@ def check_paths(config: TrainConfig) -> None:
     check_out_dir(Path(config.out), config.overwrite, resumable=True)
 
 
+def merged_metadata(files: list[str], out_dir: Path) -> Path:
+    """Several paper files as one ``OUT/metadata.json`` (each read by the one paper reader); a paper id in two of
+    them is an error naming both files."""
+    from specter_utils.data.records import read_paper_records
+    from specter_utils.io import write_json
+
+    merged: dict[str, dict] = {}
+    source: dict[str, str] = {}
+    for name in files:
+        for paper_id, record in read_paper_records(name).items():
+            if paper_id in merged:
+                raise DataError(f"paper in two --metadata files ({source[paper_id]} and {name})", name, None, paper_id)
+            merged[paper_id], source[paper_id] = record, name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / "metadata.json", merged)
+    return out_dir / "metadata.json"
+
+
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.triplets, args.metadata)  # first: the machine's profile needs torch to see it
+    files = [str(name) for name in (args.metadata or [])]
+    check_inputs(args.triplets, None)  # first: the machine's profile needs torch to see it
+    for name in files:
+        check_inputs(None, name)
     config = config_from_args(args).validate()
     check_paths(config)
+    if len(files) > 1:
+        config = dataclasses.replace(config, metadata=str(merged_metadata(files, Path(config.out))))
     if not config.progress_bar:
         silence_progress()
     from specter_utils.workflow.train import is_main_process, train_model

@@ -1,7 +1,8 @@
 """The paper record shared by every reader, the one reader of paper metadata files, and a report of oddities.
 
 Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata_*.json``, are both
-``{paper_id: {"paper_id", "title", "abstract", ...}}`` and are read by :func:`read_paper_records` alone
+``{paper_id: {"paper_id", "title", "abstract", ...}}`` (a JSON list of such objects, keyed by ``paper_id`` or
+``doc_id``, reads the same) and are read by :func:`read_paper_records` alone
 (a generic record file, ``.jsonl`` / ``.jsonl.gz`` / ``.parquet``, by ``data.generic.read_any_paper_file``), with one rule:
 
 - a record must be an object with a ``title`` key; its ``paper_id``, when present, must equal its key;
@@ -110,14 +111,38 @@ def check_id(value: Any, path: str | Path, line: int | None = None, what: str = 
     return text
 
 
+PAPER_FILE_SHAPES = (
+    "a JSON object {paper_id: {title, abstract, ...}}, a JSON list of paper objects [{paper_id (or doc_id), title, "
+    "abstract, ...}], or JSONL (one paper object a line)"
+)
+ID_FIELDS = ("paper_id", "doc_id")  # the id of a paper in a list of papers: ours, then SciRepEval's
+
+
+def _keyed_by_id(records: list[Any], path: Path) -> dict[str, dict[str, Any]]:
+    """A JSON list of paper objects as ``{id: record}`` (``paper_id`` set from ``doc_id`` where only that is given);
+    an item that is not an object, has no id or repeats one is an error naming its position."""
+    keyed: dict[str, dict[str, Any]] = {}
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise DataError(f"item {index} of the list is not a paper object; expected {PAPER_FILE_SHAPES}", path)
+        key = next((record[name] for name in ID_FIELDS if record.get(name) is not None), None)
+        if key is None:
+            raise DataError(f"item {index} of the list has no paper_id or doc_id", path)
+        key = str(key)
+        if key in keyed:
+            raise DataError(f"item {index} of the list repeats the id of an earlier paper", path, record_id=key)
+        keyed[key] = {**record, "paper_id": key}
+    return keyed
+
+
 def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
     """The validated records of a paper metadata file, as stored (the rule is in this module's docstring)."""
     path = Path(path)
     raw = read_json(path)
+    if isinstance(raw, list):
+        raw = _keyed_by_id(raw, path)
     if not isinstance(raw, dict):
-        raise DataError(
-            f"expected a JSON object {{paper_id: {{title, abstract, ...}}}}, got {type(raw).__name__}", path
-        )
+        raise DataError(f"expected {PAPER_FILE_SHAPES}, got a JSON {type(raw).__name__}", path)
     if not raw:
         raise DataError("empty file: no papers", path)
     for key, record in raw.items():

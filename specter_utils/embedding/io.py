@@ -81,6 +81,9 @@ def sidecar_paths(path: str | Path) -> dict[str, Path]:
     return {"npy": Path(f"{stem}.npy"), "ids": Path(f"{stem}.ids.txt"), "meta": Path(f"{stem}.meta.json")}
 
 
+ID_KEYS = ("paper_id", "doc_id")  # a line's id: ours (SCIDOCS's), or SciRepEval's embedding generator's
+
+
 def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
     """Read a SCIDOCS embeddings JSONL; malformed lines, mixed dimensions, NaN and duplicate ids are errors."""
     path = Path(path)
@@ -90,11 +93,14 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
     seen: dict[str, int] = {}
     dim = None
     for line_number, row in iter_jsonl(path):
-        if not isinstance(row, dict) or "paper_id" not in row or "embedding" not in row:
-            raise DataError("expected an object with 'paper_id' and 'embedding'", path, line_number)
-        if row["paper_id"] is None or isinstance(row["paper_id"], (bool, list, dict)):
-            raise DataError(f"paper_id {row['paper_id']!r} is not an id", path, line_number)
-        paper_id = str(row["paper_id"])
+        key = next((name for name in ID_KEYS if isinstance(row, dict) and name in row), None)
+        if key is None or "embedding" not in row:
+            raise DataError(
+                "expected an object with 'paper_id' (or SciRepEval's 'doc_id') and 'embedding'", path, line_number
+            )
+        if row[key] is None or isinstance(row[key], (bool, list, dict)):
+            raise DataError(f"{key} {row[key]!r} is not an id", path, line_number)
+        paper_id = str(row[key])
         if not paper_id.strip() or any(ch.isspace() for ch in paper_id):
             raise DataError("paper_id is empty or contains whitespace", path, line_number, paper_id)
         vector = row["embedding"]

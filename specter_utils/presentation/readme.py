@@ -147,6 +147,18 @@ def _spec(report: Report, section: str, *keys: str) -> Any:
     return None
 
 
+def training_length(report: Report) -> str:
+    """How long the report's main model trained (notebook 03): optimiser steps, triplets used and minutes, as one
+    phrase; "" for a report that does not record it."""
+    trained = report.metrics.get("03_train_specter") or {}
+    results, data = trained.get("results") or {}, trained.get("data") or {}
+    steps, used = results.get("global_step"), (data.get("train") or {}).get("used")
+    if not steps or not used:
+        return ""
+    minutes = (results.get("train_runtime_s") or 0) / 60
+    return f"trained {steps:,} optimiser steps on {used:,} triplets, {minutes:.1f} min"
+
+
 # ---------------------------------------------------------------- the benchmark a report was scored on
 @dataclass(frozen=True)
 class Benchmark:
@@ -352,10 +364,28 @@ def _metrics_link(report: Report, link_of: Mapping[str, str], notebook: str) -> 
 
 
 # ---------------------------------------------------------------- the trained model's gain under the controls
+def matching_keys(report: Report) -> list[str]:
+    """What a report's matched negatives were matched on (notebook 01's benchmark: year and in-degree bucket, or the
+    in-degree bucket alone on a corpus without years)."""
+    negatives = ((report.metrics.get("01_prepare_data") or {}).get("negatives") or {}).get("cite-matched") or {}
+    return list(negatives.get("matching_keys") or [])
+
+
+def query_years(time_split: Mapping[str, Any]) -> str:
+    """The publication years of a time split's queries, as counted in its benchmark: "queries from 1999 (328), 2000
+    (71), 2001 (1)"; the cutoff alone where the counts are not recorded."""
+    split = (time_split.get("made") or {}).get("split") or {}
+    by_year = split.get("queries_by_year") or {}
+    if by_year:
+        return "queries from " + ", ".join(f"{year} ({n})" for year, n in sorted(by_year.items()))
+    return f"queries from {split.get('cutoff_year')} on"
+
+
 def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
     """Per report whose notebook 05 kept its paired tests: the trained model's gain over its base under random and
     under popularity-matched negatives, the share that remains, and what structure alone scores, on the report's
     split and, where notebook 05 ran one, the time split."""
+    reports = list(reports)
     lines = []
     for report in reports:
         evaluation = report.metrics.get("05_scidocs_eval") or {}
@@ -366,8 +396,7 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
             parts.append((f"{split_by} (the report's)", evaluation["deltas"], evaluation.get("results") or {}))
         time_split = evaluation.get("time_split") or {}
         if time_split.get("deltas"):
-            cutoff = ((time_split.get("made") or {}).get("split") or {}).get("cutoff_year")
-            parts.append((f"date (queries from {cutoff})", time_split["deltas"], time_split.get("results") or {}))
+            parts.append((f"date ({query_years(time_split)})", time_split["deltas"], time_split.get("results") or {}))
         for split, deltas, results in parts:
             for row in gain_rows(deltas, results):
                 text_free = " → ".join(_cell(row[k]) or "—" for k in ("text_free_random", "text_free_matched"))
@@ -380,14 +409,17 @@ def controls_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str
         return (
             "No report keeps notebook 05's paired tests yet (its `deltas`): regenerate one with the current notebooks."
         )
+    matched = [f"`{report.preset}` on {' and '.join(keys)}" for report in reports if (keys := matching_keys(report))]
     header = [
         "Trained against base on each report's test queries, MAP x 100, paired over queries (95% bootstrap interval). "
         "Text-free: the better of the in-degree and year rankers, under random → matched negatives. Share: the "
         "matched-negative gain as a percentage of the random-negative one, given only where the latter's interval "
-        "lies above 0.",
+        "lies above 0 (at 100% or more: no loss of the gain, not growth; the two gains are not tested against each "
+        "other). Matched negatives are matched to the positives "
+        + ("on: " + "; ".join(matched) + "." if matched else "as each report's benchmark.json states."),
         "",
         "| report | split | task | queries | text-free MAP | trained − base, random negatives | "
-        "trained − base, matched negatives | share that remains |",
+        "trained − base, matched negatives | matched / random gain |",
         "|---|---|---|---|---|---|---|---|",
     ]
     return "\n".join(header + lines)
@@ -529,8 +561,9 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         if paper_h <= 0:
             paper = "the paper shows no rise in homogeneity"
         seeds = len(analysis.get("projection_seeds") or [])
+        length = training_length(report)
         sentences.append(
-            f"- {name}, trained against base: in the full space {', '.join(in_space)}, so {paper}; on the maps "
+            f"- {name}, trained against base{f' ({length})' if length else ''}: in the full space {', '.join(in_space)}, so {paper}; on the maps "
             f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
     if len(space_lines) == 2 and len(map_lines) == 2:

@@ -83,7 +83,12 @@ def gain_sentences(
             f"- {row['task']}: {trained} - {base} {random_gain.interval} MAP under random negatives, "
             f"{matched_gain.interval} under matched negatives"
         )
-        if row["share"] is not None:  # a share only of a gain that is shown
+        if row["share"] is not None and row["share"] >= 100:  # not growth: the two gains are not tested apart
+            line += (
+                f": no loss of the gain where popularity cannot help (the matched-negative gain is {row['share']:.0f}%"
+                " of it; the two are not tested against each other)"
+            )
+        elif row["share"] is not None:  # a share only of a gain that is shown
             line += f": {row['share']:.0f}% of the gain remains where popularity cannot help"
         else:
             line += ": no gain shown under random negatives (the interval holds 0), so no share of it is given"

@@ -217,21 +217,6 @@ def group_averages(results: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-def ablation_table(variants: dict[str, dict[str, Any]]) -> str:
-    """Markdown: each variant's Table 2 group averages, then the paper's Table 2 rows for reference."""
-    columns = [*TABLE2_GROUPS, "all"]
-    averages = {name: group_averages(v["results"]) for name, v in variants.items()}
-    shown = [c for c in columns if any(a.get(c) is not None for a in averages.values())]
-    lines = ["| variant | " + " | ".join(shown) + " |", "|" + "---|" * (len(shown) + 1)]
-    for name, avg in averages.items():
-        lines.append(f"| {name} | " + " | ".join("" if avg[c] is None else f"{avg[c]:.2f}" for c in shown) + " |")
-    lines.append("| *paper, Table 2 (SCIDOCS, all 12 metrics)* |" + " |" * len(shown))
-    for name, numbers in PAPER_TABLE2.items():
-        paper = dict(zip(columns, numbers, strict=True))
-        lines.append(f"| {name} (paper) | " + " | ".join(f"{paper[c]:.1f}" for c in shown) + " |")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------- Table 2 over seeds
 TABLE2_COLUMNS = (*TABLE2_GROUPS, "all")
 

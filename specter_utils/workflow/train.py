@@ -9,15 +9,18 @@ file, overrides.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import TrainConfig
-from specter_utils.io import read_json
-from specter_utils.layout import LOG_HISTORY_FILE
+from specter_utils.config import EmbedConfig, TrainConfig
+from specter_utils.io import read_json, write_json
+from specter_utils.layout import LOG_HISTORY_FILE, VERDICT_FILE
 from specter_utils.spec import RunSpec
 from specter_utils.training.distributed import is_main_process
+from specter_utils.training.run_folder import CHECKPOINT_DIR
 from specter_utils.training.train import train_specter
+from specter_utils.workflow.verdict import FINAL_MODEL_DIR, validation_verdict
 
 __all__ = ["is_main_process", "run_config", "train", "train_model"]
 
@@ -33,17 +36,41 @@ def run_config(
     )
 
 
-def train_model(config: TrainConfig) -> Path:
+def train_model(config: TrainConfig, embedding: EmbedConfig | None = None) -> Path:
     """Check ``config`` and train; the final model's folder (``OUT/model``). Writes ``OUT/train_config.json``,
-    ``OUT/log_history.json`` and the checkpoints; an interrupted run resumes from its last checkpoint."""
-    return train_specter(config.validate())
+    ``OUT/log_history.json`` and the checkpoints; an interrupted run resumes from its last checkpoint. With
+    ``config.benchmark``, the validation verdict (``workflow.verdict``) decides which model ``OUT/model`` holds and
+    is written to ``OUT/verdict.json``, its line printed; ``embedding`` is how the candidates are embedded (the run's
+    evaluation settings; default: ``EmbedConfig()``)."""
+    config = config.validate()
+    if not config.benchmark:
+        return train_specter(config)
+    out = Path(config.out)
+    shutil.rmtree(out / FINAL_MODEL_DIR, ignore_errors=True)  # an earlier run's trained model, set aside by its verdict
+    model_dir = train_specter(dataclasses.replace(config, keep_checkpoints=True))
+    result = validation_verdict(embedding or EmbedConfig(), config, out, model_dir, Path(config.benchmark))
+    if not config.keep_checkpoints:
+        shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+    if result is not None and is_main_process():
+        write_json(out / VERDICT_FILE, result)
+        print(result["line"])
+    return model_dir
 
 
-def train(spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path) -> dict[str, Any]:
-    """Train with the resolved ``training`` section (profile, recipe, preset, overrides) and the run's seed.
+def read_verdict(train_out: str | Path) -> dict[str, Any] | None:
+    """The validation verdict a training run wrote (``OUT/verdict.json``), or None."""
+    path = Path(train_out) / VERDICT_FILE
+    return read_json(path) if path.exists() else None
 
-    Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``) and
-    ``log_history`` (the trainer's log: training and validation losses).
+
+def train(
+    spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path, benchmark: str | Path | None = None
+) -> dict[str, Any]:
+    """Train with the resolved ``training`` section (profile, recipe, preset, overrides) and the run's seed; with
+    ``benchmark`` (notebook 03: the run's), its validation queries decide which model ``OUT/model`` holds.
+
+    Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``),
+    ``log_history`` (the trainer's log: training and validation losses) and ``verdict`` (None without a benchmark).
     """
     config = run_config(
         spec,
@@ -52,12 +79,15 @@ def train(spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: st
         out,
         overwrite=True,  # re-running a notebook retrains
         progress_bar=False,
+        benchmark=str(benchmark or ""),
     )
-    model_dir = train_model(config)
+    model_dir = train_model(config, spec.embedding)
+    trained_dir = Path(out) / FINAL_MODEL_DIR if (Path(out) / FINAL_MODEL_DIR).is_dir() else model_dir
     log_file = Path(out) / LOG_HISTORY_FILE
     return {
         "model_dir": model_dir,
         "config": config.to_dict(),
-        "summary": read_json(model_dir / "specter_training.json"),
+        "summary": read_json(trained_dir / "specter_training.json"),
         "log_history": read_json(log_file) if log_file.exists() else [],
+        "verdict": read_verdict(out) if benchmark else None,
     }

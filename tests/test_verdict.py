@@ -1,0 +1,120 @@
+"""The validation verdict: which model a run hands over, decided on validation queries only, and said in one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from specter_utils.config import EmbedConfig, SamplerConfig, TrainConfig
+from specter_utils.workflow.verdict import decide
+
+RNG = np.random.default_rng(0)
+QUERIES = [f"q{i}" for i in range(40)]
+
+
+def _ap(shift: float) -> dict[str, dict[str, float]]:
+    base = RNG.uniform(40, 80, size=len(QUERIES))
+    return {
+        task: dict(zip(QUERIES, (base + shift + RNG.normal(0, 1, len(QUERIES))).tolist(), strict=True))
+        for task in ("cite", "cocite")
+    }
+
+
+def test_a_better_trained_model_is_kept_and_the_line_says_by_how_much() -> None:
+    base, final = _ap(0.0), None
+    final = {t: {q: v + 5 for q, v in ap.items()} for t, ap in base.items()}
+    result = decide(base, [("checkpoint-2", 2, base), ("final", 4, final)])
+    assert result["kept"] == "final" and result["kept_step"] == 4
+    cite = result["trained_minus_base"]["cite"]
+    assert cite["diff"] == pytest.approx(5.0) and cite["ci_low"] > 0
+    assert "Kept: the trained model at step 4" in result["line"] and "cite +5.00" in result["line"]
+
+
+def test_the_best_checkpoint_beats_a_worse_final_model() -> None:
+    base = _ap(0.0)
+    better = {t: {q: v + 3 for q, v in ap.items()} for t, ap in base.items()}
+    worse = {t: {q: v + 1 for q, v in ap.items()} for t, ap in base.items()}
+    result = decide(base, [("checkpoint-2", 2, better), ("final", 4, worse)])
+    assert result["kept"] == "checkpoint-2" and result["compared_step"] == 2
+
+
+def test_a_model_below_its_base_is_not_handed_over_unless_asked() -> None:
+    base = _ap(0.0)
+    worse = {t: {q: v - 2 for q, v in ap.items()} for t, ap in base.items()}
+    result = decide(base, [("final", 4, worse)])
+    assert result["kept"] == "base" and "the run's model is the base model" in result["line"]
+    kept_anyway = decide(base, [("final", 4, worse)], keep="last")
+    assert kept_anyway["kept"] == "final" and "training.keep=last" in kept_anyway["line"]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """A synthetic benchmark and its mined triplets."""
+    from specter_utils.benchmark.build import build_benchmark
+    from specter_utils.data.synthetic import generate_synthetic_corpus
+    from specter_utils.triplets.sampler import mine_dir
+
+    root = tmp_path_factory.mktemp("verdict")
+    build_benchmark(generate_synthetic_corpus(n_papers=150, n_topics=3, seed=4), root / "bench", seed=4, n_queries=20)
+    mine_dir(root / "bench" / "train", root / "triplets", SamplerConfig(seed=0))
+    return root
+
+
+def test_train_with_a_benchmark_scores_validation_only_and_records_the_verdict(
+    small_run, random_tiny_model, monkeypatch
+) -> None:
+    from specter_utils.workflow import verdict as verdict_module
+    from specter_utils.workflow.train import read_verdict, train_model
+
+    embedded: list[set[str]] = []
+    scored: list[dict] = []
+    score = verdict_module.score_model
+
+    def spy(embedding, model, papers, qrels, out):
+        embedded.append(set(papers))
+        scored.append(qrels)
+        return score(embedding, model, papers, qrels, out)
+
+    monkeypatch.setattr(verdict_module, "score_model", spy)
+    out = small_run / "train"
+    config = TrainConfig(
+        triplets=str(small_run / "triplets"),
+        metadata=str(small_run / "bench" / "train" / "metadata.json"),
+        out=str(out),
+        base_model=str(random_tiny_model),
+        loss="mnrl",
+        max_length=32,
+        batch_size=8,
+        effective_batch_size=8,
+        max_triplets=32,
+        max_val_triplets=8,
+        save_steps=2,
+        eval_steps=100,
+        logging_steps=1,
+        progress_bar=False,
+        benchmark=str(small_run / "bench"),
+        profile="cpu",
+    )
+    model_dir = train_model(config, EmbedConfig(max_length=32, batch_size=16))
+    result = read_verdict(out)
+    assert (
+        result is not None
+        and result["split"] == "val"
+        and result["kept"] in {"final", "base", "checkpoint-4", "checkpoint-6"}
+    )
+    # every candidate scored the validation qrels and embedded only the papers they read
+    from specter_utils.workflow.embed import papers_to_embed
+    from specter_utils.workflow.sweep import ranking_qrels
+
+    scidocs = small_run / "bench" / "scidocs"
+    assert all(qrels == ranking_qrels(scidocs, "val", ["cite", "cocite"]) for qrels in scored)
+    assert ranking_qrels(scidocs, "val", ["cite", "cocite"]) != ranking_qrels(scidocs, "test", ["cite", "cocite"])
+    assert all(papers == set(papers_to_embed(scidocs, "val", ["cite", "cocite"])) for papers in embedded)
+    assert len(embedded) >= 2  # the base model and the final model at least
+    assert (model_dir / "config.json").exists() or (model_dir / "modules.json").exists()
+    assert not (out / "checkpoints").exists() and not (out / "verdict").exists()
+    if result["kept"] == "base":
+        assert (out / "model_final" / "specter_training.json").exists()
+    assert json.loads((out / "verdict.json").read_text())["line"] == result["line"]
