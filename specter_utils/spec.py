@@ -30,7 +30,7 @@ import dataclasses
 import difflib
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pandas as pd
@@ -424,7 +424,7 @@ def section_config(section: str, file: str | Path | None = None, *, params_dir: 
 
         section_config("mining", strategy="spectroid", seed=1)
     """
-    fields = {k: v for k, v in fields.items() if v is not None}
+    fields = {k: str(v) if isinstance(v, PurePath) else v for k, v in fields.items() if v is not None}  # a path flag
     workflow = {k: fields.pop(k) for k in WORKFLOW_FIELDS.get(section, ()) if k in fields}
     layers = file_layers(str(file), Path(params_dir)) if file is not None else []
     override = {f"{section}.{k}": v for k, v in fields.items()}

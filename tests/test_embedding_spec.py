@@ -130,6 +130,7 @@ def test_mine_and_build_benchmark_resolve_through_the_layers(tmp_path, monkeypat
     assert run_spec.section_config("mining", file, triplets_per_query=2).triplets_per_query == 2
     with pytest.raises(DataError, match="override"):
         run_spec.section_config("mining", hard_ratio=2.0)
+    assert run_spec.section_config("data", src=tmp_path).src == str(tmp_path)  # a path flag, as a string setting
     embedding = run_spec.section_config("embedding", model="m", max_length=64)
     assert embedding == EmbedConfig(model="m", max_length=64)
 
