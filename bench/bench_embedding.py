@@ -140,9 +140,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model = str(random_bert_dir(args.model, Path(tmp) / "bert")) if args.random_bert else args.model
         encoders = {
-            "ours": load_encoder(
-                model, "auto" if args.pooling == "model" else args.pooling, args.max_length, args.device, "float32"
-            ),
+            "ours": load_encoder(model, args.pooling, args.max_length, args.device, "float32"),
             "ours-bf16": None,
         }
         if "ours-bf16" in variants:

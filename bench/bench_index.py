@@ -344,9 +344,10 @@ def embed_real(work: Path, hepth_sample: int | None = None, arxiv_sample: int | 
     all-MiniLM-L6-v2 at 128 wordpieces, resumable."""
     import pandas as pd
 
+    from specter_utils.config import EmbedConfig
     from specter_utils.data.hepth import read_abstracts
     from specter_utils.data.records import Paper
-    from specter_utils.embedding.embed import embed_to_file
+    from specter_utils.embedding.embed import EmbedRun, embed_to_file
 
     src = Path(os.environ.get("SPECTER_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
     for name in ("arxiv2023", "hepth"):
@@ -366,9 +367,8 @@ def embed_real(work: Path, hepth_sample: int | None = None, arxiv_sample: int | 
                 keep = np.sort(np.random.default_rng(0).permutation(len(papers))[:hepth_sample])
                 papers = [papers[i] for i in keep]
         start = time.perf_counter()
-        embed_to_file(
-            "minilm", papers, out, batch_size=32, max_length=128, device="cpu", dtype="float32", progress=False
-        )
+        spec = EmbedConfig(model="minilm", batch_size=32, max_length=128, device="cpu", dtype="fp32")
+        embed_to_file(spec, papers, out, EmbedRun(progress=False))
         seconds = time.perf_counter() - start
         print(f"{name}: {len(papers)} papers in {seconds:.0f} s ({len(papers) / seconds:.1f} papers/s)", flush=True)
 

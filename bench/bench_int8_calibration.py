@@ -28,8 +28,9 @@ sys.path.insert(0, str(REPO))
 
 from measured_files import provenance, write_measured  # noqa: E402
 
+from specter_utils.config import EmbedConfig  # noqa: E402
 from specter_utils.embedding.backends import BackendChoice, load_backend  # noqa: E402
-from specter_utils.embedding.embed import embed_to_file  # noqa: E402
+from specter_utils.embedding.embed import EmbedRun, embed_to_file  # noqa: E402
 from specter_utils.embedding.encoder import load_encoder  # noqa: E402
 from specter_utils.embedding.io import read_embeddings_fast  # noqa: E402
 from specter_utils.embedding.openvino_backend import converted_model  # noqa: E402
@@ -42,15 +43,13 @@ from specter_utils.workflow.sweep import ranking_qrels  # noqa: E402
 TASKS = ("cite", "cocite")
 
 
-def embed_row(choice: BackendChoice, model: str, papers: dict, out: Path, max_length: int) -> dict:
+def embed_row(choice: BackendChoice, papers: dict, out: Path) -> dict:
     """Build the encoder (timed: the int8 calibration when its cache is empty), embed ``papers`` into ``out``."""
     started = time.perf_counter()
-    encoder, info = load_backend(choice, model, papers, max_length=max_length)
+    encoder, info = load_backend(choice, papers)
     built = time.perf_counter() - started
     started = time.perf_counter()
-    embed_to_file(
-        encoder, papers, out, max_length=max_length, pooling=choice.pooling, progress=False, info=info or None
-    )
+    embed_to_file(encoder, papers, out, EmbedRun(progress=False, info=info or None), batch_size=choice.spec.batch_size)
     return {"build_s": round(built, 1), "embed_s": round(time.perf_counter() - started, 1)}
 
 
@@ -77,18 +76,19 @@ def main() -> int:
     print(f"{corpus}: {len(papers)} test papers, {args.max_length} wordpieces; {machine_label(machine)}", flush=True)
     rows, scored = [], []
     with tempfile.TemporaryDirectory(prefix="bench-int8-") as tmp:
-        variants = [("float32", BackendChoice(dtype="float32"))]
+        spec = EmbedConfig(model=args.model, max_length=args.max_length)
+        variants = [("float32", BackendChoice(spec.but(dtype="fp32")))]
         for text in args.rows:
             scheme, _, size = text.partition(":")
-            choice = BackendChoice(dtype="int8", int8_scheme=scheme, calibration_size=int(size))
+            choice = BackendChoice(spec.but(dtype="int8"), int8_scheme=scheme, calibration_size=int(size))
             variants.append((f"int8 {scheme}, {size} papers", choice))
         vectors = {}
         for name, choice in variants:
             file = Path(tmp) / f"{len(rows)}.jsonl"
-            if choice.dtype == "int8":  # every int8 model of this model quantized anew
+            if choice.spec.dtype == "int8":  # every int8 model of this model quantized anew
                 _, folder = converted_model(load_encoder(args.model, None, args.max_length, "cpu"), ov.Core())
                 shutil.rmtree(folder / "int8", ignore_errors=True)
-            timing = embed_row(choice, args.model, papers, file, args.max_length)
+            timing = embed_row(choice, papers, file)
             emb = read_embeddings_fast(file)
             vectors[name] = emb.lookup(sorted(papers))[0]
             per_query = {task: per_query_ap(task_qrels, emb, task) for task, task_qrels in qrels.items()}

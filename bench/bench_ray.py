@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_embedding import pick_papers  # noqa: E402
 
-from specter_utils.embedding.embed import embed_to_file  # noqa: E402
+from specter_utils.config import EmbedConfig  # noqa: E402
+from specter_utils.embedding.embed import EmbedRun, embed_to_file  # noqa: E402
 from specter_utils.embedding.ray_engine import embed_with_ray, init_ray  # noqa: E402
 from specter_utils.models import prepare_offline_env  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
@@ -49,11 +50,12 @@ def main() -> None:
 
     prepare_offline_env()
     papers = pick_papers(args.src or hepth_dir(), args.n)
-    settings = {"batch_size": args.batch_size, "max_length": args.max_length, "progress": False}
+    spec = EmbedConfig(model=args.model, batch_size=args.batch_size, max_length=args.max_length)
+    run = EmbedRun(progress=False)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        local = embed_to_file(args.model, papers, Path(tmp) / "local.jsonl", **settings)
+        local = embed_to_file(spec, papers, Path(tmp) / "local.jsonl", run)
         local_s = time.perf_counter() - start
         rows.append({"engine": "local (torch)", "actors": "-", "seconds": local_s, "docs_per_s": len(papers) / local_s})
 
@@ -64,7 +66,7 @@ def main() -> None:
         for workers in args.workers:
             out = Path(tmp) / f"ray-{workers}.jsonl"
             start = time.perf_counter()
-            result = embed_with_ray(args.model, papers, out, workers=workers, **settings)
+            result = embed_with_ray(spec, papers, out, run, workers=workers)
             seconds = time.perf_counter() - start
             rows.append(
                 {

@@ -24,7 +24,7 @@ from typing import Any
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import embed_papers
-from specter_utils.embedding.encoder import Encoder, load_encoder
+from specter_utils.embedding.encoder import Encoder, encoder_for
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.suite import evaluate
@@ -50,21 +50,26 @@ PaperLike = Paper | Mapping[str, Any]
 
 
 def load_model(
-    model: str | Path = "minilm",
-    max_length: int = EmbedConfig.max_length,
+    model: str | Path | EmbedConfig = EmbedConfig.model,
+    max_length: int | None = None,
     pooling: str | None = None,
     device: str | None = None,
 ) -> Encoder:
     """Load a model for embedding papers, as ``specter-utils embed --model`` does.
 
     Args:
-        model: ``minilm`` (bundled, offline), a local folder (``OUT/model`` of ``specter-utils train``) or a
-            Hugging Face id in the local cache (downloaded where the hub is reachable).
-        max_length: wordpieces kept per paper (``embed --max-length``; beyond the model's limit is an error).
-        pooling: ``None`` (the model's own pooling; [CLS] for a plain transformers model), ``cls`` or ``mean``.
+        model: ``minilm`` (bundled, offline), a local folder (``OUT/model`` of ``specter-utils train``), a
+            Hugging Face id in the local cache (downloaded where the hub is reachable), or a whole
+            :class:`EmbedConfig` (the other arguments then change it).
+        max_length: wordpieces kept per paper (``embed --max-length``; beyond the model's limit is an error);
+            None: the embedding specification's one default, ``EmbedConfig.max_length``, as ``embed`` and
+            ``evaluate --model`` use.
+        pooling: ``None``/``auto`` (the model's own pooling; [CLS] for a plain transformers model), ``cls`` or
+            ``mean``.
         device: ``cpu``, ``cuda``, ``cuda:1``...; ``None`` picks a GPU when there is one.
     """
-    return load_encoder(str(model), pooling, max_length, device)
+    spec = model if isinstance(model, EmbedConfig) else EmbedConfig(model=str(model))
+    return encoder_for(spec.but(max_length=max_length, pooling=pooling, device=device))
 
 
 def as_paper(paper: PaperLike) -> Paper:
@@ -82,10 +87,15 @@ def paper_text(paper: PaperLike, model: Encoder) -> str:
     return as_paper(paper).text(model.sep)
 
 
-def embed(papers: Iterable[PaperLike], model: Encoder | str | Path = "minilm", batch_size: int = 32) -> EmbeddingSet:
+def embed(
+    papers: Iterable[PaperLike],
+    model: Encoder | EmbedConfig | str | Path = EmbedConfig.model,
+    batch_size: int | None = None,
+) -> EmbeddingSet:
     """Embed ``papers`` (Paper objects or ``{"paper_id", "title", "abstract"}`` mappings) in their given order.
 
-    ``model`` is a model from :func:`load_model` or anything :func:`load_model` takes. Returns an
+    ``model`` is a model from :func:`load_model` or anything :func:`load_model` takes (at its defaults);
+    ``batch_size`` None is the specification's (``EmbedConfig.batch_size``). Returns an
     :class:`EmbeddingSet`: ``ids``, ``vectors`` (float32, one row a paper) and ``info`` (model, pooling, length).
     """
     encoder = model if isinstance(model, Encoder) else load_model(model)

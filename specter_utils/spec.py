@@ -30,7 +30,7 @@ import dataclasses
 import difflib
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import pandas as pd
@@ -44,6 +44,7 @@ from specter_utils.config import (
     RECIPES,
     SECTION_CLASSES,
     TRAIN_RUN_FIELDS,
+    WORKFLOW_FIELDS,
     EndToEndConfig,
     SamplerConfig,
     TrainConfig,
@@ -412,6 +413,23 @@ def train_config(
         layers += file_layers(str(file), Path(params_dir))
     layers.append(("override", _layer(override, "override")))
     return dataclasses.replace(RunSpec(layers, str(file or ""), override).training, **run_fields)
+
+
+def section_config(section: str, file: str | Path | None = None, *, params_dir: str | Path = PARAMS_DIR, **fields: Any):
+    """One section's config class resolved through the specification's layers (``resolve_layers``: defaults, the
+    specification ``file`` and the preset it extends, then ``fields`` as the override layer), as ``train_config``
+    resolves ``training`` for ``train``: what ``mine`` (``mining``), ``build-benchmark`` (``data``) and ``embed``
+    (``embedding``) build their settings with. A field given as None is not given; the fields a workflow sets
+    (``WORKFLOW_FIELDS``: ``mining.seed``, ``embedding.model``, ...) are set on the result::
+
+        section_config("mining", strategy="spectroid", seed=1)
+    """
+    fields = {k: str(v) if isinstance(v, PurePath) else v for k, v in fields.items() if v is not None}  # a path flag
+    workflow = {k: fields.pop(k) for k in WORKFLOW_FIELDS.get(section, ()) if k in fields}
+    layers = file_layers(str(file), Path(params_dir)) if file is not None else []
+    override = {f"{section}.{k}": v for k, v in fields.items()}
+    layers.append(("override", _layer(override, "override")))
+    return dataclasses.replace(RunSpec(layers, str(file or ""), override).config(section), **workflow)
 
 
 def parse_override(text: str) -> tuple[str, Any]:

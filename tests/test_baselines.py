@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from specter_utils.cli import main
+from specter_utils.config import EmbedConfig
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
 from specter_utils.embedding import baselines
@@ -144,7 +145,7 @@ def test_compute_baselines_writes_readable_files(tmp_path) -> None:
         which=["random", "tfidf-svd", "sif", "sgc", "model-mean"],
         out_dir=tmp_path,
         synthetic=True,
-        model_kwargs={"max_length": 16},
+        spec=EmbedConfig(max_length=16),
     )
     assert set(paths) == {"random", "tfidf-svd", "sif", "sgc", "model-mean"}
     for name, path in paths.items():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from specter_utils.cli import main
 from specter_utils.data.records import Paper
 from specter_utils.embedding import embed as embed_module
-from specter_utils.embedding.embed import embed_papers, embed_to_file, length_order, plan_chunks
+from specter_utils.embedding.embed import EmbedRun, embed_papers, embed_to_file, length_order, plan_chunks
 from specter_utils.embedding.encoder import load_encoder
 from specter_utils.embedding.inputs import load_papers
 from specter_utils.embedding.io import read_embeddings, sidecar_paths
@@ -92,7 +92,9 @@ def test_pooling_choice(tmp_path: Path) -> None:
 
 def test_embed_to_file_writes_all_four_files(cls_encoder, tmp_path: Path) -> None:
     out = tmp_path / "emb.jsonl"
-    result = embed_to_file(cls_encoder, make_papers(5), out, batch_size=2, progress=False, info={"synthetic": True})
+    result = embed_to_file(
+        cls_encoder, make_papers(5), out, EmbedRun(progress=False, info={"synthetic": True}), batch_size=2
+    )
     side = sidecar_paths(out)
     assert all(p.exists() for p in side.values()) and not Path(f"{out}.partial").exists()
     back = read_embeddings(out)
@@ -110,7 +112,7 @@ def _file_bytes(out: Path) -> dict[str, bytes]:
 def test_interrupted_run_resumes_to_the_same_files(cls_encoder, tmp_path: Path, monkeypatch) -> None:
     papers = make_papers(10)
     whole = tmp_path / "whole.jsonl"
-    embed_to_file(cls_encoder, papers, whole, batch_size=2, chunk_size=4, progress=False)
+    embed_to_file(cls_encoder, papers, whole, EmbedRun(chunk_size=4, progress=False), batch_size=2)
 
     out = tmp_path / "resumed.jsonl"
     real_save = embed_module._save_chunk
@@ -124,13 +126,13 @@ def test_interrupted_run_resumes_to_the_same_files(cls_encoder, tmp_path: Path, 
 
     monkeypatch.setattr(embed_module, "_save_chunk", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
-        embed_to_file(cls_encoder, papers, out, batch_size=2, chunk_size=4, progress=False)
+        embed_to_file(cls_encoder, papers, out, EmbedRun(chunk_size=4, progress=False), batch_size=2)
     partial = Path(f"{out}.partial")
     assert sorted(p.name for p in partial.glob("chunk-*.npy")) == ["chunk-000000.npy", "chunk-000001.npy"]
     assert not out.exists()
 
     monkeypatch.setattr(embed_module, "_save_chunk", real_save)
-    result = embed_to_file(cls_encoder, papers, out, batch_size=2, chunk_size=4, progress=False)
+    result = embed_to_file(cls_encoder, papers, out, EmbedRun(chunk_size=4, progress=False), batch_size=2)
     assert result.info["resumed_papers"] == 8
     assert not partial.exists()
     assert _file_bytes(out) == _file_bytes(whole)
@@ -140,11 +142,13 @@ def test_resume_refuses_other_settings(cls_encoder, tmp_path: Path, monkeypatch)
     out = tmp_path / "e.jsonl"
     monkeypatch.setattr(embed_module, "_save_chunk", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
     with pytest.raises(RuntimeError):
-        embed_to_file(cls_encoder, make_papers(6), out, batch_size=2, chunk_size=2, progress=False)
+        embed_to_file(cls_encoder, make_papers(6), out, EmbedRun(chunk_size=2, progress=False), batch_size=2)
     monkeypatch.undo()
     with pytest.raises(DataError, match="batch_size"):
-        embed_to_file(cls_encoder, make_papers(6), out, batch_size=3, chunk_size=2, progress=False)
-    result = embed_to_file(cls_encoder, make_papers(6), out, batch_size=3, chunk_size=2, progress=False, resume=False)
+        embed_to_file(cls_encoder, make_papers(6), out, EmbedRun(chunk_size=2, progress=False), batch_size=3)
+    result = embed_to_file(
+        cls_encoder, make_papers(6), out, EmbedRun(chunk_size=2, progress=False, resume=False), batch_size=3
+    )
     assert len(result) == 6
 
 
@@ -200,10 +204,10 @@ def test_parse_shard() -> None:
 
 def test_merged_shards_equal_the_unsharded_file(cls_encoder, tmp_path: Path) -> None:
     papers = make_papers(11)
-    whole = embed_to_file(cls_encoder, papers, tmp_path / "whole.jsonl", batch_size=2, progress=False)
+    whole = embed_to_file(cls_encoder, papers, tmp_path / "whole.jsonl", EmbedRun(progress=False), batch_size=2)
     parts = [tmp_path / f"part-{i}.jsonl" for i in range(3)]
     for i, part in enumerate(parts):
-        embed_to_file(cls_encoder, papers, part, batch_size=2, shard=(i, 3), progress=False)
+        embed_to_file(cls_encoder, papers, part, EmbedRun(shard=(i, 3), progress=False), batch_size=2)
     with pytest.raises(DataError, match="missing shard"):
         merge_shard_files(parts[:2], tmp_path / "bad.jsonl")
     with pytest.raises(DataError, match="twice"):
@@ -214,7 +218,7 @@ def test_merged_shards_equal_the_unsharded_file(cls_encoder, tmp_path: Path) -> 
     assert np.allclose(merged.vectors, whole.vectors, atol=1e-5)
     assert merged.info["merged_shards"] == 3 and "shard" not in merged.info
     other = embed_to_file(
-        cls_encoder, papers[:10], tmp_path / "other.jsonl", batch_size=2, shard=(2, 3), progress=False
+        cls_encoder, papers[:10], tmp_path / "other.jsonl", EmbedRun(shard=(2, 3), progress=False), batch_size=2
     )
     assert len(other) == 3
     with pytest.raises(DataError, match="other inputs"):

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 from transformers import TrainerCallback
 
-from specter_utils.config import EndToEndConfig, HeadsConfig
+from specter_utils.config import EmbedConfig, EndToEndConfig, HeadsConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import embed_papers
 from specter_utils.embedding.io import EmbeddingSet
@@ -242,11 +242,15 @@ def test_end_to_end_trains_encoder_and_head_with_the_trainer(random_tiny_model, 
     assert "eval_macro_f1" in log and not (tmp_path / "run" / "checkpoints").exists()
     # the encoder moved, and the saved one is a sentence-transformers model that embeds like any other
     encoder = embed_papers(
-        metrics["model_dir"], {pid: papers[pid] for pid, _ in splits["test"]}, max_length=16, progress=False
+        EmbedConfig(model=metrics["model_dir"], max_length=16),
+        {pid: papers[pid] for pid, _ in splits["test"]},
+        progress=False,
     )
     assert np.allclose(encoder.lookup(result.test_embeddings.ids)[0], result.test_embeddings.vectors, atol=1e-4)
     untouched = embed_papers(
-        str(random_tiny_model), {pid: papers[pid] for pid, _ in splits["test"]}, max_length=16, progress=False
+        EmbedConfig(model=str(random_tiny_model), max_length=16),
+        {pid: papers[pid] for pid, _ in splits["test"]},
+        progress=False,
     )
     assert not np.allclose(untouched.vectors, encoder.vectors, atol=1e-3)
     assert (tmp_path / "run" / "head" / "head.pt").exists()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from specter_utils.cli import main
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import embed_papers
 from specter_utils.embedding.encoder import load_encoder
@@ -74,13 +75,13 @@ def test_cli_falls_back_to_torch_with_one_line(tmp_path: Path, monkeypatch, caps
 
 def test_backend_auto_choice(monkeypatch) -> None:
     """auto: OpenVINO only for a float32 CPU run with openvino installed; torch and explicit choices kept."""
-    import argparse
     import importlib.util
 
+    from specter_utils.embedding.backends import BackendChoice
     from specter_utils.embedding.backends import wants_openvino as _wants_openvino
 
     def args(**kw):
-        return argparse.Namespace(**{"backend": "auto", "dtype": "auto", "device": "cpu", **kw})
+        return BackendChoice(EmbedConfig(**{"backend": "auto", "dtype": "auto", "device": "cpu", **kw}))
 
     installed = importlib.util.find_spec("openvino") is not None
     assert _wants_openvino(args(), None) is installed
@@ -96,13 +97,14 @@ def test_backend_registry_names(monkeypatch) -> None:
     from specter_utils.embedding import backends
     from specter_utils.embedding.backends import ENCODERS, BackendChoice, backend_name
 
-    monkeypatch.setattr(backends, "wants_openvino", lambda choice, devices: choice.backend != "torch")
+    monkeypatch.setattr(backends, "wants_openvino", lambda choice, devices: choice.spec.backend != "torch")
     assert set(ENCODERS) == {"torch", "openvino", "int8", "probe"}
-    assert backend_name(BackendChoice(dtype="int8")) == "int8"
-    assert backend_name(BackendChoice(backend="auto", probe=True, device="cpu")) == "probe"
-    assert backend_name(BackendChoice(backend="torch", probe=True, device="cpu")) == "torch"
-    assert backend_name(BackendChoice(backend="auto", probe=True, device="cpu"), ["cuda:0", "cuda:1"]) == "openvino"
-    assert backend_name(BackendChoice(backend="openvino", device="cpu")) == "openvino"
+    assert backend_name(BackendChoice(EmbedConfig(dtype="int8"))) == "int8"
+    assert backend_name(BackendChoice(EmbedConfig(backend="auto", device="cpu"), probe=True)) == "probe"
+    assert backend_name(BackendChoice(EmbedConfig(backend="torch", device="cpu"), probe=True)) == "torch"
+    cpu = EmbedConfig(backend="auto", device="cpu")
+    assert backend_name(BackendChoice(cpu, probe=True), ["cuda:0", "cuda:1"]) == "openvino"
+    assert backend_name(BackendChoice(EmbedConfig(backend="openvino", device="cpu"))) == "openvino"
     # every stage's default is the embed command's: backend auto (OpenVINO float32 on a CPU where it is installed)
-    assert BackendChoice().backend == "auto" and backend_name(BackendChoice()) == "openvino"
-    assert backend_name(BackendChoice(backend="torch")) == "torch"
+    assert BackendChoice().spec.backend == "auto" and backend_name(BackendChoice()) == "openvino"
+    assert backend_name(BackendChoice(EmbedConfig(backend="torch"))) == "torch"

@@ -14,9 +14,10 @@ import pytest
 from test_embed import cosine_rows, make_papers  # the same papers of very different lengths
 
 from specter_utils.cli import main
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding import ray_engine
-from specter_utils.embedding.embed import embed_to_file
+from specter_utils.embedding.embed import EmbedRun, embed_to_file
 from specter_utils.embedding.io import read_embeddings
 from specter_utils.embedding.ray_engine import RayUnavailable, check_address, embed_with_ray, plan_actors
 from specter_utils.errors import DataError
@@ -86,10 +87,9 @@ def local_ray():
 
 def test_ray_vectors_match_the_local_embedder(local_ray, tmp_path: Path) -> None:
     papers = make_papers(24)
-    local = embed_to_file("minilm", papers, tmp_path / "local.jsonl", batch_size=4, max_length=48, progress=False)
-    result = embed_with_ray(
-        "minilm", papers, tmp_path / "ray.jsonl", batch_size=4, max_length=48, workers=2, chunk_size=8, progress=False
-    )
+    spec = EmbedConfig(batch_size=4, max_length=48)
+    local = embed_to_file(spec, papers, tmp_path / "local.jsonl", EmbedRun(progress=False))
+    result = embed_with_ray(spec, papers, tmp_path / "ray.jsonl", EmbedRun(chunk_size=8, progress=False), workers=2)
     written = read_embeddings(tmp_path / "ray.jsonl")
     assert written.ids == local.ids == [p.paper_id for p in papers]
     assert cosine_rows(written.vectors, local.vectors).min() >= 0.9999
@@ -101,14 +101,14 @@ def test_ray_vectors_match_the_local_embedder(local_ray, tmp_path: Path) -> None
 
 def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypatch) -> None:
     papers, out = make_papers(24), tmp_path / "ray.jsonl"
-    settings = {"batch_size": 4, "max_length": 48, "workers": 1, "chunk_size": 8, "progress": False}
+    spec, run = EmbedConfig(batch_size=4, max_length=48), EmbedRun(chunk_size=8, progress=False)
 
     def crash(*args, **kwargs):
         raise KeyboardInterrupt("killed before the files were written")
 
     monkeypatch.setattr(ray_engine, "write_embeddings", crash)
     with pytest.raises(KeyboardInterrupt):
-        embed_with_ray("minilm", papers, out, **settings)
+        embed_with_ray(spec, papers, out, run, workers=1)
     monkeypatch.undo()
     vectors_dir = Path(f"{out}.ray") / "vectors"
     first = ray_engine.finished_rows(vectors_dir, 384)
@@ -136,7 +136,7 @@ def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypa
         return original(paths, **kwargs)
 
     monkeypatch.setattr(local_ray.data, "read_parquet", spy)
-    result = embed_with_ray("minilm", papers, out, **settings)
+    result = embed_with_ray(spec, papers, out, run, workers=1)
     # only the chunk that lost rows went back through Ray
     assert sorted(Path(p).name for p in read) == [f"chunk-{c:06d}.parquet" for c in sorted(lost_chunks)]
     assert result.info["resumed_papers"] == len(papers) - 8 * len(lost_chunks)

@@ -123,6 +123,7 @@ def test_bad_input_is_one_line_error(emb_file: Path, tmp_path: Path, capsys) -> 
 
 def test_text_query_uses_the_index_model(tmp_path: Path) -> None:
     """A paper's own title and abstract, embedded as a query, finds that paper first."""
+    from specter_utils.config import EmbedConfig
     from specter_utils.data.records import Paper
     from specter_utils.embedding.embed import embed_papers
     from specter_utils.search import embed_query
@@ -132,7 +133,7 @@ def test_text_query_uses_the_index_model(tmp_path: Path) -> None:
         Paper("b", "Lattice QCD", "Quark confinement on a discrete spacetime lattice."),
         Paper("c", "Inflation", "Slow-roll inflation and the cosmic microwave background."),
     ]
-    emb = embed_papers("minilm", papers, batch_size=4, max_length=32, device="cpu", progress=False)
+    emb = embed_papers(EmbedConfig(batch_size=4, max_length=32, device="cpu"), papers, progress=False)
     index = build_index(emb)
     vector = embed_query(index, [(papers[1].title, papers[1].abstract)])
     hit = index.search(vector, 1)[0][0]
@@ -150,8 +151,8 @@ def test_text_query_loads_the_index_models_local_folder(monkeypatch: pytest.Monk
     index = build_index(emb)
     loaded: list[str] = []
 
-    def fake_encoder(choice, model_ref, max_length):
-        loaded.append(str(model_ref))
+    def fake_encoder(choice):
+        loaded.append(choice.spec.model)
         raise DataError("stop here")
 
     monkeypatch.setattr(query, "load_text_encoder", fake_encoder)

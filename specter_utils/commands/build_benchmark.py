@@ -116,10 +116,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build, print the counts (also saved in benchmark.json)."""
+    from specter_utils.spec import section_config
     from specter_utils.workflow.prepare import build_benchmark_dir
 
     check_out_dir(args.out, args.overwrite, OWNED)
-    data = CorpusConfig(**given_config_values(args, CorpusConfig))
+    data = section_config("data", **given_config_values(args, CorpusConfig))  # the specification's layers
     corpus = load_corpus_from_args(args, seed=data.seed)
     print(
         f"read {corpus.name} ({'SYNTHETIC, ' if corpus.synthetic else ''}labels: {corpus.label_field}): "

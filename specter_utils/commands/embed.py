@@ -19,6 +19,7 @@ from specter_utils.commands.common import (
 )
 from specter_utils.config import (
     DTYPE_ALIASES,
+    EMBED_BACKENDS,
     EMBED_DTYPES,
     INT8_CALIBRATION,
     INT8_SCHEMES,
@@ -72,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", default="minilm", help="model name or path (default: minilm, offline)")
+    parser.add_argument("--model", default=EmbedConfig.model, help="model name or path (default: minilm, offline)")
     parser.add_argument(
         "--metadata",
         type=Path,
@@ -86,7 +87,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(parser, "output FILE.jsonl (a part-finished run of the same command resumes)")
     add_batch_size(parser, EmbedConfig.batch_size, "papers per forward pass")
     add_max_length(parser, EmbedConfig.max_length, "wordpieces per paper")
-    parser.add_argument("--pooling", choices=POOLINGS, default="auto", help="auto: the model's own if any, else [CLS]")
+    parser.add_argument(
+        "--pooling", choices=POOLINGS, default=EmbedConfig.pooling, help="auto: the model's own if any, else [CLS]"
+    )
     add_dtype(
         parser,
         DTYPE_CHOICES,
@@ -124,8 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
     parser.add_argument(
         "--backend",
-        choices=("auto", "torch", "openvino"),
-        default="auto",
+        choices=EMBED_BACKENDS,
+        default=EmbedConfig.backend,
         help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
         "auto: openvino for a float32 run on the CPU when it is installed, else torch",
     )
@@ -286,6 +289,8 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
     from specter_utils.workflow.embed import (
         BackendChoice,
+        EmbedRun,
+        Placement,
         describe,
         embed_baseline,
         embed_file,
@@ -304,7 +309,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     shard = shard_range(args.shard)
-    config = EmbedConfig(max_length=args.max_length, batch_size=args.batch_size)
+    config = EmbedConfig(
+        model=args.model,
+        pooling=args.pooling,
+        max_length=args.max_length,
+        dtype=args.dtype,
+        device=args.device,
+        backend=args.backend,
+        batch_size=args.batch_size,
+    )
     papers, report = read_papers(args.metadata, args.ids)
     if report.counts:
         print(report.summary(), file=sys.stderr)
@@ -328,31 +341,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.baseline}: {len(result)} papers x {result.dim} dims ({details}); wrote {args.out}")
         return 0
     choice = BackendChoice(
-        backend=args.backend,
-        dtype=args.dtype,
+        config,
         probe=args.probe,
-        device=args.device,
-        pooling=args.pooling,
         int8_scheme=args.int8_scheme,
         calibration_size=args.calibration,
         min_cosine=args.min_cosine,
         token_budget=args.token_budget,
     )
     result = embed_file(
-        config,
-        args.model,
+        choice,
         papers,
         args.out,
-        choice,
-        engine=args.engine,
-        ray_address=args.ray_address,
-        ray_workers=args.ray_workers,
-        multi_gpu=args.multi_gpu,
-        shard=shard,
-        chunk_size=args.chunk_size,
-        resume=args.resume,
-        progress=not args.quiet,
-        info=info,
+        EmbedRun(chunk_size=args.chunk_size, shard=shard, resume=args.resume, progress=not args.quiet, info=info),
+        Placement(args.engine, args.ray_address, args.ray_workers, args.multi_gpu),
     )
     print(f"{describe(result)}; wrote {args.out} (+ .npy, .ids.txt, .meta.json)")
     return 0

@@ -72,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Mine, write the three files atomically and print the counts."""
+    from specter_utils.spec import section_config
     from specter_utils.workflow.mine import mine_triplets
 
     values = given_config_values(args, SamplerConfig)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         if values.get("strategy", "spectroid") != "spectroid":
             raise DataError(f"--spectroid contradicts --strategy {values['strategy']}", "--strategy")
         values["strategy"] = "spectroid"
-    config = SamplerConfig(**values)
+    config = section_config("mining", **values)  # the run specification's layers, as train and run resolve
     input_dir(args.data_dir, "--data-dir")
     for name in (DATA_FILE, METADATA_FILE):
         if not (args.data_dir / name).is_file():

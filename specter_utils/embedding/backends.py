@@ -11,16 +11,16 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from specter_utils.config import INT8_CALIBRATION, EmbedConfig
+from specter_utils.config import EMBED_BACKENDS, INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
-from specter_utils.embedding.encoder import Encoder, load_encoder, resolve_device
+from specter_utils.embedding.encoder import Encoder, encoder_for, resolve_device
 from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
 
-BACKENDS = ("auto", "torch", "openvino")  # what may be asked for; auto: openvino where it is faster, else torch
+BACKENDS = EMBED_BACKENDS  # what may be asked for; auto: openvino where it is faster, else torch
 INT8_PACKAGES = ("openvino", "nncf")
 
 Log = Callable[[str], None]
@@ -32,13 +32,11 @@ def _stderr(message: str) -> None:
 
 @dataclass
 class BackendChoice:
-    """How the papers are to be embedded: the settings that pick and build the encoder."""
+    """How the papers are to be embedded: the embedding specification (model, pooling, length, precision, device,
+    backend: every stage that embeds defaults to embed's) and what picks among the encoders that can run it."""
 
-    backend: str = "auto"  # auto, torch or openvino (BACKENDS): every stage that embeds defaults to embed's auto
-    dtype: str = "auto"  # auto, float32, bfloat16 or int8
+    spec: EmbedConfig = field(default_factory=EmbedConfig)
     probe: bool = False  # dtype auto was asked for by name: time float32, bf16 and int8 on a CPU
-    device: str | None = None
-    pooling: str | None = None
     int8_scheme: str = "default"
     calibration_size: int = INT8_CALIBRATION  # int8's calibration sample (the cached model is keyed by it)
     min_cosine: float | None = None  # the probe's parity limit (default EmbedConfig.min_cosine)
@@ -50,24 +48,26 @@ def missing_int8_packages() -> list[str]:
     return [name for name in INT8_PACKAGES if importlib.util.find_spec(name) is None]
 
 
-def wants_openvino(choice: Any, devices: list[str] | None) -> bool:
+def wants_openvino(choice: BackendChoice, devices: list[str] | None) -> bool:
     """``backend auto``: OpenVINO for a float32 run on the CPU, when it is installed (it is faster there
     at cosine 1.0 to torch; docs/benchmarks.md). Explicit ``openvino`` always tries it."""
-    if choice.backend != "auto":
-        return choice.backend == "openvino"
-    if devices or choice.dtype == "bfloat16" or importlib.util.find_spec("openvino") is None:
+    spec = choice.spec
+    if spec.backend != "auto":
+        return spec.backend == "openvino"
+    if devices or spec.dtype == "bf16" or importlib.util.find_spec("openvino") is None:
         return False
-    return resolve_device(choice.device).startswith("cpu")
+    return resolve_device(spec.torch_device).startswith("cpu")
 
 
 def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
     """``dtype auto`` runs the timed probe on one CPU, unless the torch backend is asked for."""
-    return not devices and choice.backend != "torch" and resolve_device(choice.device).startswith("cpu")
+    spec = choice.spec
+    return not devices and spec.backend != "torch" and resolve_device(spec.torch_device).startswith("cpu")
 
 
 def backend_name(choice: BackendChoice, devices: list[str] | None = None) -> str:
     """The key of :data:`ENCODERS` that ``choice`` asks for on these devices."""
-    if choice.dtype == "int8":
+    if choice.spec.dtype == "int8":
         return "int8"
     if choice.probe and probes(choice, devices):
         return "probe"
@@ -91,40 +91,41 @@ def _texts(encoder: Encoder, papers: dict) -> list[str]:
     return paper_texts(as_paper_list(papers), encoder.sep)
 
 
-def _torch(choice: BackendChoice, model: str, max_length: int, **_: Any) -> tuple[str, dict[str, Any]]:
-    """The model as named: the embedding loop loads it with torch."""
-    return model, {}
+def _torch(choice: BackendChoice, devices: list[str] | None, **_: Any) -> tuple[Encoder, dict[str, Any]]:
+    """The model loaded with torch, on one device or a multi-process pool over ``devices``."""
+    return encoder_for(choice.spec, devices), {}
 
 
-def _openvino(
-    choice: BackendChoice, model: str, max_length: int, devices: list[str] | None, log: Log, **_: Any
-) -> tuple[Encoder, dict[str, Any]]:
+def _openvino(choice: BackendChoice, devices: list[str] | None, log: Log, **_: Any) -> tuple[Encoder, dict[str, Any]]:
     """The model as an OpenVINO encoder (float32 or bf16), or the torch encoder with one line saying why not."""
-    warm = warm_encoder(model, choice.pooling, max_length, choice.device, choice.dtype, devices)
+    spec = choice.spec
+    warm = warm_encoder(spec.model, spec.pooling, spec.max_length, spec.torch_device, spec.torch_dtype, devices)
     if warm is not None:
         return warm, {}
-    encoder = load_encoder(model, choice.pooling, max_length, choice.device, choice.dtype, devices)
+    encoder = encoder_for(spec, devices)
     try:
         from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
     except ImportError as exc:  # sentence-transformers' module layout changed
         log(f"embed: backend openvino unavailable ({exc}); using torch")
         return encoder, {}
     try:
-        return to_openvino(encoder, choice.dtype), {}
+        return to_openvino(encoder, spec.torch_dtype), {}
     except BackendUnavailable as exc:
         log(f"embed: backend openvino unavailable: {exc}; using torch")
         return encoder, {}
 
 
-def _int8(choice: BackendChoice, model: str, max_length: int, papers: dict, **_: Any) -> tuple[Encoder, dict]:
+def _int8(choice: BackendChoice, papers: dict, **_: Any) -> tuple[Encoder, dict]:
     """int8: the model quantized on a sample of every paper given (so shards share one model)."""
-    scheme, size = choice.int8_scheme, choice.calibration_size
-    warm = warm_encoder(model, choice.pooling, max_length, choice.device, "int8", scheme=scheme, calibration_size=size)
+    spec, scheme, size = choice.spec, choice.int8_scheme, choice.calibration_size
+    warm = warm_encoder(
+        spec.model, spec.pooling, spec.max_length, spec.torch_device, "int8", scheme=scheme, calibration_size=size
+    )
     if warm is not None and papers:  # no papers: the full route says so
         return warm, {}
     from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 
-    encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")
+    encoder = encoder_for(spec.but(dtype="fp32"))
     try:
         texts = _texts(encoder, papers)
         return to_openvino(encoder, "int8", texts, choice.int8_scheme, choice.calibration_size), {}
@@ -132,24 +133,22 @@ def _int8(choice: BackendChoice, model: str, max_length: int, papers: dict, **_:
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
 
-def _probe(
-    choice: BackendChoice, model: str, max_length: int, papers: dict, batch_size: int, log: Log, **_: Any
-) -> tuple[Encoder, dict[str, Any]]:
+def _probe(choice: BackendChoice, papers: dict, log: Log, **_: Any) -> tuple[Encoder, dict[str, Any]]:
     """dtype auto on a CPU: the fastest precision within the parity limit, and its record for the meta."""
     from specter_utils.embedding.openvino_backend import BackendUnavailable
     from specter_utils.embedding.precision_probe import choose_precision
 
-    encoder = load_encoder(model, choice.pooling, max_length, choice.device, "float32")
+    encoder = encoder_for(choice.spec.but(dtype="fp32"))
 
     def plan(lengths):
-        return plan_batches(length_order(lengths), lengths, batch_size, choice.token_budget)
+        return plan_batches(length_order(lengths), lengths, choice.spec.batch_size, choice.token_budget)
 
     try:
         chosen, record = choose_precision(
             encoder,
             _texts(encoder, papers),
             plan,
-            min_cosine=choice.min_cosine if choice.min_cosine is not None else EmbedConfig.min_cosine,
+            min_cosine=choice.min_cosine if choice.min_cosine is not None else choice.spec.min_cosine,
             int8_scheme=choice.int8_scheme,
             calibration_size=choice.calibration_size,
             log=log,
@@ -160,8 +159,8 @@ def _probe(
     return chosen, {"precision_choice": record}
 
 
-# name -> builder(choice, model, max_length, papers=, batch_size=, devices=, log=) -> (model or encoder, meta info)
-ENCODERS: dict[str, Callable[..., tuple[str | Encoder, dict[str, Any]]]] = {
+# name -> builder(choice, papers=, devices=, log=) -> (encoder, meta info)
+ENCODERS: dict[str, Callable[..., tuple[Encoder, dict[str, Any]]]] = {
     "torch": _torch,
     "openvino": _openvino,
     "int8": _int8,
@@ -171,32 +170,20 @@ ENCODERS: dict[str, Callable[..., tuple[str | Encoder, dict[str, Any]]]] = {
 
 def load_backend(
     choice: BackendChoice,
-    model: str,
     papers: dict,
     *,
-    max_length: int = EmbedConfig.max_length,
-    batch_size: int = EmbedConfig.batch_size,
     devices: list[str] | None = None,
     log: Log = _stderr,
-) -> tuple[str | Encoder, dict[str, Any]]:
-    """The model (a name for torch to load, or a loaded encoder) ``choice`` asks for, and what it adds to the meta.
+) -> tuple[Encoder, dict[str, Any]]:
+    """The encoder ``choice`` asks for, and what it adds to the meta.
 
     ``papers`` are every paper to embed: int8 calibrates on a sample of them, the probe times another.
     """
     build = ENCODERS[backend_name(choice, devices)]
-    return build(choice, model, max_length, papers=papers, batch_size=batch_size, devices=devices, log=log)
+    return build(choice, papers=papers, devices=devices, log=log)
 
 
-def load_text_encoder(
-    choice: BackendChoice,
-    model: str,
-    max_length: int,
-    papers: dict | None = None,
-    log: Log = _stderr,
-) -> Encoder:
+def load_text_encoder(choice: BackendChoice, papers: dict | None = None, log: Log = _stderr) -> Encoder:
     """The loaded encoder ``choice`` asks for, for a stage that encodes texts itself (``evaluate --model``,
-    ``search --text``): the same choice as :func:`load_backend`, with the torch encoder loaded here."""
-    built, _ = load_backend(choice, model, papers or {}, max_length=max_length, log=log)
-    if isinstance(built, Encoder):
-        return built
-    return load_encoder(built, choice.pooling, max_length, choice.device, choice.dtype)
+    ``search --text``): the same choice as :func:`load_backend`."""
+    return load_backend(choice, papers or {}, log=log)[0]

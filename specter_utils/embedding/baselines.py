@@ -29,7 +29,7 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.preprocessing import normalize
 
-from specter_utils.config import BASELINES, DEFAULT_BASELINES  # noqa: F401 (embedding.baselines.BASELINES: the names)
+from specter_utils.config import BASELINES, DEFAULT_BASELINES, EmbedConfig  # noqa: F401 (embedding.baselines.BASELINES: the names)
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import as_paper_list, embed_papers
@@ -231,11 +231,11 @@ def sgc_embeddings(
 
 # ---------------------------------------------------------------- the one dispatcher
 def model_embeddings(
-    papers: dict[str, Paper] | Iterable[Paper], model: str = "minilm", pooling: str = "cls", **kwargs: Any
+    papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str, progress: bool = False
 ) -> EmbeddingSet:
-    """The off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
+    """``spec``'s off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
 
-    result = embed_papers(model, papers, pooling=pooling, **kwargs)
+    result = embed_papers(spec.but(pooling=pooling), papers, progress=progress)
     result.info["baseline"] = f"model-{pooling}"
     return result
 
@@ -271,13 +271,15 @@ def baseline_embeddings(
     held_out: Iterable[str] = (),
     seed: int = 0,
     fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
-    model: str = "minilm",
+    spec: EmbedConfig | None = None,
     sgc_k: int = 2,
     sif_a: float = SIF_A,
     sif: EmbeddingSet | None = None,
-    model_kwargs: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> EmbeddingSet:
     """One baseline by name: the only place a baseline name is turned into vectors (CLI, pipeline, ablations).
+
+    ``model-cls`` / ``model-mean`` embed with ``spec``'s model, length and batch size (None: the defaults).
 
     ``sif`` may pass SIF vectors already computed with the same ``fit_papers`` (``sgc`` propagates them).
     """
@@ -296,7 +298,7 @@ def baseline_embeddings(
             if name == "sif"
             else sgc_embeddings(items, graph, sorted(set(held_out)), k=sgc_k, features=sif, seed=seed)
         )
-    return model_embeddings(items, model, name.removeprefix("model-"), **{"progress": False, **(model_kwargs or {})})
+    return model_embeddings(items, spec or EmbedConfig(), name.removeprefix("model-"), progress)
 
 
 def compute_baselines(
@@ -306,12 +308,11 @@ def compute_baselines(
     which: Iterable[str] = DEFAULT_BASELINES,
     out_dir: str | Path = "baselines",
     seed: int = 0,
-    model: str = "minilm",
+    spec: EmbedConfig | None = None,
     fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
     sgc_k: int = 2,
     sif_a: float = SIF_A,
     synthetic: bool | None = None,
-    model_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write ``out_dir/<name>.jsonl`` (+ sidecars) for each baseline in ``which``; return their paths.
 
@@ -325,9 +326,7 @@ def compute_baselines(
     for name in which:
         if name in {"sif", "sgc"} and sif is None:  # computed once: sgc propagates the sif vectors
             sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
-        result = baseline_embeddings(
-            name, items, graph, held_out, seed, fit_papers, model, sgc_k, sif_a, sif, model_kwargs
-        )
+        result = baseline_embeddings(name, items, graph, held_out, seed, fit_papers, spec, sgc_k, sif_a, sif)
         info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
         paths[name] = out_dir / f"{name}.jsonl"
         write_embeddings(paths[name], EmbeddingSet(result.ids, result.vectors, result.titles, info))

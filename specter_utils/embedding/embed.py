@@ -1,7 +1,7 @@
 """Embed papers with any model: SPECTER's text recipe, length-sorted batches, resumable output.
 
-Text is ``title + tokenizer.sep_token + abstract`` truncated to ``max_length`` wordpieces (512 by
-default, as the HF ``allenai/specter`` recipe). Papers are sorted by wordpiece length so that a batch
+Text is ``title + tokenizer.sep_token + abstract`` truncated to ``max_length`` wordpieces (the embedding
+specification's, :class:`specter_utils.config.EmbedConfig`). Papers are sorted by wordpiece length so that a batch
 carries little padding, cut into fixed chunks of whole batches, and each finished chunk is saved in
 ``FILE.jsonl.partial/``; a killed run started again with the same inputs and settings skips the
 chunks already there, and because batches are the same the result is the same file, bit for bit.
@@ -13,6 +13,7 @@ import hashlib
 import shutil
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from tqdm.auto import tqdm
 
 from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
-from specter_utils.embedding.encoder import Encoder, load_encoder
+from specter_utils.embedding.encoder import Encoder, encoder_for
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.embedding.shards import select_shard, shard_info
 from specter_utils.errors import DataError
@@ -32,7 +33,19 @@ DEFAULT_CHUNK_SIZE = 1024  # papers per resumable chunk: a few minutes on a CPU,
 POOL_CHUNK_SIZE = 16384  # per chunk when a multi-process pool spreads it over several GPUs
 MANIFEST = "manifest.json"
 # Settings that change the vectors: a part-finished run is resumed only if all of them match.
-_RUN_KEYS = ("model_path", "pooling", "pooling_detail", "max_length", "dtype", "text")
+_RUN_KEYS = EmbedConfig.file_keys("model", "device")
+
+
+@dataclass(frozen=True)
+class EmbedRun:
+    """How one embedding run proceeds; none of it changes a vector (the :class:`EmbedConfig` says what does)."""
+
+    chunk_size: int | None = None  # papers per resumable chunk (None: DEFAULT_CHUNK_SIZE, POOL_CHUNK_SIZE on a pool)
+    token_budget: int | None = None  # batches of as many papers as fit this many padded wordpieces (one device)
+    shard: tuple[int, int] | None = None  # (i, n): papers i, i+n, i+2n, ... of the input order
+    resume: bool = True  # False discards a part-finished run instead of continuing it
+    progress: bool = True
+    info: dict[str, Any] | None = None  # extra entries for the sidecar meta (e.g. ``{"synthetic": True}``)
 
 
 def as_paper_list(papers: dict[str, Paper] | Iterable[Paper]) -> list[Paper]:
@@ -144,42 +157,34 @@ def _save_chunk(store: _ChunkStore | None, index: int, vectors: np.ndarray) -> N
 
 
 def embed_papers(
-    model_name_or_path: str | Encoder,
+    source: EmbedConfig | Encoder,
     papers: dict[str, Paper] | Iterable[Paper],
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = EmbedConfig.max_length,
-    pooling: str | None = None,
-    device: str | None = None,
-    dtype: str | None = "auto",
-    devices: list[str] | None = None,
+    batch_size: int | None = None,
+    *,
     chunk_size: int | None = None,
     partial_dir: str | Path | None = None,
     progress: bool = True,
     info: dict[str, Any] | None = None,
     token_budget: int | None = None,
 ) -> EmbeddingSet:
-    """Embed ``papers`` (rows in input order) with a model name/path or an already loaded Encoder.
+    """Embed ``papers`` (rows in input order) with the encoder an embedding specification describes, or with an
+    already loaded Encoder.
 
     Args:
-        pooling: ``cls``, ``mean`` or ``None``/``auto`` (a sentence-transformers model's own pooling,
-            ``[CLS]`` for any other model); ignored when an Encoder is passed.
-        dtype: ``auto`` (bf16 autocast on a GPU, float32 on CPU), ``float32`` or ``bfloat16``.
-        devices: several devices (e.g. every GPU) spread chunks over a multi-process pool.
+        batch_size: papers per forward pass; None: the specification's (``EmbedConfig.batch_size`` for an Encoder).
         partial_dir: where finished chunks are kept so an interrupted run can resume.
         info: extra entries for the sidecar meta (e.g. ``{"synthetic": True}``).
         token_budget: batches of as many papers as fit this many padded wordpieces instead of
             ``batch_size`` papers (one device only).
     """
+    if batch_size is None:
+        batch_size = source.batch_size if isinstance(source, EmbedConfig) else DEFAULT_BATCH_SIZE
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
     if token_budget is not None and token_budget < 1:
         raise ValueError(f"token_budget must be positive, got {token_budget}")
     items = as_paper_list(papers)
-    encoder = (
-        model_name_or_path
-        if isinstance(model_name_or_path, Encoder)
-        else load_encoder(model_name_or_path, pooling, max_length, device, dtype, devices)
-    )
+    encoder = source if isinstance(source, Encoder) else encoder_for(source)
     ids = [paper.paper_id for paper in items]
     texts = paper_texts(items, encoder.sep)
     lengths = encoder.token_lengths(texts)
@@ -244,36 +249,27 @@ def embed_papers(
 
 
 def embed_to_file(
-    model_name_or_path: str | Encoder,
+    source: EmbedConfig | Encoder,
     papers: dict[str, Paper] | Iterable[Paper],
     out: str | Path,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = EmbedConfig.max_length,
-    pooling: str | None = None,
-    device: str | None = None,
-    dtype: str | None = "auto",
-    devices: list[str] | None = None,
-    chunk_size: int | None = None,
-    shard: tuple[int, int] | None = None,
-    resume: bool = True,
-    progress: bool = True,
-    info: dict[str, Any] | None = None,
-    token_budget: int | None = None,
+    run: EmbedRun | None = None,
+    batch_size: int | None = None,
 ) -> EmbeddingSet:
     """Embed and write ``out`` (``.jsonl`` + ``.npy`` + ``.ids.txt`` + ``.meta.json``), resumably.
 
     Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed.
-    ``shard=(i, n)`` embeds papers ``i, i+n, i+2n, ...`` of the input order (0 <= i < n); merge the
+    ``run.shard=(i, n)`` embeds papers ``i, i+n, i+2n, ...`` of the input order (0 <= i < n); merge the
     ``n`` shard files with :func:`specter_utils.embedding.shards.merge_shard_files`.
-    ``resume=False`` discards a part-finished run instead of continuing it.
+    ``run.resume=False`` discards a part-finished run instead of continuing it.
     """
+    run = run or EmbedRun()
     out = Path(out)
     if out.suffix != ".jsonl":
         raise ValueError(f"output must be a .jsonl file, got {out}")
     items = as_paper_list(papers)
-    extra = dict(info or {})
-    if shard is not None:
-        index, count = shard
+    extra = dict(run.info or {})
+    if run.shard is not None:
+        index, count = run.shard
         all_ids = [paper.paper_id for paper in items]
         keep = set(select_shard(all_ids, index, count))
         items = [paper for paper in items if paper.paper_id in keep]
@@ -281,22 +277,17 @@ def embed_to_file(
         if not items:
             raise DataError(f"shard {index}/{count} is empty: only {len(all_ids)} papers")
     partial_dir = Path(f"{out}.partial")
-    if not resume and partial_dir.exists():
+    if not run.resume and partial_dir.exists():
         shutil.rmtree(partial_dir)
     result = embed_papers(
-        model_name_or_path,
+        source,
         items,
-        batch_size=batch_size,
-        max_length=max_length,
-        pooling=pooling,
-        device=device,
-        dtype=dtype,
-        devices=devices,
-        chunk_size=chunk_size,
+        batch_size,
+        chunk_size=run.chunk_size,
         partial_dir=partial_dir,
-        progress=progress,
+        progress=run.progress,
         info=extra,
-        token_budget=token_budget,
+        token_budget=run.token_budget,
     )
     write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, _stable_meta(result.info)))
     shutil.rmtree(partial_dir, ignore_errors=True)

@@ -13,15 +13,19 @@ without torch (docs/architecture.md lists the exception).
 from __future__ import annotations
 
 import contextlib
-import glob
-import sys
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import numpy as np
 
-from specter_utils.config import EmbedConfig
+from specter_utils.config import (  # noqa: F401 (gpu_possible, package_version: read from here too)
+    GPU_DEVICE_FILES,
+    MODEL_POOLING,
+    EmbedConfig,
+    canonical_pooling,
+    gpu_possible,
+    package_version,
+)
 from specter_utils.models import (
     build_model,
     model_pooling_detail,
@@ -30,28 +34,7 @@ from specter_utils.models import (
 )
 
 DTYPES = ("auto", "float32", "bfloat16")
-MODEL_POOLING = "model"  # what an Encoder records for a sentence-transformers model's own pooling ("auto" resolved)
 VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages whose versions a meta records
-GPU_DEVICE_FILES = ("/dev/nvidia*", "/dev/dxg", "/dev/kfd")  # NVIDIA, WSL and ROCm: where a GPU driver shows itself
-
-
-def package_version(name: str) -> str | None:
-    """An installed package's version from its metadata (the same string as its ``__version__``), without
-    importing it; None when it is not installed."""
-    try:
-        return metadata.version(name.replace("_", "-"))
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def gpu_possible() -> bool:
-    """False where torch cannot see a GPU, known without importing it: a CPU-only torch build, macOS, or Linux
-    with no GPU driver's device file."""
-    if "+cpu" in (package_version("torch") or "") or sys.platform == "darwin":
-        return False
-    if sys.platform.startswith("linux"):
-        return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
-    return True
 
 
 def resolve_device(device: str | None) -> str:
@@ -161,10 +144,15 @@ class Encoder:
         return out
 
 
+def encoder_for(spec: EmbedConfig, devices: list[str] | None = None) -> Encoder:
+    """The encoder ``spec`` describes (its model, pooling, length, device and precision), loaded with torch."""
+    return load_encoder(spec.model, spec.pooling, spec.max_length, spec.torch_device, spec.torch_dtype, devices)
+
+
 def load_encoder(
     model_name_or_path: str,
-    pooling: str | None = None,
-    max_length: int = EmbedConfig.max_length,
+    pooling: str | None,
+    max_length: int,
     device: str | None = None,
     dtype: str | None = "auto",
     devices: list[str] | None = None,
@@ -172,11 +160,8 @@ def load_encoder(
     """Load ``model_name_or_path`` (``minilm``, a local directory or a cached hub id) for embedding.
 
     Args:
-        pooling: ``cls`` (final-layer ``[CLS]``, SPECTER's representation), ``mean`` (masked mean),
-            or ``None``/``auto``: the model's own pooling for a sentence-transformers model, else ``cls``.
-            ``model``, the word an encoder records for a model's own pooling (:attr:`Encoder.pooling`, an
-            index's or embeddings file's ``pooling``), asks for the same as ``auto``, so a recorded pooling
-            is passed back as it was written.
+        pooling: any spelling :func:`specter_utils.config.canonical_pooling` reads (``auto``: the model's own
+            pooling for a sentence-transformers model, else ``cls``; ``cls``; ``mean``).
         max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
             (``models.build_model``'s one rule), never a silent cap.
         devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
@@ -184,7 +169,7 @@ def load_encoder(
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
     path = resolve_model(model_name_or_path)
-    request = "auto" if pooling is None or pooling == MODEL_POOLING else pooling
+    request = canonical_pooling(pooling)
     chosen = resolve_pooling(path, request)
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)

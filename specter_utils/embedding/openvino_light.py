@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from specter_utils.config import INT8_CALIBRATION
+from specter_utils.config import INT8_CALIBRATION, canonical_pooling
 from specter_utils.embedding.encoder import MODEL_POOLING, VERSIONED, Encoder, package_version, resolve_device
 from specter_utils.embedding.quantize import CALIBRATION_SEED, SCHEMES, cache_key, int8_folder
 from specter_utils.io import atomic_write
@@ -288,7 +288,7 @@ def warm_encoder(
         if max_length < 2 or dtype not in PRECISIONS or not resolve_device(device).startswith("cpu"):
             return None
         path = resolve_model(model)
-        request = "auto" if pooling is None or pooling == MODEL_POOLING else pooling
+        request = canonical_pooling(pooling)
         chosen = resolve_pooling(path, request)
         head = folder_head(Path(path), chosen) if Path(path).is_dir() else None
         limit = position_limit(Path(path)) if head else None

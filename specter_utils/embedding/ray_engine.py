@@ -36,8 +36,8 @@ from specter_utils.config import EmbedConfig
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import (
     _RUN_KEYS,
-    DEFAULT_BATCH_SIZE,
     DEFAULT_CHUNK_SIZE,
+    EmbedRun,
     _ChunkStore,
     _fingerprint,
     _stable_meta,
@@ -46,7 +46,7 @@ from specter_utils.embedding.embed import (
     paper_texts,
     plan_chunks,
 )
-from specter_utils.embedding.encoder import load_encoder
+from specter_utils.embedding.encoder import encoder_for
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, write_json
@@ -167,14 +167,12 @@ class EmbedActor:
     atomically, as ``vectors/chunk=N/rows-FIRST-COUNT.parquet`` (on a cluster: storage every node can write), so
     a killed run loses at most the batches in flight. Returns the rows done (a few bytes back to the driver)."""
 
-    def __init__(
-        self, model: str, pooling: str | None, max_length: int, dtype: str, device: str, threads: int, out_dir: str
-    ) -> None:
+    def __init__(self, spec: EmbedConfig, threads: int, out_dir: str) -> None:
 
-        if device == "cpu":
+        if spec.device == "cpu":
             torch.set_num_threads(threads)
         prepare_offline_env()
-        self.encoder = load_encoder(model, pooling, max_length, device, dtype)
+        self.encoder = encoder_for(spec)
         self.out_dir = Path(out_dir)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -239,29 +237,26 @@ def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
 
 
 def embed_with_ray(
-    model: str,
+    spec: EmbedConfig,
     papers: dict[str, Paper] | list[Paper],
     out: str | Path,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = EmbedConfig.max_length,
-    pooling: str | None = None,
-    dtype: str | None = "auto",
+    run: EmbedRun | None = None,
+    *,
     workers: int | None = None,
     address: str | None = None,
     num_cpus: int | None = None,
-    chunk_size: int | None = None,
-    resume: bool = True,
-    progress: bool = True,
-    info: dict[str, Any] | None = None,
 ) -> EmbeddingSet:
-    """Embed ``papers`` on Ray Data and write ``out`` exactly as ``embed_to_file`` does (rows in input order).
+    """Embed ``papers`` as ``spec`` says on Ray Data and write ``out`` exactly as ``embed_to_file`` does (rows in
+    input order). ``run.chunk_size`` papers make an input shard, the unit of resumption (default 1024).
 
     Args:
         workers: model replicas (default: one per GPU, or one per CPU but one).
         address: an existing cluster (``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``); None starts Ray here.
         num_cpus: CPUs of a Ray started here (default: all of this machine's).
-        chunk_size: papers per input shard, the unit of resumption (default 1024).
     """
+    run = run or EmbedRun()
+    batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype
+    progress, info = run.progress, run.info
 
     out = Path(out)
     if out.suffix != ".jsonl":
@@ -274,7 +269,7 @@ def embed_with_ray(
     items = as_paper_list(papers)
     started = time.perf_counter()
     # The driver holds the model only to read its settings and tokenizer; the actors load their own.
-    probe = load_encoder(model, pooling, max_length, "cpu", "float32")
+    probe = encoder_for(spec.but(device="cpu", dtype="fp32"))
     ids = [paper.paper_id for paper in items]
     texts = paper_texts(items, probe.sep)
     order = length_order(probe.token_lengths(texts))
@@ -284,7 +279,7 @@ def embed_with_ray(
     del probe
 
     work = Path(f"{out}.ray")
-    if not resume and work.exists():
+    if not run.resume and work.exists():
         shutil.rmtree(work)
     manifest = {
         **{k: meta[k] for k in _RUN_KEYS if k != "dtype"},
@@ -324,11 +319,7 @@ def embed_with_ray(
             embedded = dataset.map_batches(
                 EmbedActor,
                 fn_constructor_kwargs={
-                    "model": model,
-                    "pooling": pooling,
-                    "max_length": max_length,
-                    "dtype": actor_dtype,
-                    "device": actors["device"],
+                    "spec": spec.but(dtype=actor_dtype, device=actors["device"]),
                     "threads": actors["threads"],
                     "out_dir": str(vectors_dir.resolve()),
                 },

@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, sidecar_paths, write_embeddings
 from specter_utils.errors import DataError
 
 # Meta entries that must agree between shards (they decide the vectors).
-SETTINGS = ("model", "pooling", "pooling_detail", "max_length", "dtype", "text")
+SETTINGS = EmbedConfig.file_keys("model_path", "device")
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -10,9 +10,9 @@ Two layouts of the evaluation folder:
 
 Prompts come from the model's ``config_sentence_transformers.json`` when it has them (``prompts``):
 ``query`` before each BEIR query, ``document`` (else ``passage``) before each document and, in the
-SCIDOCS layout, before each paper. The length is the one given, else the model's recorded
-``max_seq_length`` (``sentence_bert_config.json``), else 512; the encoder caps it at the model's
-position embeddings.
+SCIDOCS layout, before each paper. The length is the one given, else the embedding specification's one
+default (``EmbedConfig.max_length``, the same as ``embed``'s and ``api.load_model``'s; a model's own recorded
+``max_seq_length`` is reported beside it, not used); beyond the model's position embeddings it is an error.
 
 Vectors are cached in ``cache_dir`` as ordinary embedding files, one per model, length, prompt and
 text recipe (the file name says which); a later call embeds only the papers the file lacks. A model
@@ -46,7 +46,6 @@ from specter_utils.models import resolve_model
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_LENGTH = EmbedConfig.max_length  # when neither given nor recorded: SPECTER's
 DEFAULT_BATCH_SIZE = EmbedConfig.batch_size  # papers per forward pass, as the embedding section
 ST_CONFIG = "config_sentence_transformers.json"
 ST_LENGTH_CONFIG = "sentence_bert_config.json"
@@ -75,12 +74,17 @@ def model_settings(model_path: str | Path) -> dict[str, Any]:
 
 
 def evaluation_length(settings: dict[str, Any], max_length: int | None) -> tuple[int, str]:
-    """The length to embed at and where it came from (``given``, ``recorded by the model`` or ``default``)."""
+    """The length to embed at and where it came from (``given``, or ``default``: the embedding specification's, as
+    ``embed`` uses; a length the model records in its ``sentence_bert_config.json`` is named beside it)."""
     if max_length:
         return int(max_length), "given"
-    if settings.get("max_seq_length"):
-        return int(settings["max_seq_length"]), f"recorded by the model ({ST_LENGTH_CONFIG})"
-    return DEFAULT_MAX_LENGTH, "default"
+    recorded = settings.get("max_seq_length")
+    note = (
+        f"; the model records {recorded} ({ST_LENGTH_CONFIG})"
+        if recorded and recorded != EmbedConfig.max_length
+        else ""
+    )
+    return EmbedConfig.max_length, f"default{note}"
 
 
 def document_prompt(prompts: dict[str, str]) -> str:
@@ -143,7 +147,6 @@ def cached_embeddings(
             encoder,
             missing,
             batch_size=batch_size,
-            max_length=encoder.max_length,
             partial_dir=Path(f"{path}.partial"),
             progress=progress,
             info=info,
@@ -167,7 +170,7 @@ def _loader(model: str, max_length: int, plain: bool, device: str | None) -> Cal
     where it is installed, else torch)."""
 
     def load() -> Encoder:
-        encoder = load_text_encoder(BackendChoice(device=device), model, max_length)
+        encoder = load_text_encoder(BackendChoice(EmbedConfig(model=model, max_length=max_length, device=device)))
         return plain_text(encoder) if plain else encoder
 
     return load
@@ -175,7 +178,7 @@ def _loader(model: str, max_length: int, plain: bool, device: str | None) -> Cal
 
 def _embedding_record(result: CachedEmbedding) -> dict[str, Any]:
     info = result.embeddings.info
-    keep = ("model", "model_path", "pooling_detail", "max_length", "text", "prompt", "dtype", "device")
+    keep = (*EmbedConfig.file_keys("pooling"), "prompt")
     record = {k: info[k] for k in keep if k in info}
     record.update(file=str(result.file), papers=len(result.embeddings), embedded_now=result.embedded)
     record.update(from_cache=result.cached, embed_seconds=result.seconds)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.search.storage import read_index_file, write_index_file
@@ -413,7 +414,7 @@ def build_index(
     own_titles = embeddings.titles or [""] * len(embeddings)
     titles = titles or {}
     paper_titles = [own or titles.get(pid, "") for pid, own in zip(embeddings.ids, own_titles, strict=True)]
-    info = {key: embeddings.info.get(key) for key in ("model", "model_path", "pooling", "pooling_detail", "max_length")}
+    info = {key: embeddings.info.get(key) for key in EmbedConfig.file_keys("text", "dtype", "device")}
     info.update(text=embeddings.info.get("text"), embeddings=source)
     train = (
         sample_rows(embeddings.vectors, train_size(chosen, len(embeddings)))

@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from specter_utils.config import EmbedConfig
 from specter_utils.errors import DataError
 
 # The settings that decide a vector: a query must match the index on every one of them.
-VECTOR_KEYS = ("model", "pooling", "pooling_detail", "max_length", "dim")
+VECTOR_KEYS = (*EmbedConfig.file_keys("model_path", "text", "dtype", "device"), "dim")
 
 
 def load_faiss() -> Any:

@@ -4,8 +4,10 @@ search."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.embedding.backends import BackendChoice, load_backend, missing_int8_packages, visible_gpus
-from specter_utils.embedding.embed import describe, embed_to_file
+from specter_utils.embedding.embed import EmbedRun, describe, embed_to_file  # noqa: F401 (EmbedRun: for the CLI)
 from specter_utils.embedding.inputs import load_papers, read_metadata_files
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
 from specter_utils.embedding.shards import merge_shard_files, parse_shard
@@ -32,7 +34,7 @@ from specter_utils.workflow.search import index_embeddings
 # settings it fills in, the one-line summary of a result and the checks it makes before loading anything.
 __all__ = ["BASELINES", "BackendChoice", "describe", "missing_int8_packages"]
 
-EMBEDDING_INFO = ("model", "model_path", "pooling", "max_length", "dtype", "device")  # what a table row records
+EMBEDDING_INFO = EmbedConfig.file_keys("pooling_detail", "text")  # what a table row records
 
 
 def papers_to_embed(scidocs_dir: str | Path, split: str = "all", tasks: list[str] | None = None) -> dict[str, Any]:
@@ -75,69 +77,50 @@ def synthetic_flag(metadata: list[Path]) -> bool | None:
     return None
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where the encoder runs: here (``local``, on one device or, with ``multi_gpu``, every visible GPU) or on Ray
+    Data (``ray``: a Ray started here or the cluster at ``ray_address``, ``ray_workers`` replicas)."""
+
+    engine: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    multi_gpu: bool = False
+
+
 def embed_file(
-    config: EmbedConfig,
-    model: str | Path,
+    choice: BackendChoice,
     papers: dict[str, Any],
     out: str | Path,
-    choice: BackendChoice | None = None,
-    *,
-    engine: str = "local",
-    ray_address: str | None = None,
-    ray_workers: int | None = None,
-    multi_gpu: bool = False,
-    shard: tuple[int, int] | None = None,
-    chunk_size: int | None = None,
-    resume: bool = True,
-    progress: bool = False,
-    info: dict[str, Any] | None = None,
+    run: EmbedRun | None = None,
+    placement: Placement | None = None,
 ) -> EmbeddingSet:
-    """Embed ``papers`` with ``model`` into ``out`` (+ .npy, .ids.txt, .meta.json), resumably.
+    """Embed ``papers`` as ``choice.spec`` says into ``out`` (+ .npy, .ids.txt, .meta.json), resumably.
 
-    ``choice`` picks the encoder (:mod:`specter_utils.embedding.backends`; default: torch, the model's own
-    pooling); ``engine="ray"`` runs the torch encoder on Ray Data instead. ``shard=(i, n)`` embeds one shard
-    (:func:`shard_range`).
+    ``choice`` picks the encoder (:mod:`specter_utils.embedding.backends`); ``placement.engine="ray"`` runs the
+    torch encoder on Ray Data instead. ``run.shard=(i, n)`` embeds one shard (:func:`shard_range`).
     """
-    choice = choice or BackendChoice()
-    if engine == "ray":
+    run, placement = run or EmbedRun(), placement or Placement()
+    if placement.engine == "ray":
         from specter_utils.embedding.ray_engine import embed_with_ray  # pyarrow and ray: the scale extra
 
         return embed_with_ray(
-            str(model),
+            choice.spec,
             papers,
             out,
-            batch_size=config.batch_size,
-            max_length=config.max_length,
-            pooling=choice.pooling,
-            dtype=choice.dtype,
-            workers=ray_workers,
-            address=ray_address,
-            chunk_size=chunk_size,
-            resume=resume,
-            progress=progress,
-            info=info or None,
+            dataclasses.replace(run, info=run.info or None),
+            workers=placement.ray_workers,
+            address=placement.ray_address,
         )
-    devices = visible_gpus() if multi_gpu else None
-    encoder, backend_info = load_backend(
-        choice, str(model), papers, max_length=config.max_length, batch_size=config.batch_size, devices=devices
-    )
-    extra = {**(info or {}), **backend_info}
+    devices = visible_gpus() if placement.multi_gpu else None
+    encoder, backend_info = load_backend(choice, papers, devices=devices)
+    extra = {**(run.info or {}), **backend_info}
     return embed_to_file(
         encoder,
         papers,
         out,
-        batch_size=config.batch_size,
-        max_length=config.max_length,
-        pooling=choice.pooling,
-        device=choice.device,
-        dtype=choice.dtype,
-        devices=devices,
-        chunk_size=chunk_size,
-        shard=shard,
-        resume=resume,
-        progress=progress,
-        info=extra or None,
-        token_budget=choice.token_budget,
+        dataclasses.replace(run, info=extra or None, token_budget=choice.token_budget),
+        batch_size=choice.spec.batch_size,
     )
 
 
@@ -145,7 +128,7 @@ def embed(config: EmbedConfig, model: str | Path, papers: dict[str, Any], out: s
     """Embed ``papers`` with ``model`` at the run's one evaluation length (``embedding.max_length``), with the
     model's own pooling ([CLS] or mean, as it was trained); returns what a table row records."""
     started = time.time()
-    result = embed_file(config, model, papers, out)
+    result = embed_file(BackendChoice(config.but(model=str(model))), papers, out)
     return {
         "file": str(out),
         "count": len(result),
@@ -218,8 +201,8 @@ def embed_baseline(
         held_out_ids(list(held_out)),
         seed=seed,
         fit_papers=fit_corpus(papers, extra),
-        model=model,
-        model_kwargs={"batch_size": config.batch_size, "max_length": config.max_length, "progress": progress},
+        spec=config.but(model=model),
+        progress=progress,
     )
     write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, {**result.info, **(info or {})}))
     return result

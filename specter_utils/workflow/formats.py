@@ -81,7 +81,9 @@ def _loader(model: str, length: int, plain: bool, device: str | None, loaded: di
 
     def load() -> Encoder:
         if "encoder" not in loaded:
-            loaded["encoder"] = load_text_encoder(BackendChoice(device=device), model, length)
+            loaded["encoder"] = load_text_encoder(
+                BackendChoice(EmbedConfig(model=model, max_length=length, device=device))
+            )
         return plain_text(loaded["encoder"]) if plain else loaded["encoder"]
 
     return load

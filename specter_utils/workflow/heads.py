@@ -112,7 +112,6 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
         encoder,
         {pid: paper for pid, paper in papers.items() if pid in wanted},
         batch_size=spec.embedding.batch_size,
-        max_length=length,
         progress=False,
     )
     control = frozen_heads(before, splits, config, spec.seed, architectures=architectures, labels=labels)
