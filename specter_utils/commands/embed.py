@@ -26,6 +26,7 @@ from specter_utils.config import (
     EmbedConfig,
     torch_dtype_name,
 )
+from specter_utils.embedding.backend_kinds import BACKENDS, backend_help
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
@@ -124,10 +125,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
     parser.add_argument(
         "--backend",
-        choices=("auto", "torch", "openvino"),
+        choices=BACKENDS,
         default="auto",
-        help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
-        "auto: openvino for a float32 run on the CPU when it is installed, else torch",
+        help=backend_help(),
     )
     parser.add_argument(
         "--engine",
