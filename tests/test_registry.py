@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from specter_utils import config
+from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS, BackendSpec, register_backend
 from specter_utils.data.records import Paper
-from specter_utils.embedding.backend_kinds import BACKEND_REGISTRY, BACKENDS, BackendSpec, register_backend
 from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from specter_utils.backend_kinds import BACKENDS, backend_help
 from specter_utils.commands.common import (
     POSITIVE_INT,
     add_batch_size,
@@ -26,7 +27,6 @@ from specter_utils.config import (
     EmbedConfig,
     torch_dtype_name,
 )
-from specter_utils.embedding.backend_kinds import BACKENDS, backend_help
 from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)

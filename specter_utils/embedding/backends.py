@@ -1,9 +1,9 @@
 """Which encoder embeds the papers: plain torch, OpenVINO (float32 or bf16), OpenVINO int8, or the precision probe.
 
-The choice is made once, by name, from the backends ``backend_kinds`` declares; :func:`load_backend` is the one call the embed stage
-makes. The Ray engine is another way to run the torch encoder and is chosen by the stage itself. OpenVINO and int8
-first take the warm route (:func:`specter_utils.embedding.openvino_light.warm_encoder`: the cached model, without
-torch) and build the encoder with torch only where it finds nothing to start from.
+The choice is made once, by name, from the backends ``backend_kinds`` declares; :func:`load_backend` is the one
+call the embed stage makes. The Ray engine is another way to run the torch encoder and is chosen by the stage
+itself. OpenVINO and int8 first take the warm route (:func:`specter_utils.embedding.openvino_light.warm_encoder`:
+the cached model, without torch) and build the encoder with torch only where it finds nothing to start from.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS
 from specter_utils.config import INT8_CALIBRATION, EmbedConfig
-from specter_utils.embedding.backend_kinds import BACKEND_REGISTRY, BACKENDS
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, load_encoder, resolve_device
 from specter_utils.embedding.openvino_light import warm_encoder
