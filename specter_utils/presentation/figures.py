@@ -19,6 +19,7 @@ from matplotlib.ticker import MaxNLocator
 
 from specter_utils.io import read_json
 from specter_utils.layout import TRAIN_CONFIG_FILE
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation import labels
 from specter_utils.presentation.tables import (
     HEADERS,
@@ -32,20 +33,13 @@ from specter_utils.tasks import CLASSIFICATION, RANKING_CITATION_FIRST, tasks_of
 
 # The paper's rows drawn beside ours in the Table 1 chart (docs/protocol.md section 5).
 PAPER_REFERENCE_ROWS = ("SPECTER", "SciBERT")
-# TrainConfig.loss -> the loss axis of the training curves (config.LOSSES)
-LOSS_AXIS = {
-    "triplet": "triplet loss (margin {margin:g})",
-    "mnrl": "in-batch softmax loss (MNRL)",
-    "mnrl-citation": "in-batch softmax loss (MNRL, citation-masked)",
-    "gist": "in-batch softmax loss (GISTEmbed, guide-filtered)",
-}
 
 
 def loss_axis(train_config: Mapping[str, Any] | None) -> str:
     """The loss axis label of a training run from its resolved ``TrainConfig`` (``train_config.json``)."""
-    if not train_config or train_config.get("loss") not in LOSS_AXIS:
+    if not train_config or train_config.get("loss") not in LOSS_REGISTRY:
         return "training objective (loss not recorded)"
-    return LOSS_AXIS[train_config["loss"]].format(margin=float(train_config.get("triplet_margin", 1.0)))
+    return LOSS_REGISTRY.get(train_config["loss"]).axis.format(margin=float(train_config.get("triplet_margin", 1.0)))
 
 
 def benchmark_name(run_dir: str | Path, scidocs_dir: str = "") -> str:

@@ -33,6 +33,7 @@ from specter_utils.evaluation.hierarchical import (
     seeds_only_test,
     verdict,
 )
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation.tables import (
     HEADERS,
     PAPER_ABLATION_ROWS,
@@ -48,15 +49,6 @@ from specter_utils.tasks import CLASSIFICATION, TASKS
 CLASSIFICATION_HEADERS = tuple(h for task in TASKS if task.kind == CLASSIFICATION for h in task.headers)
 DELTA_METRICS = {"map": "MAP", "f1": "macro-F1"}  # Table 1 metric key -> the metric of evaluation.deltas
 SVM_HEAD = "linear SVM (SCIDOCS)"  # heads.SVM_HEAD: the name of the SVM rows of notebook 08
-LOSS_NAMES = {
-    "triplet": "the triplet margin loss (L2 distance, margin {margin:g}), as the paper",
-    "mnrl": "in-batch negatives (multiple negatives ranking loss, scale {scale:g}): each query against its positive, "
-    "its mined negative and every other paper of the batch",
-    "mnrl-citation": "in-batch negatives with citation masking (multiple negatives ranking loss, scale {scale:g}): each "
-    "query against its positive, its mined negative and every other paper of the batch, except papers it cites or "
-    "that cite it",
-    "gist": "GISTEmbed (in-batch negatives filtered by the base model as guide)",
-}
 
 
 def _fmt(value: float, decimals: int = 2) -> str:
@@ -159,10 +151,12 @@ def loss_description(train_metrics: Mapping[str, Any]) -> str:
     """The loss a run trained with, from notebook 03's metrics (``config.loss``, the margin or scale)."""
     config = train_metrics.get("config", train_metrics)
     loss = config.get("loss")
-    if loss not in LOSS_NAMES:
+    if loss not in LOSS_REGISTRY:
         derived = (train_metrics.get("derived") or {}).get("loss")
         return f"the {derived} loss" if derived else "an unrecorded loss"
-    return LOSS_NAMES[loss].format(margin=config.get("triplet_margin", 1.0), scale=config.get("mnrl_scale", 20.0))
+    return LOSS_REGISTRY.get(loss).description.format(
+        margin=config.get("triplet_margin", 1.0), scale=config.get("mnrl_scale", 20.0)
+    )
 
 
 # ---------------------------------------------------------------- notebook 03: training
@@ -171,7 +165,7 @@ def interpret_training(train_metrics: Mapping[str, Any]) -> str:
     config = train_metrics.get("config", {})
     results = train_metrics.get("results", {})
     lines = [f"- The model was trained with {loss_description(train_metrics)}."]
-    if config.get("loss") in LOSS_NAMES and config.get("loss") != "triplet":
+    if config.get("loss") in LOSS_REGISTRY and config.get("loss") != "triplet":
         lines.append(
             "- Its loss values are not triplet-loss values: the training curve's loss is the in-batch "
             "cross-entropy and cannot be compared with the paper's margin loss."

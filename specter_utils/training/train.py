@@ -33,6 +33,7 @@ from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set
 from specter_utils.config import IN_BATCH_LOSSES, TrainConfig
 from specter_utils.errors import DataError
 from specter_utils.executed import native_bf16_cpu
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.models import (
     base_model_id,
     build_model,
@@ -287,7 +288,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
     # 1. Model: the base model with its own pooling (auto, for a sentence-transformers base) or [CLS] / mean.
     model = specter_model(config.base_model, config.pooling, config.max_length)
     # The frozen base model: GIST's guide, and the other end of a WiSE-FT merge.
-    needs_base = config.loss == "gist" or config.merge_with_base < 1.0
+    needs_base = LOSS_REGISTRY.get(config.loss).needs_base or config.merge_with_base < 1.0
     base = specter_model(config.base_model, config.pooling, config.max_length) if needs_base else None
     sep_token = model.tokenizer.sep_token or " "
 
@@ -301,7 +302,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         seed=config.seed,
         drop_unknown=config.drop_unknown,
     )
-    with_rows = config.loss == "mnrl-citation"  # its loss looks each row's paper ids up by index
+    with_rows = LOSS_REGISTRY.get(config.loss).needs_citations  # its loss looks each row's paper ids up by index
     train_dataset = data.train.to_dataset(0 if with_rows else None)
     val_dataset = data.val.to_dataset(data.train.used if with_rows else None) if data.val else None
     row_papers = data.train.ids + (data.val.ids if data.val else [])

@@ -15,13 +15,18 @@ import numpy as np
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.evaluation.formats.proximity import rank_and_score
-from specter_utils.evaluation.formats.tasks import FormatTask, RankingData
+from specter_utils.evaluation.formats.tasks import ADHOC_SEARCH, EVALUATORS, FormatTask, RankingData
 
 QUERY_PREFIX = "query\t"  # ids of the query vectors in the joined set; a tab is never in a paper id
 
 
+@EVALUATORS.register(ADHOC_SEARCH)
 def evaluate(
-    task: FormatTask, data: RankingData, embeddings: EmbeddingSet, query_embeddings: EmbeddingSet | None
+    task: FormatTask,
+    data: RankingData,
+    embeddings: EmbeddingSet,
+    query_embeddings: EmbeddingSet | None = None,
+    **_: Any,
 ) -> dict[str, Any]:
     if query_embeddings is None:
         raise DataError(f"adhoc_search task {task.name!r} needs vectors of its query texts")

@@ -25,7 +25,7 @@ from sklearn.svm import LinearSVC
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
 from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, covered_ids, per_paper, split_vectors
-from specter_utils.evaluation.formats.tasks import FormatTask, SupervisedData
+from specter_utils.evaluation.formats.tasks import CLASSIFICATION, EVALUATORS, FormatTask, SupervisedData
 
 C_GRID = np.logspace(-2, 2, 5)
 METRICS: dict[str, Callable[..., float]] = {
@@ -56,12 +56,14 @@ def classification_metric(name: str, y_true: Any, y_pred: Any) -> float:
     return float(np.round(100 * value, 2))
 
 
+@EVALUATORS.register(CLASSIFICATION)
 def evaluate(
     task: FormatTask,
     data: SupervisedData,
     embeddings: EmbeddingSet,
     classifier: Callable[[bool], Any] | None = None,
     n_jobs: int = 1,
+    **_: Any,
 ) -> dict[str, Any]:
     """The task's metrics and coverage; ``classifier(multi_label)`` builds another estimator than SciRepEval's."""
     x_train, y_train, train_cover = split_vectors(data.train, embeddings, task.name, "training")

@@ -12,7 +12,7 @@ from typing import Any
 
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.errors import DataError
-from specter_utils.evaluation.formats.tasks import ITEM_DECIMALS, FormatTask, RankingData
+from specter_utils.evaluation.formats.tasks import EVALUATORS, ITEM_DECIMALS, PROXIMITY, FormatTask, RankingData
 from specter_utils.evaluation.ranking import make_run, trec_metrics
 
 
@@ -30,5 +30,6 @@ def rank_and_score(task: FormatTask, qrels: dict[str, dict[str, int]], embedding
     return {"metrics": metrics, "coverage": {key: coverage[key] for key in keep}, "per_query": main}
 
 
-def evaluate(task: FormatTask, data: RankingData, embeddings: EmbeddingSet) -> dict[str, Any]:
+@EVALUATORS.register(PROXIMITY)
+def evaluate(task: FormatTask, data: RankingData, embeddings: EmbeddingSet, **_: Any) -> dict[str, Any]:
     return rank_and_score(task, data.qrels, embeddings)

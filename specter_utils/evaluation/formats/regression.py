@@ -18,7 +18,7 @@ from sklearn.svm import LinearSVR
 
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, covered_ids, per_paper, split_vectors
-from specter_utils.evaluation.formats.tasks import FormatTask, SupervisedData
+from specter_utils.evaluation.formats.tasks import EVALUATORS, REGRESSION, FormatTask, SupervisedData
 
 C_GRID = np.logspace(-4, 2, 7)
 
@@ -51,7 +51,10 @@ def regression_metric(name: str, y_true: np.ndarray, y_pred: np.ndarray) -> floa
     return value if name == "mse" else float(np.round(100 * value, 2))
 
 
-def evaluate(task: FormatTask, data: SupervisedData, embeddings: EmbeddingSet, n_jobs: int = 1) -> dict[str, Any]:
+@EVALUATORS.register(REGRESSION)
+def evaluate(
+    task: FormatTask, data: SupervisedData, embeddings: EmbeddingSet, n_jobs: int = 1, **_: Any
+) -> dict[str, Any]:
     x_train, y_train, train_cover = split_vectors(data.train, embeddings, task.name, "training")
     x_test, y_test, test_cover = split_vectors(data.test, embeddings, task.name, "test")
     model = scirepeval_regressor(n_jobs)

@@ -10,34 +10,10 @@ from typing import Any
 import numpy as np
 
 from specter_utils.embedding.io import EmbeddingSet
-from specter_utils.evaluation.formats import adhoc_search, classification, proximity, regression
-from specter_utils.evaluation.formats.tasks import (
-    CLASSIFICATION,
-    FORMATS,
-    PROXIMITY,
-    REGRESSION,
-    FormatTask,
-    RankingData,
-    SupervisedData,
-)
+from specter_utils.evaluation.formats import adhoc_search, classification, proximity, regression  # noqa: F401 (register)
+from specter_utils.evaluation.formats.tasks import EVALUATORS, FORMATS, FormatTask, RankingData, SupervisedData
 
 logger = logging.getLogger(__name__)
-
-
-def _evaluate_task(
-    task: FormatTask,
-    data: SupervisedData | RankingData,
-    embeddings: EmbeddingSet,
-    query_embeddings: EmbeddingSet | None,
-    n_jobs: int,
-) -> dict[str, Any]:
-    if task.type == CLASSIFICATION:
-        return classification.evaluate(task, data, embeddings, n_jobs=n_jobs)  # type: ignore[arg-type]
-    if task.type == REGRESSION:
-        return regression.evaluate(task, data, embeddings, n_jobs=n_jobs)  # type: ignore[arg-type]
-    if task.type == PROXIMITY:
-        return proximity.evaluate(task, data, embeddings)  # type: ignore[arg-type]
-    return adhoc_search.evaluate(task, data, embeddings, query_embeddings)  # type: ignore[arg-type]
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -61,7 +37,8 @@ def score_tasks(
     for task in tasks:
         logger.info("%s (%s) ...", task.name, task.type)
         vectors = embeddings if isinstance(embeddings, EmbeddingSet) else embeddings[task.name]
-        scored = _evaluate_task(task, data[task.name], vectors, query_embeddings, n_jobs)
+        evaluate = EVALUATORS.get(task.type)  # each format module registers its evaluator
+        scored = evaluate(task, data[task.name], vectors, query_embeddings=query_embeddings, n_jobs=n_jobs)
         results[task.name] = {
             "type": task.type,
             "multi_label": task.multi_label,

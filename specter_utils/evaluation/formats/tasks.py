@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,13 @@ from specter_utils.data.records import Paper
 from specter_utils.errors import DataError
 from specter_utils.io import iter_jsonl
 from specter_utils.layout import SCIREPEVAL_TASKS_FILE
+from specter_utils.registry import Registry
 
 CLASSIFICATION, REGRESSION, PROXIMITY, ADHOC_SEARCH = "classification", "regression", "proximity", "adhoc_search"
 FORMATS = (CLASSIFICATION, REGRESSION, PROXIMITY, ADHOC_SEARCH)
 SUPERVISED = (CLASSIFICATION, REGRESSION)
+# format -> evaluate(task, data, embeddings, *, query_embeddings=None, n_jobs=1): each format's module registers it
+EVALUATORS: Registry[Callable[..., dict[str, Any]]] = Registry("task format")
 TRAIN_FILE, TEST_FILE, QREL_FILE = "train.csv", "test.csv", "test_qrel.jsonl"
 LABEL_SEPARATOR = "|"  # a multi-label task's label column: the labels joined by "|"
 DEFAULT_FIELDS = ("title", "abstract")

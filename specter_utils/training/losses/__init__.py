@@ -1,5 +1,8 @@
 """Training losses: SPECTER's triplet loss and in-batch-negative losses, all from sentence-transformers.
 
+One module per loss, each a ``build(model, config, **inputs)`` function; what each loss is called and needs is
+declared in ``specter_utils.loss_kinds`` (the registry every list of losses reads):
+
 - ``triplet``: ``TripletLoss`` with Euclidean distance and SPECTER's margin of 1 (the paper).
 - ``mnrl``: ``MultipleNegativesRankingLoss`` on (query, positive, mined negative): each query is scored
   against its positive, its own mined negative and every other positive and negative of the batch
@@ -23,18 +26,13 @@ with global row indices.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from sentence_transformers.sentence_transformer import losses
-
-from specter_utils.errors import DataError
-from specter_utils.layout import DATA_FILE
+from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.training.cached_citation_mnrl import CachedCitationMaskedMNRL
 from specter_utils.training.citation_mnrl import CitationMaskedMNRL, citation_links, read_citation_links
-from specter_utils.training.released import DropoutTripletLoss
 
-# The citation-masked losses live in their own modules (one per loss); importers of this module find them here too.
+# The citation-masked losses live in their own modules; importers of this package find them here too.
 __all__ = ["CachedCitationMaskedMNRL", "CitationMaskedMNRL", "build_loss", "citation_links", "read_citation_links"]
 
 
@@ -45,50 +43,19 @@ def build_loss(
     base_model: Any = None,
     gather_across_devices: bool = False,
 ):
-    """The loss ``config.loss`` names, bound to ``model``.
+    """The loss ``config.loss`` names (``loss_kinds.LOSS_REGISTRY``), bound to ``model``.
 
     Args:
         row_papers: (query, positive, negative) ids of every dataset row (train rows, then val rows),
-            indexed by the ``label`` column (``mnrl-citation`` only).
-        base_model: the frozen guide model (``gist`` only).
+            indexed by the ``label`` column (losses that need the training citations).
+        base_model: the frozen guide model (losses that need the base model).
         gather_across_devices: in-batch losses take their negatives from every process (set it only
             when training runs in several processes; the library warns when there is nothing to gather).
     """
-    gather = {"gather_across_devices": gather_across_devices}
-
-    if config.loss == "triplet" and getattr(config, "embedding_dropout", 0.0) > 0:
-        return DropoutTripletLoss(
-            model,
-            p=config.embedding_dropout,
-            distance_metric=losses.TripletDistanceMetric.EUCLIDEAN,
-            triplet_margin=config.triplet_margin,
-        )
-    if config.loss == "triplet":
-        return losses.TripletLoss(
-            model, distance_metric=losses.TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin
-        )
-    if config.loss == "mnrl":
-        if config.cached_mini_batch:
-            return losses.CachedMultipleNegativesRankingLoss(
-                model, scale=config.mnrl_scale, mini_batch_size=config.cached_mini_batch, **gather
-            )
-        return losses.MultipleNegativesRankingLoss(model, scale=config.mnrl_scale, **gather)
-    if config.loss == "mnrl-citation":
-        links = read_citation_links(Path(config.metadata).with_name(DATA_FILE))
-        if config.cached_mini_batch:
-            return CachedCitationMaskedMNRL(
-                model, row_papers, links, scale=config.mnrl_scale, mini_batch_size=config.cached_mini_batch, **gather
-            )
-        return CitationMaskedMNRL(model, row_papers, links, scale=config.mnrl_scale, **gather)
-    if config.loss == "gist":
-        if base_model is None:
-            raise ValueError("loss='gist' needs the base model as guide")
-        for parameter in base_model.parameters():
-            parameter.requires_grad_(False)
-        temperature = 1.0 / config.mnrl_scale
-        if config.cached_mini_batch:
-            return losses.CachedGISTEmbedLoss(
-                model, base_model, temperature=temperature, mini_batch_size=config.cached_mini_batch, **gather
-            )
-        return losses.GISTEmbedLoss(model, base_model, temperature=temperature, **gather)
-    raise DataError(f"unknown loss {config.loss!r}", "TrainConfig", record_id="loss")
+    spec = LOSS_REGISTRY.get(config.loss)
+    if spec.needs_base and base_model is None:
+        raise ValueError(f"loss={config.loss!r} needs the base model as guide")
+    build = spec.builder()
+    return build(
+        model, config, row_papers=row_papers, base_model=base_model, gather_across_devices=gather_across_devices
+    )
