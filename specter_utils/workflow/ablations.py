@@ -246,17 +246,25 @@ def ablation_rows(spec: RunSpec) -> list[SweepRow]:
     )
 
 
-def run_ablations(spec: RunSpec, paths: RunPaths, progress: Any = print) -> dict[str, dict[int, dict[str, Any]]]:
+def run_ablations(
+    spec: RunSpec,
+    paths: RunPaths,
+    progress: Any = print,
+    on_row: Callable[[SweepRow, dict[str, Any], bool], Any] | None = None,
+) -> dict[str, dict[int, dict[str, Any]]]:
     """Every row of notebook 07 for every seed of ``ablations.seeds``: ``{row: {seed: run_ablation's result}}``.
 
     The reference row's run seed is the main run's model (not retrained) unless ``ablations.max_triplets`` sets
     another budget; its other seeds are retrained with the main recipe, so every row has the same seeds and budget.
+    ``on_row(row, result, reused)`` is called after every row, the reference rows included (a benchmark's hook).
     """
 
-    def report(row: SweepRow, result: dict[str, Any], _reused: bool) -> None:
+    def report(row: SweepRow, result: dict[str, Any], reused: bool) -> None:
         if progress and row.name != REFERENCE:
             done = f"reused from {result['reused']}" if "reused" in result else f"done in {result['seconds']} s"
             progress(f"{row.name} seed {row.seed} {done}")
+        if on_row:
+            on_row(row, result, reused)
 
     return run_sweep(ablation_rows(spec), _make_row(spec, paths), _row_store(paths), finished=report)
 

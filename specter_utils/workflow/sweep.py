@@ -31,6 +31,7 @@ from specter_utils.evaluation.deltas import Delta, from_paired
 from specter_utils.evaluation.hierarchical import N_RESAMPLES, compare_ranking_rows
 from specter_utils.evaluation.paired import RowScores, per_query_table, rows_from_table, score_row
 from specter_utils.io import read_json, write_json
+from specter_utils.memory import release_memory
 from specter_utils.spec import RunSpec
 
 # A row folder's record: the settings the row was made with and its result (written last: it marks the row done).
@@ -90,7 +91,11 @@ def run_sweep(
     finished: Callable[[SweepRow, dict[str, Any], bool], Any] | None = None,
 ) -> Rows:
     """Each row's result, in order: the store's where the row is finished there, else ``make(row)`` recorded in the
-    store. ``started(row)`` is called before a row is made; ``finished(row, result, reused)`` after each row."""
+    store. ``started(row)`` is called before a row is made; ``finished(row, result, reused)`` after each row.
+
+    After each row made, its model, trainer and optimizer (held in reference cycles) are freed and the heap trimmed
+    (:func:`memory.release_memory`), so that the process's memory stays that of one row, not of every row so far.
+    """
     out: Rows = {}
     for row in rows:
         result = store.finished(row) if row.record else None
@@ -101,6 +106,7 @@ def run_sweep(
             result = make(row)
             if row.record:
                 result = store.record(row, result)
+            release_memory()
         out.setdefault(row.name, {})[row.seed] = result
         if finished:
             finished(row, result, reused)

@@ -1,0 +1,36 @@
+"""Memory a finished stage left behind, handed back before the next one starts in the same process.
+
+A sweep (notebook 07, the lever study) trains and embeds one model per row in one kernel. Each row's model sits in
+reference cycles that only Python's cyclic collector frees: sentence-transformers' model card points back at its
+model (``model.model_card_data.model``), and the loss and the trainer hold the model too. A full collection runs
+rarely once a kernel holds many long-lived objects, so rows piled up. Once freed, the model's, its gradients' and
+the optimizer's buffers stay in glibc's heaps (one arena per thread that allocated them) unless they are trimmed,
+so the resident memory kept the high-water mark of every row. :func:`release_memory` does both.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import gc
+
+
+@functools.cache
+def _libc_malloc_trim():
+    """glibc's ``malloc_trim``, or None on another C library (macOS, musl): there is nothing to trim then."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_memory() -> dict[str, int | bool]:
+    """Collect unreachable reference cycles, then return the heap's free pages to the OS (``malloc_trim(0)``, every
+    arena). Returns ``collected`` (objects freed by the collector) and ``trimmed`` (whether glibc gave pages back)."""
+    collected = gc.collect()
+    trim = _libc_malloc_trim()
+    return {"collected": collected, "trimmed": bool(trim(0)) if trim is not None else False}
