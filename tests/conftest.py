@@ -12,6 +12,12 @@ from specter_utils.paths import shared_data_dir
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    # pytest-xdist workers share the cores: torch's default of one thread per core in each would oversubscribe them
+    import torch
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
@@ -38,9 +44,11 @@ def hepth_corpus(hepth_src: Path):
     return read_hepth(hepth_src)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def random_tiny_model(tmp_path_factory) -> Path:
-    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds."""
+    """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds.
+
+    Built once per session and only read: a test that changes it works on a copy."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
