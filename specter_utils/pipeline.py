@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.config import DEFAULT_PRESET
-from specter_utils.data.load import check_corpus_options, detect_corpus_kind
+from specter_utils.data.load import check_corpus_options, detect_corpus_kind, source_fits
 from specter_utils.errors import DataError
 from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info
 from specter_utils.io import atomic_write, read_json, write_json
@@ -184,7 +184,8 @@ def run_overrides(
 
     A data dir sets ``data.src``; the corpus kind is ``corpus`` when given, else the kind detected from the
     data dir (a hep-th folder, an S2ORC, OpenAlex or generic record file: ``data.load.detect_corpus_kind``).
-    A data dir whose kind cannot be told keeps the preset's kind, unless that is the generated corpus (an error).
+    A data dir whose kind cannot be told keeps the preset's kind where it has that kind's shape
+    (``data.load.source_fits``); otherwise the detection's one-line error is raised before any notebook runs.
     """
 
     merged = dict(overrides or {})
@@ -197,7 +198,7 @@ def run_overrides(
             try:
                 merged["data.corpus"] = detect_corpus_kind(merged["data.src"])
             except DataError:
-                if load_spec(preset, merged, params_dir)["data.corpus"] == "synthetic":
+                if not source_fits(load_spec(preset, merged, params_dir)["data.corpus"], merged["data.src"]):
                     raise
     return merged
 

@@ -103,6 +103,27 @@ def test_the_data_dir_picks_the_reader(tmp_path: Path) -> None:
     odd.write_text(json.dumps({"x": 1}) + "\n")
     with pytest.raises(DataError, match="--corpus"):  # the generated corpus cannot read a file: say which kind
         run_overrides("smoke", None, data_dir=str(odd))
+    # a preset whose corpus is a folder (CiteSeer) cannot stand for a record file: the same one line, before 01
+    with pytest.raises(DataError, match="cannot tell the corpus kind"):
+        run_overrides("citeseer", None, data_dir=str(odd))
+    odd_folder = tmp_path / "odd"
+    odd_folder.mkdir()
+    with pytest.raises(DataError, match="cannot tell the corpus kind of this folder"):
+        run_overrides("hepth", None, data_dir=str(odd_folder))
+    # a record kind (jsonl) keeps standing for a record file it cannot recognise by its first record
+    assert run_overrides("demo", {"data.corpus": "jsonl"}, data_dir=str(odd))["data.corpus"] == "jsonl"
+
+
+def test_run_command_refuses_an_undetectable_source_before_any_notebook(tmp_path: Path, capsys) -> None:
+    from specter_utils.cli import main
+
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"x": 1}) + "\n")
+    results = tmp_path / "results"
+    assert main(["run", "--preset", "citeseer", "--src", str(odd), "--results-dir", str(results)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot tell the corpus kind" in err and "Traceback" not in err
+    assert not results.exists()  # no notebook ran
 
 
 def test_kernel_runs_this_interpreter() -> None:

@@ -91,6 +91,19 @@ def detect_corpus_kind(src: str | Path) -> str:
     raise DataError(f"cannot tell the corpus kind ({found}); pass it with --corpus {{s2orc,openalex,jsonl}}", path, 1)
 
 
+def source_fits(kind: str, src: str | Path) -> bool:
+    """Whether ``src`` has the shape corpus ``kind`` reads (a folder with its files, a manifest or a record file),
+    without reading it: what lets a preset's kind stand for a source whose kind cannot be detected."""
+    path = Path(src)
+    if kind == "hepth":
+        return (path / EDGES_FILE).exists() and (path / ABSTRACTS_FILE).exists()
+    if kind == "citeseer":
+        return path.is_dir() and is_citeseer_dir(path)
+    if kind == "tables":
+        return is_tables_source(path)
+    return kind in ("s2orc", "openalex", "jsonl") and path.is_file() and is_record_file(path)
+
+
 def check_corpus_options(kind: str, src: Any = None, label_field: str | None = None) -> None:
     """A ValueError for an option that does not apply to ``kind`` (e.g. a source for the generated corpus)."""
     if kind not in CORPUS_KINDS:
