@@ -1,47 +1,50 @@
-"""The Colab bootstrap every notebook calls in one line: ``from specter_utils.colab import bootstrap; bootstrap()``.
+"""The Colab bootstrap every notebook calls in one line, after its first cell installed the project's wheel.
 
-Outside Colab it does nothing. On Colab it installs the repository with what the notebooks import
-(``pip install -e .[search]``: notebook 04 builds a FAISS index),
-puts the repository first on ``sys.path`` (a package installed in a running kernel is not importable
-until the kernel restarts) and makes it the working directory, so ``params/`` and ``results/`` resolve.
-The repository itself must already be there: the notebook's first cell clones it to ``REPO`` (or
-``$SPECTER_UTILS_DIR``) from ``$SPECTER_UTILS_GIT_URL``, or you upload it there; the package cannot clone itself
-before it is importable.
+On Colab a notebook's first cell installs ``specter_utils-<version>-py3-none-any.whl`` from ``/content`` (uploaded
+there, or named by ``$SPECTER_UTILS_WHEEL``) without its dependencies, so Colab's own torch, numpy, pandas and
+transformers stay as they are; :func:`bootstrap` then installs only the requirements (with the ``search`` extra:
+notebook 04 builds a FAISS index) that are not installed at all. The notebooks and presets come inside the wheel,
+and results are written below the working folder (``/content``). Outside Colab it does nothing.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
+from importlib import metadata
 
-REPO = "/content/specter-utils"  # where the notebooks' first cell clones the repository on Colab
-EXTRAS = "search"  # the optional dependencies the notebooks import (faiss for notebook 04's similar papers)
-MISSING = (
-    "no repository at {root}: set SPECTER_UTILS_GIT_URL to its git address before the first cell, "
-    "or upload the repository there (or set SPECTER_UTILS_DIR to where it is)"
-)
+from packaging.requirements import Requirement
+
+DISTRIBUTION = "specter-utils"
+EXTRAS = ("search",)  # the optional dependencies the notebooks import (faiss for notebook 04's similar papers)
+WHEEL_GLOB = "/content/specter_utils-*.whl"  # where the first cell looks for the uploaded wheel
 
 
 def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
-def bootstrap(repo: str | None = None) -> Path | None:
-    """On Colab: install the repository in ``repo`` (default ``$SPECTER_UTILS_DIR`` or ``REPO``) and enter it."""
+def missing_requirements(distribution: str = DISTRIBUTION, extras: tuple[str, ...] = EXTRAS) -> list[str]:
+    """The requirements of ``distribution`` (and ``extras``) with no installed distribution of that name: a package
+    Colab already has is kept at Colab's version."""
+    missing = []
+    for text in metadata.requires(distribution) or []:
+        requirement = Requirement(text)
+        wanted = requirement.marker is None or any(requirement.marker.evaluate({"extra": e}) for e in ("", *extras))
+        if not wanted:
+            continue
+        try:
+            metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            missing.append(f"{requirement.name}{requirement.specifier}")
+    return missing
+
+
+def bootstrap() -> list[str] | None:
+    """On Colab: install what the notebooks import and Colab lacks; returns those requirements (None elsewhere)."""
     if not in_colab():
         return None
-    root = Path(repo or os.environ.get("SPECTER_UTILS_DIR", REPO))
-    if not (root / "pyproject.toml").exists():
-        raise RuntimeError(MISSING.format(root=root))
-    marker = root / ".colab-installed"
-    if not marker.exists():  # once per Colab machine; later notebooks reuse the install
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--editable", f"{root}[{EXTRAS}]"], check=True
-        )
-        marker.touch()
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    os.chdir(root)
-    return root
+    missing = missing_requirements()
+    if missing:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
+    return missing

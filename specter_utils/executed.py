@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 
 from specter_utils.io import atomic_write
-from specter_utils.paths import REPO_ROOT
+from specter_utils.paths import WORK_ROOT
 
 LOG_SUFFIX = ".log"  # <run_dir>/<notebook>/<notebook>.log: the streams of the executed notebook
 CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile")  # the CPU's fast paths
@@ -47,11 +47,11 @@ def checkout_root(run_dir: Path) -> Path:
     for parent in run_dir.parents:
         if (parent / "pyproject.toml").exists() and (parent / "specter_utils").is_dir():
             return parent
-    return REPO_ROOT
+    return WORK_ROOT
 
 
 # ---------------------------------------------------------------- executed notebooks
-def clean_executed_notebook(path: str | Path, root: Path = REPO_ROOT, log_path: str | Path | None = None) -> Path:
+def clean_executed_notebook(path: str | Path, root: Path = WORK_ROOT, log_path: str | Path | None = None) -> Path:
     """Move every stream output of an executed notebook to ``log_path`` and make its paths relative to ``root``.
 
     The log (default: the notebook's name with ``.log``) gets each stream under a ``## cell N`` header, progress-bar

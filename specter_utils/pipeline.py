@@ -29,7 +29,7 @@ from specter_utils.errors import DataError
 from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info
 from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.layout import METRICS_FILE, PIPELINE_FILE, RESULTS_TABLE
-from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR
+from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR, WORK_ROOT, is_checkout
 from specter_utils.runs import resolve
 from specter_utils.spec import load_spec
 
@@ -116,7 +116,7 @@ def execute_notebook(
     log_output: bool = False,
     progress_bar: bool = True,
 ) -> Path:
-    """Run one notebook with papermill (working directory: the repository root)."""
+    """Run one notebook with papermill (working directory: the folder runs write to, ``paths.WORK_ROOT``)."""
     import papermill as pm
 
     source = notebooks_dir / f"{notebook}.ipynb"
@@ -130,7 +130,7 @@ def execute_notebook(
         str(output),
         parameters=parameters,
         kernel_name=kernel,
-        cwd=str(REPO_ROOT),
+        cwd=str(WORK_ROOT),
         log_output=log_output,
         progress_bar=progress_bar,
     )
@@ -293,8 +293,9 @@ RUN_OUTPUTS = (":(exclude)figures", ":(exclude)reports")  # tracked folders that
 
 def source_commit() -> str | None:
     """The package's git commit (short hash, ``+dirty`` with uncommitted changes to the source, not counting the
-    figures and reports that runs rewrite); None outside a git checkout."""
-
+    figures and reports that runs rewrite); None outside a git checkout (a wheel's install)."""
+    if not is_checkout():
+        return None
     try:
         head = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10

@@ -14,13 +14,14 @@ from specter_utils.io import read_json, write_json
 
 # RESULTS_TABLE: written by 05_scidocs_eval beside its metrics.json; importable from here as before
 from specter_utils.layout import BENCHMARK_FILE, METRICS_FILE, RESULTS_TABLE  # noqa: F401
-from specter_utils.paths import REPO_ROOT
+from specter_utils.paths import WORK_ROOT
 
 
 def resolve(path: str | Path) -> Path:
-    """An absolute path; relative paths are relative to the repository root (not the notebook's folder)."""
+    """An absolute path; relative paths are relative to the folder runs write to (``paths.WORK_ROOT``: the checkout
+    when started inside it), not the notebook's folder."""
     path = Path(path).expanduser()
-    return path if path.is_absolute() else REPO_ROOT / path
+    return path if path.is_absolute() else WORK_ROOT / path
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,41 @@ def run_experiment(capsys) -> Callable[..., subprocess.CompletedProcess]:
         return subprocess.CompletedProcess([name, *args], code, out, err)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
+    """The project's wheel, built once for every xdist worker (a file lock), installed without its dependencies
+    into a fresh environment that sees this one's packages: ``(that environment's python, the wheel)``."""
+    import sys
+
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this run
+    with FileLock(str(shared / "wheel.lock")):
+        wheels = sorted((shared / "wheel").glob("specter_utils-*.whl"))
+        if not wheels:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    str(REPO_ROOT),
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "-q",
+                    "-w",
+                    str(shared / "wheel"),
+                ],
+                check=True,
+            )
+            wheels = sorted((shared / "wheel").glob("specter_utils-*.whl"))
+        venv = shared / "wheel-venv"
+        python = venv / "bin" / "python"
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[-1])], check=True
+            )
+    return str(python), wheels[-1]

@@ -1,5 +1,6 @@
-"""Colab: the notebooks' first cell says what to set when the repository is missing, ``bootstrap()`` installs what
-the notebooks import, and notebooks 01-04 run under a simulated Colab on a local clone of the repository."""
+"""Colab: the notebooks' first cell installs the project's wheel from /content (and says what to upload when there is
+none), ``bootstrap()`` adds only the requirements Colab lacks, and notebooks 01-04 run under a simulated Colab from
+the wheel installed in a fresh environment."""
 
 from __future__ import annotations
 
@@ -35,30 +36,31 @@ def test_bootstrap_does_nothing_outside_colab(monkeypatch):
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
-def test_first_cell_names_what_to_set_when_the_repository_is_missing(name, fake_colab, monkeypatch, tmp_path):
-    monkeypatch.delenv("SPECTER_UTILS_GIT_URL", raising=False)
-    monkeypatch.setenv("SPECTER_UTILS_DIR", str(tmp_path / "absent"))
-    with pytest.raises(RuntimeError, match="SPECTER_UTILS_GIT_URL") as caught:
+def test_first_cell_says_what_to_upload_when_there_is_no_wheel(name, fake_colab, monkeypatch, tmp_path):
+    monkeypatch.setenv("SPECTER_UTILS_WHEEL", str(tmp_path / "absent" / "specter_utils-*.whl"))
+    with pytest.raises(RuntimeError, match="upload specter_utils-<version>-py3-none-any.whl") as caught:
         exec(compile(_first_cell(name), name, "exec"), {})
-    assert "upload" in str(caught.value) and str(tmp_path / "absent") in str(caught.value)
+    assert "SPECTER_UTILS_WHEEL" in str(caught.value)
 
 
-def test_bootstrap_without_a_repository_names_what_to_set(fake_colab, tmp_path):
-    with pytest.raises(RuntimeError, match="SPECTER_UTILS_GIT_URL"):
-        colab.bootstrap(str(tmp_path))
-
-
-def test_bootstrap_installs_the_search_extra_once(fake_colab, monkeypatch, tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+def test_bootstrap_installs_only_what_is_missing(fake_colab, monkeypatch):
     calls = []
     monkeypatch.setattr(colab.subprocess, "run", lambda args, check: calls.append(args))
-    monkeypatch.chdir(REPO_ROOT)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    assert colab.bootstrap(str(tmp_path)) == tmp_path
-    assert calls[0][-2:] == ["--editable", f"{tmp_path}[search]"] and Path.cwd() == tmp_path
-    assert sys.path[0] == str(tmp_path)
-    colab.bootstrap(str(tmp_path))
-    assert len(calls) == 1  # the marker: a later notebook reuses the install
+    requires = ["numpy==2.4.6", "nothing-installed-by-this-name==1.0", 'faiss-cpu==1.15.1; extra == "search"']
+    requires.append('ray[data]==2.60.0; extra == "scale"')
+    monkeypatch.setattr(colab.metadata, "requires", lambda name: requires)
+    found = {"numpy": "1.26.4", "faiss-cpu": "1.7.0"}  # Colab's own versions, whatever they are
+
+    def version(name):
+        if name not in found:
+            raise colab.metadata.PackageNotFoundError(name)
+        return found[name]
+
+    monkeypatch.setattr(colab.metadata, "version", version)
+    assert colab.bootstrap() == ["nothing-installed-by-this-name==1.0"]  # not numpy, not an extra outside search
+    assert calls == [[sys.executable, "-m", "pip", "install", "--quiet", "nothing-installed-by-this-name==1.0"]]
+    found["nothing-installed-by-this-name"] = "1.0"
+    assert colab.bootstrap() == [] and len(calls) == 1  # nothing missing: pip is not called
 
 
 def _fake_colab_site(folder: Path, log: Path) -> Path:
@@ -77,37 +79,46 @@ def _fake_colab_site(folder: Path, log: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.notebooks
-def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path):
-    """A clone of the repository (its last commit) stands for Colab's /content/specter-utils; the kernel has a
-    fake ``google.colab`` and a recording ``pip``; notebooks 01-04 of the smoke preset run from another folder."""
-    import papermill as pm
-
-    clone = tmp_path / "specter-utils"
-    subprocess.run(["git", "clone", "--quiet", str(REPO_ROOT), str(clone)], check=True)
+def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed_wheel, tmp_path):
+    """The wheel installed in a fresh environment stands for Colab's; the kernel has a fake ``google.colab`` and a
+    recording ``pip``; notebooks 01-04 of the smoke preset run from an empty /content, from the wheel's own copies."""
+    python, wheel = installed_wheel
     log = tmp_path / "pip.log"
     site = _fake_colab_site(tmp_path / "site", log)
+    imported = tmp_path / "imported.txt"  # where each kernel found the package
+    (site / "sitecustomize.py").write_text(
+        "import atexit, sys\nimport google.colab  # noqa: F401\n"
+        f"atexit.register(lambda: open({str(imported)!r}, 'a').write("
+        "getattr(sys.modules.get('specter_utils'), '__file__', 'none') + '\\n'))\n"
+    )
+    content = tmp_path / "content"
+    content.mkdir()
     env = {
-        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "SPECTER_UTILS_DIR": str(clone),
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "SPECTER_UTILS_WHEEL": str(wheel),
     }
-    elsewhere = tmp_path / "content"
-    elsewhere.mkdir()
-    (tmp_path / "out").mkdir()
-    old = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    try:
-        for name in FIRST_FOUR:
-            pm.execute_notebook(
-                str(clone / "notebooks" / f"{name}.ipynb"),
-                str(tmp_path / "out" / f"{name}.ipynb"),
-                parameters={"run_dir": "results/colab", "preset": "smoke", "overrides": {}},
-                kernel_name="python3",
-                cwd=str(elsewhere),
-                progress_bar=False,
-            )
-    finally:
-        for key, value in old.items():
-            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+    shipped = Path(
+        subprocess.run(
+            [python, "-c", "from specter_utils.paths import NOTEBOOKS_DIR; print(NOTEBOOKS_DIR)"],
+            env=env,
+            cwd=content,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    assert shipped.parent.name == "package_data" and REPO_ROOT not in shipped.parents
+    for name in FIRST_FOUR:
+        parameters = json.dumps({"run_dir": "results/colab", "preset": "smoke", "overrides": {}})
+        run = (
+            "import json, sys, papermill as pm; "
+            f"pm.execute_notebook({str(shipped / (name + '.ipynb'))!r}, {str(tmp_path / (name + '.ipynb'))!r}, "
+            f"parameters=json.loads({parameters!r}), kernel_name='python3', cwd={str(content)!r}, progress_bar=False)"
+        )
+        subprocess.run([python, "-c", run], env=env, cwd=content, check=True)
     installs = [json.loads(line) for line in log.read_text().splitlines()]
-    assert installs == [["install", "--quiet", "--editable", f"{clone}[search]"]]  # once, with the search extra
-    assert (clone / "results" / "colab" / "04_embed_papers" / "metrics.json").exists()
+    assert installs and all(args == ["install", "--quiet", "--no-deps", str(wheel)] for args in installs)
+    assert (content / "results" / "colab" / "04_embed_papers" / "metrics.json").exists()  # where Colab works
+    kernels = [line for line in imported.read_text().splitlines() if line != "none"]
+    assert kernels and all(REPO_ROOT not in Path(path).parents for path in kernels)  # the wheel, not the checkout
