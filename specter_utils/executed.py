@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import psutil
 
 from specter_utils.io import atomic_write
-from specter_utils.paths import WORK_ROOT
+from specter_utils.paths import REPO_ROOT, WORK_ROOT, is_checkout
 
 LOG_SUFFIX = ".log"  # <run_dir>/<notebook>/<notebook>.log: the streams of the executed notebook
 CPU_FLAGS_SHOWN = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile")  # the CPU's fast paths
@@ -166,3 +167,28 @@ class PeakMemory:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+RUN_OUTPUTS = (":(exclude)figures", ":(exclude)reports")  # tracked folders that runs rewrite: not the source
+
+
+def source_commit() -> str | None:
+    """The package's git commit (short hash, ``+dirty`` with uncommitted changes to the source, not counting the
+    figures and reports that runs rewrite); None outside a git checkout (a wheel's install)."""
+    if not is_checkout(REPO_ROOT):
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(  # what a run writes itself (its figures, reports) does not make the source dirty
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", *RUN_OUTPUTS],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")

@@ -15,7 +15,6 @@ figures, Markdown); its logs and progress bars go to ``<notebook>.log`` beside i
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,10 +25,10 @@ from typing import Any
 from specter_utils.config import DEFAULT_PRESET
 from specter_utils.data.load import check_corpus_options, detect_corpus_kind, source_fits
 from specter_utils.errors import DataError
-from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info
+from specter_utils.executed import PeakMemory, clean_executed_notebook, machine_info, source_commit
 from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.layout import METRICS_FILE, PIPELINE_FILE, RESULTS_TABLE
-from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, REPO_ROOT, RESULTS_DIR, WORK_ROOT, is_checkout
+from specter_utils.paths import FIGURES_DIR, NOTEBOOKS_DIR, PARAMS_DIR, RESULTS_DIR, WORK_ROOT
 from specter_utils.runs import resolve
 from specter_utils.spec import load_spec
 
@@ -286,31 +285,6 @@ def run_pipeline(
 
 
 # ---------------------------------------------------------------- the run's record
-
-
-RUN_OUTPUTS = (":(exclude)figures", ":(exclude)reports")  # tracked folders that runs rewrite: not the source
-
-
-def source_commit() -> str | None:
-    """The package's git commit (short hash, ``+dirty`` with uncommitted changes to the source, not counting the
-    figures and reports that runs rewrite); None outside a git checkout (a wheel's install)."""
-    if not is_checkout():
-        return None
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(  # what a run writes itself (its figures, reports) does not make the source dirty
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", *RUN_OUTPUTS],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 def record_notebook(

@@ -118,7 +118,7 @@ def test_a_mixed_run_is_refused_and_the_old_report_stays(tmp_path: Path) -> None
 def test_a_runs_own_figures_do_not_make_the_source_dirty(tmp_path: Path, monkeypatch) -> None:
     import subprocess
 
-    from specter_utils import pipeline
+    from specter_utils import executed
 
     def git(*args: str) -> None:
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
@@ -127,15 +127,18 @@ def test_a_runs_own_figures_do_not_make_the_source_dirty(tmp_path: Path, monkeyp
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "table2_demo.png").write_bytes(b"old")
     (tmp_path / "code.py").write_text("x = 1\n")
+    for folder in ("notebooks", "params"):  # a checkout's shape (paths.is_checkout)
+        (tmp_path / folder).mkdir()
+    (tmp_path / "pyproject.toml").write_text("")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
-    monkeypatch.setattr(pipeline, "REPO_ROOT", tmp_path)
-    clean = pipeline.source_commit()
+    monkeypatch.setattr(executed, "REPO_ROOT", tmp_path)
+    clean = executed.source_commit()
     assert clean and not clean.endswith("+dirty")
     (tmp_path / "figures" / "table2_demo.png").write_bytes(b"redrawn by a run")
-    assert pipeline.source_commit() == clean
+    assert executed.source_commit() == clean
     (tmp_path / "code.py").write_text("x = 2\n")
-    assert pipeline.source_commit() == clean + "+dirty"
+    assert executed.source_commit() == clean + "+dirty"
 
 
 def test_peak_memory_sees_a_child_process() -> None:

@@ -73,6 +73,20 @@ def test_a_row_folder_sweep_makes_each_row_once_and_reuses_it(tmp_path):
     assert made == [("lr", 0), ("lr", 1)]
 
 
+def test_a_row_keeps_the_commit_that_made_it_when_reused(tmp_path, monkeypatch):
+    from specter_utils.workflow import sweep
+
+    spec = load_spec("smoke")
+    store = RowFolders(lambda row: tmp_path / row.name / f"seed{row.seed}", lambda variant: variant.to_dict())
+    rows = variant_rows(spec, VARIANTS, [0])
+    monkeypatch.setattr(sweep, "source_commit", lambda: "aaaaaaa")
+    first = run_sweep(rows, _maker(tmp_path, []), store)
+    assert first["lr"][0]["commit"] == "aaaaaaa" and "reused" not in first["lr"][0]
+    monkeypatch.setattr(sweep, "source_commit", lambda: "bbbbbbb")  # later code reuses the row: it says whose it is
+    again = run_sweep(rows, _maker(tmp_path, []), store)
+    assert again["lr"][0]["commit"] == "aaaaaaa" and again["lr"][0]["reused"].endswith(ROW_FILE)
+
+
 def test_a_row_not_recorded_is_made_every_time(tmp_path):
     spec = load_spec("smoke")
     store = RowFolders(lambda row: tmp_path / row.name, lambda variant: variant.to_dict())

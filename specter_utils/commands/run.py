@@ -88,8 +88,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
+    from specter_utils.executed import source_commit
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
-    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline, source_commit
+    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline
     from specter_utils.spec import parse_override
     from specter_utils.workflow.report import write_report
 

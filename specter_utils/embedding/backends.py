@@ -84,7 +84,9 @@ def backend_name(choice: BackendChoice, devices: list[str] | None = None) -> str
     for name, spec in BACKEND_REGISTRY.items():
         if spec.picks(choice, devices):
             return name
-    raise DataError(f"no backend applies to --backend {choice.spec.backend} (known: {', '.join(BACKENDS)})", "--backend")
+    raise DataError(
+        f"no backend applies to --backend {choice.spec.backend} (known: {', '.join(BACKENDS)})", "--backend"
+    )
 
 
 def visible_gpus(log: Log = _stderr) -> list[str] | None:

@@ -48,10 +48,9 @@ from specter_utils.evaluation.hierarchical import (
     verdict,
 )
 from specter_utils.evaluation.paired import RowScores, per_query_ap
-from specter_utils.executed import machine_info, machine_label
+from specter_utils.executed import machine_info, machine_label, source_commit
 from specter_utils.io import read_json
 from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
-from specter_utils.pipeline import source_commit
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec, load_spec
 from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed

@@ -30,6 +30,7 @@ from specter_utils.errors import DataError
 from specter_utils.evaluation.deltas import Delta, from_paired
 from specter_utils.evaluation.hierarchical import N_RESAMPLES, compare_ranking_rows
 from specter_utils.evaluation.paired import RowScores, per_query_table, rows_from_table, score_row
+from specter_utils.executed import source_commit
 from specter_utils.io import read_json, write_json
 from specter_utils.memory import release_memory
 from specter_utils.spec import RunSpec
@@ -126,7 +127,8 @@ def row_settings(spec: RunSpec, sections: Sequence[str], ignored: Sequence[str] 
 
 def finished_row(out: Path, settings: Mapping[str, Any], files: Sequence[str] = ("embedding_file",)) -> dict | None:
     """The row recorded in ``out/row.json`` when it was made with ``settings`` and the files its ``files`` keys name
-    are still there; None otherwise (not made, interrupted, or made with other settings: it is then made again)."""
+    are still there; None otherwise (not made, interrupted, or made with other settings: it is then made again).
+    The row keeps the ``commit`` that made it (None for a row recorded before commits were stamped)."""
     record_file = out / ROW_FILE
     if not record_file.is_file():
         return None
@@ -134,7 +136,15 @@ def finished_row(out: Path, settings: Mapping[str, Any], files: Sequence[str] = 
     row = record.get("row", {})
     if record.get("settings") != settings or not all(Path(row.get(key, "")).is_file() for key in files):
         return None
-    return {**row, "reused": str(record_file)}
+    return {**row, "commit": row.get("commit"), "reused": str(record_file)}
+
+
+def record_row(out: Path, settings: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
+    """Write ``out/row.json`` for a row just made, stamped with the commit of the code that made it (None outside a
+    git checkout); returns the stamped row, which a later run reads back with :func:`finished_row`."""
+    stamped = {**row, "commit": source_commit()}
+    write_json(out / ROW_FILE, {"settings": dict(settings), "row": stamped})
+    return stamped
 
 
 @dataclass(frozen=True)
@@ -149,8 +159,7 @@ class RowFolders:
         return finished_row(self.folder(row), self.settings(row.spec))
 
     def record(self, row: SweepRow, result: dict[str, Any]) -> dict[str, Any]:
-        write_json(self.folder(row) / ROW_FILE, {"settings": self.settings(row.spec), "row": result})
-        return result
+        return record_row(self.folder(row), self.settings(row.spec), result)
 
 
 # ---------------------------------------------------------------- one results file, a JSON line per row

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from specter_utils.evaluation.deltas import ranking_deltas
-from specter_utils.io import write_json
 from specter_utils.layout import METADATA_FILE
 from specter_utils.runs import RunPaths
 from specter_utils.spec import RunSpec
@@ -24,7 +23,7 @@ from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
 from specter_utils.workflow.evaluate import evaluate
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.prepare import prepare
-from specter_utils.workflow.sweep import ROW_FILE, finished_row, row_settings
+from specter_utils.workflow.sweep import finished_row, record_row, row_settings
 from specter_utils.workflow.train import train
 
 TIME_SPLIT_DIR = "time_split"  # under notebook 05's folder
@@ -78,8 +77,7 @@ def make(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print)
         "embedding_file": str(paths.embedding_file("trained")),
         "seconds": round(time.time() - started, 1),
     }
-    write_json(paths.run_dir / ROW_FILE, {"settings": made_settings(spec), "row": made})
-    return made
+    return record_row(paths.run_dir, made_settings(spec), made)
 
 
 def time_split_table(spec: RunSpec, paths: RunPaths, progress: Callable[[str], Any] = print) -> dict[str, Any]:
