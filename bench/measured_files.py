@@ -11,9 +11,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from specter_utils.executed import machine_info
+from specter_utils.executed import machine_info, source_commit
 from specter_utils.io import atomic_write, write_json
-from specter_utils.executed import source_commit
 
 
 def provenance(command: str, args: list[str], machine: dict[str, Any] | None = None) -> dict[str, Any]:
