@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import os
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from specter_utils.paths import REPO_ROOT, shared_data_dir
+from specter_utils.paths import shared_data_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -65,31 +60,6 @@ def random_tiny_model(tmp_path_factory) -> Path:
     BertModel(config).save_pretrained(out)
     AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
     return out
-
-
-@functools.cache
-def _experiment(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"experiments_{name}", REPO_ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def run_experiment(capsys) -> Callable[..., subprocess.CompletedProcess]:
-    """``experiments/NAME.py ARGS`` through its ``main(argv)`` in this process (no interpreter start-up of a few
-    seconds): its exit status and what it printed; an exception it lets escape (a traceback) fails the test."""
-
-    def run(name: str, *args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        try:
-            code = _experiment(name).main(list(args))
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess([name, *args], code, out, err)
-
-    return run
 
 
 @pytest.fixture(scope="session")

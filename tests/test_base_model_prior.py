@@ -2,8 +2,19 @@
 ``experiments/base_model_prior.py`` as its command line)."""
 
 import json
+import os
+import subprocess
+import sys
 
+from specter_utils.paths import REPO_ROOT
 from specter_utils.studies import base_model_prior as prior
+
+
+def _script(*args: str) -> subprocess.CompletedProcess:
+    """The command line, run as a command with this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, str(REPO_ROOT / "experiments" / "base_model_prior.py"), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_shares_are_computed_from_the_model_folders_list(tmp_path):
@@ -18,15 +29,15 @@ def test_shares_are_computed_from_the_model_folders_list(tmp_path):
     assert rows[-1].endswith("| 40 | 40.0% | 50.00% |") and "2 of 3 datasets" in rows[-1]
 
 
-def test_the_offline_default_model_lists_citation_pairs(run_experiment):
-    done = run_experiment("base_model_prior", "minilm")
+def test_the_offline_default_model_lists_citation_pairs():
+    done = _script("minilm")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "S2ORC citation pairs (abstracts)" in out and "SPECTER's training triplets" in out
 
 
-def test_a_folder_without_the_list_is_a_one_line_error(tmp_path, run_experiment):
-    done = run_experiment("base_model_prior", str(tmp_path))
+def test_a_folder_without_the_list_is_a_one_line_error(tmp_path):
+    done = _script(str(tmp_path))
     assert done.returncode == 2
     err = done.stderr.strip()
     assert err.count("\n") == 0 and "data_config.json" in err and str(tmp_path) in err

@@ -2,11 +2,22 @@
 ``experiments/negative_relatedness.py`` as its command line)."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from specter_utils.paths import REPO_ROOT
 from specter_utils.studies import negative_relatedness as nr
 from specter_utils.triplets.sampler import cocitation_graph
+
+
+def _script(*args: str) -> subprocess.CompletedProcess:
+    """The command line, run as a command with this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, str(REPO_ROOT / "experiments" / "negative_relatedness.py"), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_each_role_is_measured_against_its_own_query():
@@ -38,19 +49,19 @@ def test_each_role_is_measured_against_its_own_query():
     assert "| easy negative | 1 | 0.0% | n/a | 0.0% (1) |" in text
 
 
-def test_a_folder_that_is_not_a_run_is_a_one_line_error(tmp_path, run_experiment):
-    done = run_experiment("negative_relatedness", str(tmp_path))
+def test_a_folder_that_is_not_a_run_is_a_one_line_error(tmp_path):
+    done = _script(str(tmp_path))
     assert done.returncode == 2
     err = done.stderr.strip()
     assert err.count("\n") == 0 and "pipeline.json" in err
 
 
 @pytest.mark.parametrize(("line", "message"), [("{not json", "not a JSON line"), ('{"query": "q"}', "needs query")])
-def test_a_bad_triplet_names_its_file_and_line(tmp_path, line, message, run_experiment):
+def test_a_bad_triplet_names_its_file_and_line(tmp_path, line, message):
     (tmp_path / "pipeline.json").write_text(json.dumps({"preset": "smoke", "overrides": {}}))
     triplets = tmp_path / "t.jsonl"
     triplets.write_text('{"query": "q", "pos": "p", "neg": "h"}\n' + line + "\n")
-    done = run_experiment("negative_relatedness", str(tmp_path), "--triplets", str(triplets))
+    done = _script(str(tmp_path), "--triplets", str(triplets))
     assert done.returncode == 2
     err = done.stderr.strip()
     assert err.count("\n") == 0 and f"{triplets}:2" in err and message in err

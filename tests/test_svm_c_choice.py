@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from test_eval_suite import tiny_scidocs
 
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.embedding.io import write_embeddings
 from specter_utils.evaluation.classification import classify
+from specter_utils.paths import REPO_ROOT
 from specter_utils.studies import svm_c_choice
 
 
-def test_both_choices_per_split_match_classify(tmp_path, run_experiment):
+def test_both_choices_per_split_match_classify(tmp_path):
     root = tmp_path / "scidocs"
     embeddings = tiny_scidocs(root)
     path = tmp_path / "emb.jsonl"
@@ -32,8 +36,14 @@ def test_both_choices_per_split_match_classify(tmp_path, run_experiment):
     assert "| test | 18 |" in table and "C by CV accuracy (protocol)" in table and "C by CV macro-F1" in table
 
     out = tmp_path / "c.md"
-    done = run_experiment("svm_c_choice", str(root), "--embeddings", str(path), "--out", str(out))
+    command = [sys.executable, str(REPO_ROOT / "experiments" / "svm_c_choice.py"), str(root), "--embeddings"]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [*command, str(path), "--out", str(out)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert out.read_text().strip() == table and json.loads(out.with_suffix(".json").read_text())["classes"] == 3
-    done = run_experiment("svm_c_choice", str(root), "--embeddings", str(tmp_path / "none.jsonl"))
+    done = subprocess.run(
+        [*command, str(tmp_path / "none.jsonl")], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 2 and "svm_c_choice: error" in done.stderr and "Traceback" not in done.stderr
