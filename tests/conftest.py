@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from specter_utils.paths import shared_data_dir
+from specter_utils.paths import REPO_ROOT, shared_data_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -66,8 +68,6 @@ def random_tiny_model(tmp_path_factory) -> Path:
 def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
     """The project's wheel, built once for every xdist worker (a file lock), installed without its dependencies
     into a fresh environment that sees this one's packages: ``(that environment's python, the wheel)``."""
-    import sys
-
     from filelock import FileLock
 
     shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this run
