@@ -276,37 +276,6 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
     )
 
 
-def test_an_older_report_falls_back_to_its_tables(tmp_path):
-    """No metrics/ and no pipeline.json: results.md's own rows and the README's wall-time column."""
-    folder = tmp_path / "reports" / "old"
-    folder.mkdir(parents=True)
-    (folder / "results.md").write_text(
-        "Benchmark: oldcorpus\n\n| model | MAG F1 | cite MAP | cite nDCG | co-cite MAP | avg |\n|---|---|---|---|---|---|\n"
-        "| trained | 4.80 | 84.23 | 93.13 | 83.60 | 71.61 |\n| SPECTER (paper) | 82.60 | 88.40 | 94.90 | 87.90 | 89.70 |\n",
-        encoding="utf-8",
-    )
-    (folder / "README.md").write_text(
-        "| notebook | wall time | ran | overrides |\n|---|---|---|---|\n"
-        "| [01_prepare_data](01_prepare_data.ipynb) | 17 s | 2026-11-23 (2 shared cores), `1831f86` |  |\n",
-        encoding="utf-8",
-    )
-    (folder / "spec.yaml").write_text("# preset old\nembedding: {max_seq_length: 256}\nevaluation: {split: test}\n")
-    blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
-    assert "| trained | 4.80 | 84.23 | 83.60 |" in blocks["results"] and "(paper)" not in blocks["results"]
-    assert "on oldcorpus**: test split, query count not recorded" in blocks["results"]
-    assert "embedded at 256 wordpieces" in blocks["results"]
-    assert "| 01 `prepare_data`, 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
-
-
-def test_pandas_text_frames_are_read_with_their_wrapped_columns():
-    text = (
-        "        eligible_queries  queries  test_queries  \\\ncite                9118      200           160   \n"
-        "cocite             10231      200           160   \n\n        negatives  \ncite         5000  \ncocite       5000  "
-    )
-    frame = readme.parse_frame_text(text)
-    assert frame["cocite"]["test_queries"] == "160" and frame["cite"]["negatives"] == "5000"
-
-
 def _user_facing_files() -> list[Path]:
     files = [REPO_ROOT / "README.md", *REPO_ROOT.glob("reports/*/README.md")]
     for folder in ("docs", "params", "notebooks"):

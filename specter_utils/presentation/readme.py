@@ -26,14 +26,12 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``embedding``: the in-process embedding benchmark, ``bench/measured/embedding_*.md`` (``bench/bench_embedding.py
   --out``).
 
-A report written by the current report writer has ``pipeline.json`` and ``metrics/<notebook>.json`` (each notebook's
-own ``metrics.json``); an older one has neither, and its numbers are parsed from its command-written ``results.md``
-and ``README.md`` tables.
+A report holds ``pipeline.json``, ``spec.yaml`` and ``metrics/<notebook>.json`` (each notebook's own
+``metrics.json``); every number is read from them.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -55,14 +53,12 @@ from specter_utils.presentation.interpret import VERDICT, geometry_findings, int
 from specter_utils.presentation.structure import gain_rows
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
-    HEADERS,
     NOT_APPLICABLE,
     PAPER_ROWS,
     RANKER_NOT_APPLICABLE,
     ablation_table_seeds,
     interval_text,
     is_ranker,
-    mean_sd,
     metric_row,
     row_label,
     to_markdown,
@@ -90,7 +86,7 @@ class Report:
     preset: str
     folder: Path
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # notebook -> its metrics.json
-    pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline.json, {} for an older report
+    pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline.json
     spec: dict[str, Any] = field(default_factory=dict)  # spec.yaml
 
     def has(self, name: str) -> bool:
@@ -136,14 +132,13 @@ def preset_drift(report: Report, params_dir: str | Path) -> list[str]:
     return drift
 
 
-def _spec(report: Report, section: str, *keys: str) -> Any:
-    """The first of ``keys`` present in the report's specification section (old spellings after new ones)."""
+def _spec(report: Report, section: str, key: str) -> Any:
+    """``section.key`` of the report's specification, else of the first notebook that recorded it."""
     recorded = [(m.get("spec") or {}) for m in report.metrics.values()]  # each notebook records the spec it read
     for spec in (report.spec, *recorded):
-        values = spec.get(section) or {}
-        for key in keys:
-            if values.get(key) not in (None, ""):
-                return values[key]
+        value = (spec.get(section) or {}).get(key)
+        if value not in (None, ""):
+            return value
     return None
 
 
@@ -189,7 +184,7 @@ class Benchmark:
 
 
 def benchmark_of(report: Report) -> Benchmark:
-    """The benchmark of a report: from its metrics (05, then 01) and spec, else its results.md and notebook 01."""
+    """The benchmark of a report: from its metrics (05, then 01) and spec."""
     evaluation = report.metrics.get("05_scidocs_eval") or {}
     prepared = report.metrics.get("01_prepare_data") or {}
     split = str(evaluation.get("split") or _spec(report, "evaluation", "split") or "test")
@@ -203,7 +198,7 @@ def benchmark_of(report: Report) -> Benchmark:
         if corpus_info["name"] == "tables" and source:  # the generic reader: name the folder it read
             corpus = f"{Path(str(source)).name} (tables)"
     else:
-        corpus = _results_md_corpus(report) or str(_spec(report, "data", "corpus") or report.preset)
+        corpus = str(_spec(report, "data", "corpus") or report.preset)
     queries: dict[str, int] = {}
     class_papers = None
     results = evaluation.get("results") or {}
@@ -220,99 +215,18 @@ def benchmark_of(report: Report) -> Benchmark:
         class_papers = int(mag[split]["papers"])
     elif ((prepared.get("benchmark") or {}).get("mag") or {}).get(split) is not None:
         class_papers = int(prepared["benchmark"]["mag"][split])
-    if not queries and not prepared and report.has("01_prepare_data.ipynb"):
-        queries, class_papers = _notebook01_counts(report, split)
-    length = _spec(report, "embedding", "max_length", "max_seq_length")
+    length = _spec(report, "embedding", "max_length")
     return Benchmark(corpus, split, queries, class_papers, int(length) if length else None)
-
-
-def _results_md_corpus(report: Report) -> str | None:
-    if not report.has(RESULTS_TABLE):
-        return None
-    match = re.search(r"^Benchmark: (.+)$", report.text(RESULTS_TABLE), re.MULTILINE)
-    return match.group(1).strip() if match else None
-
-
-def _notebook01_counts(report: Report, split: str) -> tuple[dict[str, int], int | None]:
-    """An older report's query and paper counts: the benchmark tables notebook 01 printed (pandas text output)."""
-    try:
-        notebook = json.loads(report.text("01_prepare_data.ipynb"))
-    except ValueError:
-        return {}, None
-    frames: dict[str, dict[str, str]] = {}
-    for cell in notebook.get("cells", []):
-        for output in cell.get("outputs", []):
-            text = "".join((output.get("data") or {}).get("text/plain", ""))
-            frames.update(parse_frame_text(text))
-    queries = {
-        task: int(frames[slot][f"{split}_queries"])
-        for task, slot in TASK_SLOTS.items()
-        if f"{split}_queries" in frames.get(slot, {})
-    }
-    papers = frames.get("mag", {}).get(split)
-    return queries, int(papers) if papers is not None else None
-
-
-def parse_frame_text(text: str) -> dict[str, dict[str, str]]:
-    """``{row: {column: cell}}`` from a pandas frame printed as text, wrapped column blocks (``\\``) included.
-
-    Only frames whose cells are single tokens are read (the benchmark count tables); anything else gives ``{}``.
-    """
-    rows: dict[str, dict[str, str]] = {}
-    for block in re.split(r"\n\s*\n", text.strip()):
-        lines = [line.rstrip().rstrip("\\").rstrip() for line in block.splitlines() if line.strip()]
-        if len(lines) < 2:
-            continue
-        header = lines[0].split()
-        for line in lines[1:]:
-            cells = line.split()
-            if len(cells) != len(header) + 1:
-                return {}
-            rows.setdefault(cells[0], {}).update(zip(header, cells[1:], strict=True))
-    return rows
 
 
 # ---------------------------------------------------------------- Table 1
 def table1_rows(report: Report) -> dict[str, dict[str, float]]:
-    """``{model: {Table 1 header: value}}``: metrics/05_scidocs_eval.json, else the rows of results.md."""
-    results = (report.metrics.get("05_scidocs_eval") or {}).get("results")
-    if results:
-        rows = {row_label(model, result): metric_row(result) for model, result in results.items()}
-        rows = {model: row for model, row in rows.items() if row}  # a skipped ranker has no metric, so no row
-    elif report.has(RESULTS_TABLE):
-        rows = parse_results_md(report.text(RESULTS_TABLE))
-    else:
-        return {}
+    """``{model: {Table 1 header: value}}`` from metrics/05_scidocs_eval.json."""
+    results = (report.metrics.get("05_scidocs_eval") or {}).get("results") or {}
+    rows = {row_label(model, result): metric_row(result) for model, result in results.items()}
+    rows = {model: row for model, row in rows.items() if row}  # a skipped ranker has no metric, so no row
     order = [m for m in FIRST_ROWS if m in rows] + [m for m in rows if m not in FIRST_ROWS]
     return {model: rows[model] for model in order}
-
-
-def parse_results_md(text: str) -> dict[str, dict[str, float]]:
-    """The run's own rows (not the paper's) of a results.md written by notebook 05."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("| model |")), None)
-    if start is None:
-        return {}
-    header = [cell.strip() for cell in lines[start].strip().strip("|").split("|")]
-    rows: dict[str, dict[str, float]] = {}
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        model = cells[0]
-        if model.endswith("(paper)"):
-            continue
-        rows[model] = {h: float(c) for h, c in zip(header[1:], cells[1:], strict=False) if h in HEADERS and _number(c)}
-    return rows
-
-
-def _number(cell: str) -> bool:
-    """Whether a results.md cell holds a number (not blank, not a ranker row's "—")."""
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
 
 
 def ranker_rows(report: Report) -> set[str]:
@@ -342,7 +256,7 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
     shown = [(h, label) for h, label in TABLE1_SHOWN if h in present or (h in ALWAYS_SHOWN and not compact)]
     if compact:  # the README's tables stay narrow: the model and at most 7 metrics, the rest in results.md
         shown = shown[: README_COLUMNS - 1]
-    source = f"{METRICS_DIR}/05_scidocs_eval.json" if report.metrics.get("05_scidocs_eval") else RESULTS_TABLE
+    source = f"{METRICS_DIR}/05_scidocs_eval.json"
     prepared, scidocs_dir = report.metrics.get("01_prepare_data"), _spec(report, "evaluation", "scidocs_dir") or ""
     benchmark = benchmark_of(report)
     title = (
@@ -712,34 +626,18 @@ def overview_block(reports: list[Report], root: Path, target: str | Path) -> str
 
 # ---------------------------------------------------------------- wall times per preset
 def notebook_runs(report: Report) -> dict[str, dict[str, Any]]:
-    """``{notebook: {seconds, commit, ran, overrides}}``: pipeline.json, else the table of an older report's README."""
+    """``{notebook: {seconds, peak_rss_mb, commit, overrides}}`` from pipeline.json."""
     entries = report.pipeline.get("notebooks") or {}
-    if entries:
-        return {
-            nb: {
-                "seconds": float(e["seconds"]),
-                "peak_rss_mb": e.get("peak_rss_mb"),
-                "commit": e.get("commit") or _one_commit(report.pipeline.get("commit")),
-                "ran": e.get("finished", ""),
-                "overrides": ", ".join(f"{k}={v}" for k, v in (e.get("overrides") or {}).items()),
-            }
-            for nb, e in sorted(entries.items())
-            if e.get("seconds") is not None
+    return {
+        nb: {
+            "seconds": float(e["seconds"]),
+            "peak_rss_mb": e.get("peak_rss_mb"),
+            "commit": e.get("commit") or _one_commit(report.pipeline.get("commit")),
+            "overrides": ", ".join(f"{k}={v}" for k, v in (e.get("overrides") or {}).items()),
         }
-    if not report.has("README.md"):
-        return {}
-    runs = {}
-    row = re.compile(r"^\| \[(\d\d_\w+)\]\([^)]*\) \| ([\d.,]+) s \| ([^|]*) \| ([^|]*) \|", re.MULTILINE)
-    for match in row.finditer(report.text("README.md")):
-        notebook, seconds, ran, overrides = match.groups()
-        commit = re.search(r"`([0-9a-f]{7,40}(?:\+dirty)?)`", ran)
-        runs[notebook] = {
-            "seconds": float(seconds.replace(",", "")),
-            "commit": commit.group(1) if commit else None,
-            "ran": ran.strip(),
-            "overrides": overrides.strip().replace("`", ""),
-        }
-    return dict(sorted(runs.items()))
+        for nb, e in sorted(entries.items())
+        if e.get("seconds") is not None
+    }
 
 
 def _one_commit(commit: Any) -> str | None:
@@ -747,15 +645,10 @@ def _one_commit(commit: Any) -> str | None:
     return commit if isinstance(commit, str) and commit != "?" else None
 
 
-def _machine(report: Report, runs: Mapping[str, Mapping[str, Any]]) -> str:
+def _machine(report: Report) -> str:
+    """pipeline.json's machine as one label ("not recorded" where it has none)."""
     machine = report.pipeline.get("machine")
-    if isinstance(machine, Mapping):
-        return machine_label(machine)
-    if isinstance(machine, str) and machine:
-        return machine
-    # an older report: the "(2 shared cores)" note of its "ran" column
-    notes = [n for run in runs.values() for n in re.findall(r"\(([^()]*\bcores?\b[^()]*)\)", run["ran"])]
-    return "; ".join(dict.fromkeys(notes)) if notes else "not recorded"
+    return machine_label(machine) if isinstance(machine, Mapping) else "not recorded"
 
 
 def duration(seconds: float) -> str:
@@ -798,7 +691,6 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: 
     ]
     notes = []
     for report, runs in timed:
-        source = PIPELINE_FILE if report.pipeline else "README.md"
         cells = [duration(runs[nb]["seconds"]) if nb in runs else "" for nb in notebooks]
         if compact:
             slowest = max(runs, key=lambda nb: runs[nb]["seconds"])
@@ -811,10 +703,8 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: 
         total = duration(sum(run["seconds"] for run in runs.values()))
         peaks = [run["peak_rss_mb"] for run in runs.values() if run.get("peak_rss_mb")]
         peak = f"{max(peaks) / 1024:.1f} GiB" if peaks else ""
-        name = f"[`{report.preset}`]({link_of[report.preset]}/{source})"
-        lines.append(
-            f"| {name} | " + " | ".join(cells) + f" | {total} | {peak} | {commit} | {_machine(report, runs)} |"
-        )
+        name = f"[`{report.preset}`]({link_of[report.preset]}/{PIPELINE_FILE})"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {total} | {peak} | {commit} | {_machine(report)} |")
         notes += [
             f"`{report.preset}` {nb[:2]} ran with `{run['overrides']}`" for nb, run in runs.items() if run["overrides"]
         ]
@@ -842,26 +732,9 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: 
 
 # ---------------------------------------------------------------- ablations (notebook 07)
 def ablation_statistics_of(report: Report) -> dict[str, Any] | None:
-    """Notebook 07's statistics from its metrics, each group's sd recomputed from its per-seed values (so a
-    report written before a change of the spread rule reads by today's rule); None when not recorded."""
+    """Notebook 07's statistics from its metrics; None when not recorded."""
     statistics = (report.metrics.get("07_ablations") or {}).get("statistics")
-    if not statistics or not statistics.get("groups"):
-        return None
-    groups = {}
-    for name, row in statistics["groups"].items():
-        groups[name] = {}
-        for group, cell in row.items():
-            values = cell.get("per_seed") or []
-            sd = statistics_sd(values) if values else cell.get("sd")
-            groups[name][group] = {**cell, "sd": sd}
-    return {**statistics, "groups": groups}
-
-
-def statistics_sd(values: list[float]) -> float | None:
-    """The sample sd over seeds, rounded as notebook 07 rounds it; None for one seed (no spread measured)."""
-    if len(values) < 2:
-        return None
-    return round(mean_sd(values)[1], 2)
+    return statistics if statistics and statistics.get("groups") else None
 
 
 def ablations_block(report: Report, link: str, repo_root: Path | None = None, root_link: str = "..") -> str:
@@ -898,7 +771,7 @@ def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:
         lines = [
             f"[`{report.preset}`]({link_of[report.preset]}/{PIPELINE_FILE}), commit "
             + ", ".join(f"`{c}`" for c in dict.fromkeys(r["commit"] for r in runs.values() if r["commit"]))
-            + f", {_machine(report, runs)}:",
+            + f", {_machine(report)}:",
             "",
             "| stage (notebook) | wall time | peak memory |",
             "|---|---|---|",
