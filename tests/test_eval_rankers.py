@@ -202,7 +202,7 @@ def test_readme_table1_shows_ranker_rows(tmp_path: Path) -> None:
     """The README's results block: ranker rows under their labels, "—" where they have no value, a skipped ranker
     left out."""
     from specter_utils.io import write_json
-    from specter_utils.presentation import readme
+    from specter_utils.presentation import blocks, report_folder
 
     row = {"mag": {"f1": 40.0}, "cite": {"map": 50.0}, "co-cite": {"map": 51.0}}
     ranker = {"cite": {"map": 60.0}, "co-cite": {"map": 70.0}, "config": {"ranker": "in-degree", "text_free": True}}
@@ -210,7 +210,7 @@ def test_readme_table1_shows_ranker_rows(tmp_path: Path) -> None:
     folder = tmp_path / "toy"
     results = {"trained": row, "in-degree": ranker, "year": skipped}
     write_json(folder / "metrics" / "05_scidocs_eval.json", {"split": "test", "results": results})
-    block = readme.table1_block(readme.load_report(folder), "reports/toy")
+    block = blocks.table1_block(report_folder.load_report(folder), "reports/toy")
     assert "| text-free: in-degree | — | 60.00 | 70.00 |" in block and "| trained | 40.00 | 50.00 | 51.00 |" in block
     assert "text-free: year" not in block
 
