@@ -56,20 +56,6 @@ from specter_utils.presentation.report_folder import Report, load_reports
 from specter_utils.spec import DEFAULTS, flatten, load_spec
 
 BLOCK = re.compile(r"<!-- generated:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /generated:(?P=name) -->", re.DOTALL)
-BLOCK_NAMES = (
-    "results",
-    "figure2",
-    "times",
-    "ablations",
-    "stages",
-    "levers",
-    "commands",
-    "train_dtype",
-    "structure",
-    "embedding",
-    "controls",
-    "formats",
-)
 
 
 # ---------------------------------------------------------------- a committed report against its preset today
