@@ -17,7 +17,8 @@ from specter_utils.analysis.geometry import (
     silhouette_by_class,
 )
 from specter_utils.embedding.io import EmbeddingSet
-from specter_utils.presentation.interpret import seed_evidence
+from specter_utils.evaluation.hierarchical import verdict
+from specter_utils.presentation.interpret import projection_test
 from specter_utils.presentation.tables import eps_grid_table, scores_table, space_table
 
 
@@ -93,6 +94,12 @@ def test_knn_agreement_excludes_the_paper_itself_even_with_duplicates() -> None:
     labels = ["a", "b", "c", "c", "c"]
     agreement = knn_agreement(points, labels, k=1)
     assert agreement.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def seed_evidence(test: dict) -> int:
+    """The verdict over projection seeds by the one rule: +1 / -1 where its p is under 0.05; 0 with one seed."""
+    tested = projection_test(test)
+    return verdict(tested) if tested else 0
 
 
 def test_seed_difference_and_its_verdict() -> None:

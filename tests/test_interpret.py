@@ -502,37 +502,6 @@ def test_heads_end_to_end_against_its_control():
     assert "scores lower than the linear head" in deep
 
 
-def test_interpret_deltas():
-    text = it.interpret_deltas(
-        [
-            Delta("trained", "base", "cite", "MAP", 2.4, 1.1, 3.7, 0.001, 160),
-            Delta("trained", "base", "mag", "macro-F1", 0.2, -1, 1.4),
-        ]
-    )
-    first, second = text.splitlines()
-    assert "scores higher" in first and "p < 0.001" not in first and "p 0.001" in first
-    assert "no difference is shown" in second
-
-
-# ---------------------------------------------------------------- classification details (05)
-def svm_details(c: float, predicted: dict[str, int]) -> dict:
-    grid = {"0.0001": 0.20, "0.001": 0.20, "0.01": 0.21, "0.1": 0.20, "1": 0.19, "10": 0.18, "100": 0.18}
-    per_class = {k: {"f1": 30.0 if n else 0.0, "support": 10, "predicted": n} for k, n in predicted.items()}
-    return {"C": c, "cv_accuracy": grid, "per_class": per_class, "f1": 4.56}
-
-
-def test_classification_few_classes_predicted_and_c_inside_the_grid():
-    text = it.interpret_classification(svm_details(0.01, {"A": 50, "B": 10, "C": 0, "D": 0}))
-    assert "C is 0.01, inside the grid" in text and "21.0%" in text and "range of 3.0 points" in text
-    assert "predicts 2 of the 4 classes" in text and "2 classes have F1 0" in text
-
-
-def test_classification_c_at_the_grid_edge_and_every_class_predicted():
-    text = it.interpret_classification(svm_details(100.0, {"A": 5, "B": 5}))
-    assert "the largest value of the grid" in text and "every one of the 2 classes" in text
-    assert "the smallest value of the grid" in it.interpret_classification(svm_details(0.0001, {"A": 5}))
-
-
 # ---------------------------------------------------------------- why the SVM and the linear head differ
 def svm_row(f1: float, predicted: int = 6, classes: int = 6, c: float = 1.0) -> dict:
     return {"macro_f1": f1, "accuracy": f1, "C": c, "classes_predicted": predicted, "classes": classes}

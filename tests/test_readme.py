@@ -17,7 +17,7 @@ from specter_utils.cli import main
 from specter_utils.io import read_json, write_json
 from specter_utils.paths import REPO_ROOT
 from specter_utils.pipeline import NOTEBOOKS
-from specter_utils.presentation import readme
+from specter_utils.presentation import blocks, readme, report_folder
 from specter_utils.report import write_report
 
 README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")
@@ -276,37 +276,6 @@ def test_figure2_block_reads_the_full_space_first_and_the_seeds(tmp_path):
     )
 
 
-def test_an_older_report_falls_back_to_its_tables(tmp_path):
-    """No metrics/ and no pipeline.json: results.md's own rows and the README's wall-time column."""
-    folder = tmp_path / "reports" / "old"
-    folder.mkdir(parents=True)
-    (folder / "results.md").write_text(
-        "Benchmark: oldcorpus\n\n| model | MAG F1 | cite MAP | cite nDCG | co-cite MAP | avg |\n|---|---|---|---|---|---|\n"
-        "| trained | 4.80 | 84.23 | 93.13 | 83.60 | 71.61 |\n| SPECTER (paper) | 82.60 | 88.40 | 94.90 | 87.90 | 89.70 |\n",
-        encoding="utf-8",
-    )
-    (folder / "README.md").write_text(
-        "| notebook | wall time | ran | overrides |\n|---|---|---|---|\n"
-        "| [01_prepare_data](01_prepare_data.ipynb) | 17 s | 2026-11-23 (2 shared cores), `1831f86` |  |\n",
-        encoding="utf-8",
-    )
-    (folder / "spec.yaml").write_text("# preset old\nembedding: {max_seq_length: 256}\nevaluation: {split: test}\n")
-    blocks = readme.render_blocks(tmp_path / "reports", tmp_path / "README.md")
-    assert "| trained | 4.80 | 84.23 | 83.60 |" in blocks["results"] and "(paper)" not in blocks["results"]
-    assert "on oldcorpus**: test split, query count not recorded" in blocks["results"]
-    assert "embedded at 256 wordpieces" in blocks["results"]
-    assert "| 01 `prepare_data`, 17 s | 17 s |  | `1831f86` | 2 shared cores |" in blocks["times"]
-
-
-def test_pandas_text_frames_are_read_with_their_wrapped_columns():
-    text = (
-        "        eligible_queries  queries  test_queries  \\\ncite                9118      200           160   \n"
-        "cocite             10231      200           160   \n\n        negatives  \ncite         5000  \ncocite       5000  "
-    )
-    frame = readme.parse_frame_text(text)
-    assert frame["cocite"]["test_queries"] == "160" and frame["cite"]["negatives"] == "5000"
-
-
 def _user_facing_files() -> list[Path]:
     files = [REPO_ROOT / "README.md", *REPO_ROOT.glob("reports/*/README.md")]
     for folder in ("docs", "params", "notebooks"):
@@ -327,7 +296,9 @@ def test_user_facing_files_speak_of_the_project_only(path):
 def test_a_report_that_its_preset_no_longer_runs_fails_the_check(tmp_path, capsys):
     root = _copy_repo(tmp_path)
     shutil.copytree(REPO_ROOT / "params", root / "params")
-    for report in readme.load_reports(REPO_ROOT / "reports"):  # every committed report is its preset as it is today
+    for report in report_folder.load_reports(
+        REPO_ROOT / "reports"
+    ):  # every committed report is its preset as it is today
         assert readme.preset_drift(report, REPO_ROOT / "params") == [], report.preset
     preset = root / "params" / "hepth.yaml"
     preset.write_text(preset.read_text(encoding="utf-8").replace("max_class_papers: 3000", "max_class_papers: 2000"))
@@ -342,22 +313,24 @@ def test_a_report_that_its_preset_no_longer_runs_fails_the_check(tmp_path, capsy
 
 def test_the_times_say_which_ablation_rows_were_reused(tmp_path):
     folder = _minimal_report(tmp_path / "reports")
-    assert "reused" not in readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert "reused" not in blocks.times_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     rows = {
         "specter": {"0": {"seed": 0}, "1": {"seed": 1, "seconds": 400.0, "reused": "07_ablations/specter/seed1"}},
         "no_hard_negatives": {"0": {"seed": 0, "seconds": 420.0}, "1": {"seed": 1, "seconds": 380.0, "reused": "x"}},
     }
     write_json(folder / "metrics" / "07_ablations.json", {"variants": rows})
-    times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    times = blocks.times_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert "`toy` 07 reused 2 of its 4 rows from an earlier run with the same settings" in times
     assert "took 13 min 0 s more" in times
     assert "time split" not in times
     made = {"split": {"split_by": "date"}, "seconds": 2520.0}
     write_json(folder / "metrics" / "05_scidocs_eval.json", {"time_split": {"made": made}})  # made by this run
-    assert "time split" not in readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert "time split" not in blocks.times_block(
+        report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"}
+    )
     made["reused"] = "05_scidocs_eval/time_split/row.json"
     write_json(folder / "metrics" / "05_scidocs_eval.json", {"time_split": {"made": made}})
-    times = readme.times_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    times = blocks.times_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert "`toy` 05 reused its time split (benchmark, model, embeddings)" in times and "took 42 min 0 s more" in times
 
 
@@ -407,14 +380,14 @@ def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):
     write_json(
         folder / "metrics" / "07_ablations.json", {"statistics": statistics, "figures": [chart, chart[:-3] + "pdf"]}
     )
-    report = readme.load_reports(tmp_path / "reports")[0]
-    block = readme.ablations_block(report, "../reports/toy", tmp_path, "..")
+    report = report_folder.load_reports(tmp_path / "reports")[0]
+    block = blocks.ablations_block(report, "../reports/toy", tmp_path, "..")
     assert "| no_abstract | 3 |" in block and "![" not in block  # no chart file: no broken image
-    reading = interpret_ablations(readme.ablation_statistics_of(report), "specter", PAPER_ROWS)
+    reading = interpret_ablations(report_folder.ablation_statistics_of(report), "specter", PAPER_ROWS)
     assert block.endswith(reading) and "**no_abstract**" in reading and "agrees with the paper's direction" in reading
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "table2_toy.png").write_bytes(b"png")
-    block = readme.ablations_block(report, "../reports/toy", tmp_path, "..")
+    block = blocks.ablations_block(report, "../reports/toy", tmp_path, "..")
     assert f"](../{chart})" in block and block.index(f"../{chart}") < block.index(reading)
 
 
@@ -422,8 +395,8 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
     from specter_utils.evaluation.deltas import Delta
 
     folder = _minimal_report(tmp_path / "reports")
-    reports = readme.load_reports(tmp_path / "reports")
-    assert "No report keeps" in readme.controls_block(reports, {"toy": "reports/toy"})  # an older report
+    reports = report_folder.load_reports(tmp_path / "reports")
+    assert "No report keeps" in blocks.controls_block(reports, {"toy": "reports/toy"})  # an older report
     metrics = read_json(folder / "metrics" / "05_scidocs_eval.json")
 
     def gain(task: str, diff: float, low: float, high: float) -> dict:
@@ -441,7 +414,7 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
     }
     metrics["time_split"] = time_split
     write_json(folder / "metrics" / "05_scidocs_eval.json", metrics)
-    block = readme.controls_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    block = blocks.controls_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     rows = [line for line in block.splitlines() if line.startswith("| [`toy`]")]
     assert rows[0].endswith(
         "| random (the report's) | cite | 160 | 67.20 → 26.30 | +4.00 [+2.00, +6.00] | +3.00 [+1.00, +5.00] | 75% |"
@@ -455,8 +428,8 @@ def test_the_controls_block_sets_the_gain_under_matched_negatives_beside_random_
 
 def test_the_formats_block_tables_each_reports_scirepeval_tasks_trained_against_base(tmp_path):
     folder = _minimal_report(tmp_path / "reports")
-    reports = readme.load_reports(tmp_path / "reports")
-    assert "No report holds SciRepEval-format" in readme.formats_block(reports, {"toy": "reports/toy"})
+    reports = report_folder.load_reports(tmp_path / "reports")
+    assert "No report holds SciRepEval-format" in blocks.formats_block(reports, {"toy": "reports/toy"})
     metrics = read_json(folder / "metrics" / "05_scidocs_eval.json")
 
     def test(kind: str, metric: str, delta: float, low: float, high: float, unit: str) -> dict:
@@ -469,7 +442,7 @@ def test_the_formats_block_tables_each_reports_scirepeval_tasks_trained_against_
     }
     metrics["formats"] = {"row": "trained", "reference": "base", "max_length": 96, "paired": paired}
     write_json(folder / "metrics" / "05_scidocs_eval.json", metrics)
-    block = readme.formats_block(readme.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    block = blocks.formats_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert block.startswith(
         "**toycorpus**, embedded at 96 wordpieces, [`toy`](reports/toy/metrics/05_scidocs_eval.json)"
     )
@@ -486,14 +459,15 @@ def test_the_lever_block_labels_each_table_by_its_split_validation_first(tmp_pat
     (measured / "recipe_levers_hepth.md").write_text("Benchmark: test split (`test`: ...)\n\n| t |\n", encoding="utf-8")
     (measured / "recipe_levers_hepth_val.md").write_text("Benchmark: validation split (`val`)\n\n| v |\n")
     (measured / "recipe_levers_hepth_val.jsonl").write_text("{}\n")
-    block = readme.levers_block(measured, tmp_path / "docs" / "results.md")
+    block = blocks.levers_block(measured, tmp_path / "docs" / "results.md")
     assert block.index("**hepth, validation split**") < block.index("**hepth, test split**")
     assert "[`recipe_levers_hepth_val.jsonl`](../experiments/measured/recipe_levers_hepth_val.jsonl)" in block
     assert "from the rows of" not in block.split("**hepth, test split**")[1]  # that table has no rows file here
 
 
 def test_figure2_sentences_name_how_long_each_model_trained():
-    from specter_utils.presentation.readme import figure2_block, load_reports, training_length
+    from specter_utils.presentation.figure_blocks import figure2_block
+    from specter_utils.presentation.report_folder import load_reports, training_length
 
     reports = load_reports(REPO_ROOT / "reports")
     demo = next(r for r in reports if r.preset == "demo")
@@ -505,9 +479,9 @@ def test_figure2_sentences_name_how_long_each_model_trained():
 
 
 def test_the_controls_block_names_what_each_report_matched_on():
-    reports = readme.load_reports(REPO_ROOT / "reports")
-    block = readme.controls_block(reports, {r.preset: f"reports/{r.preset}" for r in reports})
+    reports = report_folder.load_reports(REPO_ROOT / "reports")
+    block = blocks.controls_block(reports, {r.preset: f"reports/{r.preset}" for r in reports})
     for report in reports:
-        keys = readme.matching_keys(report)
+        keys = report_folder.matching_keys(report)
         assert keys and f"`{report.preset}` on {' and '.join(keys)}" in block
-    assert readme.matching_keys(next(r for r in reports if r.preset == "citeseer")) == ["in-degree bucket"]
+    assert report_folder.matching_keys(next(r for r in reports if r.preset == "citeseer")) == ["in-degree bucket"]

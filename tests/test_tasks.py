@@ -8,7 +8,7 @@ from pathlib import Path
 import specter_utils
 from specter_utils.data import scidocs
 from specter_utils.evaluation import deltas, suite
-from specter_utils.presentation import figures, interpret, readme, tables
+from specter_utils.presentation import blocks, figure_blocks, figures, interpret, readme, report_folder, tables
 from specter_utils.tasks import (
     BY_KEY,
     BY_NAME,
@@ -69,16 +69,16 @@ def test_tables_and_readme_come_from_the_registry():
     for model, row in tables.PAPER_TABLE1.items():
         assert row == (*(v for t in TASKS for v in t.paper[model]), PAPER_AVERAGE[model])
     assert {key for keys in tables.TABLE2_GROUPS.values() for key in keys} == {t.key for t in TASKS if t.in_paper}
-    assert [h for h, _ in readme.TABLE1_SHOWN] == [h for h in tables.HEADERS if h in dict(readme.TABLE1_SHOWN)]
-    assert set(readme.ALWAYS_SHOWN) <= {h for h, _ in readme.TABLE1_SHOWN}
-    assert readme.TASK_SLOTS == {t.key: t.name for t in RANKING_CITATION_FIRST}
+    assert [h for h, _ in blocks.TABLE1_SHOWN] == [h for h in tables.HEADERS if h in dict(blocks.TABLE1_SHOWN)]
+    assert set(blocks.ALWAYS_SHOWN) <= {h for h, _ in blocks.TABLE1_SHOWN}
+    assert report_folder.TASK_SLOTS == {t.key: t.name for t in RANKING_CITATION_FIRST}
     assert set(interpret.CLASSIFICATION_HEADERS) == {h for t in TASKS if t.kind == CLASSIFICATION for h in t.headers}
 
 
 def test_no_second_hand_written_task_list():
     """Outside the registry, the modules that read tasks name none that only a task list would name."""
     only_tasks = {name for t in TASKS for name in (t.name, t.key, *t.headers)} - {"mag", "cite", "recomm"}
-    modules = [scidocs, suite, deltas, tables, readme, interpret, figures]
+    modules = [scidocs, suite, deltas, tables, readme, report_folder, blocks, figure_blocks, interpret, figures]
     modules += [PACKAGE / "evaluation" / name for name in ("ranking.py", "recomm.py", "paired.py", "beir.py")]
     for module in modules:
         path = Path(module.__file__) if hasattr(module, "__file__") else module

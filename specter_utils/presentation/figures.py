@@ -1,7 +1,7 @@
 """The notebooks' figures and small tables: training curves, Table 1 and Table 2 charts, counts.
 
 Each function returns a matplotlib Figure (or a pandas DataFrame) for the notebook to show; none
-reads files except ``read_log_history``. Figure 2 (t-SNE / UMAP) lives in ``analysis``.
+reads files. Figure 2 (t-SNE / UMAP) lives in ``analysis``.
 """
 
 from __future__ import annotations
@@ -57,13 +57,6 @@ def show(fig) -> None:
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     display(Image(data=buffer.getvalue(), format="png"))
-
-
-def read_log_history(path: str | Path) -> list[dict[str, Any]]:
-    """The trainer's ``log_history.json`` (a list of log dicts); empty when the file is absent."""
-
-    path = Path(path)
-    return list(read_json(path)) if path.exists() else []
 
 
 def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:

@@ -125,13 +125,6 @@ def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {**test, "ci_low": again.ci_low, "ci_high": again.ci_high, "p": again.p, "method": again.method}
 
 
-def seed_evidence(test: Mapping[str, Any] | None) -> int:
-    """The verdict over projection seeds (``analysis.geometry.seed_difference``) by the one rule, the comparison a
-    family of its own (``evaluation.hierarchical.verdict``): +1 / -1 where its p is under 0.05; 0 with one seed."""
-    tested = projection_test(test)
-    return verdict(tested) if tested else 0
-
-
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
     """Whether a shown difference (``evidence``'s sign) goes the paper's way (``paper_diff``, its sign)."""
     if math.isnan(paper_diff):  # a task the paper did not measure (cite and co-cite with matched negatives)
@@ -257,42 +250,6 @@ def _classification_vs_tfidf(rows: Mapping[str, Mapping[str, float]], tfidf: str
             verdict = f"above the TF-IDF baseline: {', '.join(above) or 'none'}; below it: {', '.join(below) or 'none'}"
         lines.append(f"- {header}: {verdict} ({tfidf} {reference:.2f}; {numbers}), in one run each.")
     return lines
-
-
-def interpret_classification(details: Mapping[str, Any], task: str = "mag") -> str:
-    """The SVM of one classification result (``suite.evaluate``'s ``details[task]``): the chosen C against the
-    grid's ends and the spread of its CV scores, and how many classes it predicts at all."""
-    cv = {float(c): float(a) for c, a in details.get("cv_accuracy", {}).items()}
-    lines = []
-    if cv:
-        best, grid = float(details["C"]), sorted(cv)
-        edge = (
-            " the smallest value of the grid"
-            if best == grid[0]
-            else " the largest value of the grid"
-            if best == grid[-1]
-            else ""
-        )
-        spread = 100 * (max(cv.values()) - min(cv.values()))
-        lines.append(
-            f"- {task}: the SVM's C is {best:g},{edge or ' inside the grid'} (mean 3-fold CV accuracy on train "
-            f"{100 * cv[best]:.1f}%; from {100 * min(cv.values()):.1f}% to {100 * max(cv.values()):.1f}% over the "
-            f"{len(grid)} values, a range of {spread:.1f} points)."
-        )
-    per_class = details.get("per_class") or {}
-    if per_class:
-        predicted = [c for c, v in per_class.items() if v.get("predicted", 0) > 0]
-        zero = [c for c, v in per_class.items() if v["f1"] == 0]
-        if len(predicted) < len(per_class):
-            lines.append(
-                f"- {task}: the SVM predicts {len(predicted)} of the {len(per_class)} classes on the test split; "
-                f"{len(zero)} classes have F1 0, and each counts fully in the macro-F1 ({details.get('f1', float('nan')):.2f})."
-            )
-        else:
-            lines.append(
-                f"- {task}: the SVM predicts every one of the {len(per_class)} classes at least once on the test split."
-            )
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- notebook 06: Figure 2
@@ -677,25 +634,6 @@ def interpret_heads(
                 + _heads_sentence(
                     f"the {head} head trained end to end", "the same head on the frozen encoder", label, diff, delta
                 )
-            )
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------- any forest plot
-def interpret_deltas(deltas: Sequence[Delta], spreads: Mapping[tuple[str, str], float] | None = None) -> str:
-    """One bullet per difference of a forest plot (``row``, ``task``): by the one rule where the delta carries the
-    test of ``evaluation.hierarchical`` (its Holm-adjusted p); otherwise (Table 1's per-query test) the CI verdict,
-    or no difference inside the seed spread where ``spreads[(row, task)]`` gives one."""
-    spreads = spreads or {}
-    lines = []
-    for d in deltas:
-        what = f"{d.task} {d.metric}"
-        if d.method:
-            lines.append("- " + reading_sentence(d.row, d.reference, what, d))
-        else:
-            ci = (d.ci_low, d.ci_high)
-            lines.append(
-                "- " + difference_sentence(d.row, d.reference, what, d.diff, ci, d.p, spreads.get((d.row, d.task)))
             )
     return "\n".join(lines)
 

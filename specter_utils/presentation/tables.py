@@ -12,7 +12,6 @@ import pandas as pd
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.rankers import RANKER_KEY, is_ranker
-from specter_utils.heads.frozen import SVM_HEAD
 from specter_utils.presentation import labels
 from specter_utils.tasks import PAPER_AVERAGE, PAPER_MODELS, RANKING, TASKS, grouped
 
@@ -411,16 +410,6 @@ def eps_grid_table(result: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- classification heads (notebook 08)
-def heads_table(results: dict[str, dict[str, Any]]) -> str:
-    """Markdown table of ``compare_heads_on_task``: macro-F1 and accuracy of the head and the SVM per model."""
-    lines = ["| model | classifier | macro-F1 | accuracy |", "|---|---|---|---|"]
-    for model, result in results.items():
-        for name, label in (("linear_svm", SVM_HEAD), ("mlp", "MLP head")):
-            if name in result:
-                lines.append(f"| {model} | {label} | {result[name]['macro_f1']:.2f} | {result[name]['accuracy']:.2f} |")
-    return "\n".join(lines)
-
-
 ROW_KEYS = ("encoder", "max_length", "train_papers", "head", "training")
 
 

@@ -8,14 +8,10 @@ from pathlib import Path
 
 from specter_utils.errors import DataError
 from specter_utils.paths import REPO_ROOT
+from specter_utils.presentation.figure_blocks import write_table1_chart
 from specter_utils.presentation.overview import CHART_FILE
-from specter_utils.presentation.readme import (
-    check_file,
-    load_reports,
-    preset_drift,
-    update_file,
-    write_table1_chart,
-)
+from specter_utils.presentation.readme import check_file, preset_drift, update_file
+from specter_utils.presentation.report_folder import load_reports
 from specter_utils.report import write_report
 
 __all__ = ["README_FILES", "refresh_generated_blocks", "write_report"]
