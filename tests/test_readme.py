@@ -332,6 +332,23 @@ def test_the_times_say_which_ablation_rows_were_reused(tmp_path):
     write_json(folder / "metrics" / "05_scidocs_eval.json", {"time_split": {"made": made}})
     times = blocks.times_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
     assert "`toy` 05 reused its time split (benchmark, model, embeddings)" in times and "took 42 min 0 s more" in times
+    assert "made by code not recorded (made before rows kept their commit)" in times  # no commit in these rows
+
+
+def test_reused_rows_name_the_commit_that_made_them(tmp_path):
+    folder = _minimal_report(tmp_path / "reports")
+    own = report_folder.notebook_runs(report_folder.load_reports(tmp_path / "reports")[0]).get("07_ablations", {})
+    own_commit = own.get("commit") or "aaaaaaa"
+    rows = {
+        "specter": {"1": {"seed": 1, "seconds": 400.0, "reused": "r", "commit": own_commit}},
+        "no_hard_negatives": {"1": {"seed": 1, "seconds": 380.0, "reused": "r", "commit": "0ldc0de"}},
+        "venue": {"1": {"seed": 1, "seconds": 380.0, "reused": "r"}},
+    }
+    write_json(folder / "metrics" / "07_ablations.json", {"variants": rows})
+    times = blocks.times_block(report_folder.load_reports(tmp_path / "reports"), {"toy": "reports/toy"})
+    assert "`0ldc0de` (1 row), other code than the report's" in times
+    assert "code not recorded (1 row)" in times
+    assert blocks.made_at({"abc1234": 2}, "abc1234") == "`abc1234`, the report's own"
 
 
 def test_the_ablations_block_shows_the_chart_and_the_computed_reading(tmp_path):

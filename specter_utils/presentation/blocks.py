@@ -218,22 +218,39 @@ def times_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: 
             notes.append(f"`{report.preset}`'s notebooks ran at different commits; its total is their sum")
         reused = reused_ablation_rows(report)
         if reused:
-            count, total, seconds = reused
+            count, total, seconds, made_by = reused
             notes.append(
                 f"`{report.preset}` 07 reused {count} of its {total} rows from an earlier run with the same settings "
-                f"(their own training and embedding took {duration(seconds)} more)"
+                f"(their own training and embedding took {duration(seconds)} more), made by "
+                + made_at(made_by, runs.get("07_ablations", {}).get("commit"))
             )
         made = reused_time_split(report)
         if made is not None:
             notes.append(
                 f"`{report.preset}` 05 reused its time split (benchmark, model, embeddings) from an earlier run with "
-                f"the same settings (making it took {duration(made)} more)"
+                f"the same settings (making it took {duration(made[0])} more), made by "
+                + made_at({made[1]: 1}, runs.get("05_scidocs_eval", {}).get("commit"))
             )
     if notebooks:
         lines += ["", "Notebooks: " + ", ".join(f"{nb[:2]} `{nb[3:]}`" for nb in notebooks) + "."]
     if notes:
         lines.append("Notes: " + "; ".join(notes) + ".")
     return "\n".join(lines)
+
+
+def made_at(counts: Mapping[str | None, int], commit: str | None) -> str:
+    """Which commits made reused rows (``{commit: rows}``), each marked where it is not ``commit``, the report's
+    own: its code may differ from what the report shows."""
+    parts = []
+    for made, count in sorted(counts.items(), key=lambda item: (item[0] is None, item[0] or "")):
+        rows = f" ({count} row{'s' if count != 1 else ''})" if len(counts) > 1 else ""
+        if made is None:
+            parts.append(f"code not recorded{rows} (made before rows kept their commit)")
+        elif made == commit:
+            parts.append(f"`{made}`{rows}, the report's own")
+        else:
+            parts.append(f"`{made}`{rows}, other code than the report's")
+    return "; ".join(parts)
 
 
 def stages_block(reports: Iterable[Report], link_of: Mapping[str, str]) -> str:

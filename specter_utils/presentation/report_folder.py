@@ -5,6 +5,7 @@ scored on, its Table 1 rows, its notebooks' wall times. Every number is read fro
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,19 +231,21 @@ def machine_of(report: Report) -> str:
     return machine_label(machine) if isinstance(machine, Mapping) else "not recorded"
 
 
-def reused_ablation_rows(report: Report) -> tuple[int, int, float] | None:
+def reused_ablation_rows(report: Report) -> tuple[int, int, float, dict[str | None, int]] | None:
     """Notebook 07's rows reused from an earlier run (``workflow.ablations.finished_ablation``): how many, of how
-    many, and the seconds they took when they ran; None when none was reused."""
+    many, the seconds they took when they ran, and how many each commit made (None: a row recorded before rows
+    kept their commit); None when none was reused."""
     variants = (report.metrics.get("07_ablations") or {}).get("variants") or {}
     rows = [row for by_seed in variants.values() for row in by_seed.values()]
     reused = [row for row in rows if row.get("reused")]
     if not reused:
         return None
-    return len(reused), len(rows), sum(float(row.get("seconds") or 0.0) for row in reused)
+    commits = Counter(row.get("commit") for row in reused)
+    return len(reused), len(rows), sum(float(row.get("seconds") or 0.0) for row in reused), dict(commits)
 
 
-def reused_time_split(report: Report) -> float | None:
-    """The seconds notebook 05's time split (``workflow.time_split``) took when it was made, where this report read
-    it back from an earlier run; None otherwise."""
+def reused_time_split(report: Report) -> tuple[float, str | None] | None:
+    """Where this report read notebook 05's time split (``workflow.time_split``) back from an earlier run: the
+    seconds making it took and the commit that made it (None: not recorded); None otherwise."""
     made = ((report.metrics.get("05_scidocs_eval") or {}).get("time_split") or {}).get("made") or {}
-    return float(made.get("seconds") or 0.0) if made.get("reused") else None
+    return (float(made.get("seconds") or 0.0), made.get("commit")) if made.get("reused") else None
