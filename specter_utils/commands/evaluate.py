@@ -268,11 +268,12 @@ def _run_formats(args: argparse.Namespace) -> int:
         if path is not None:
             input_file(path, flag)
     check_out_file(args.out, args.overwrite)
+    run = (
+        None if args.model is None else ModelRun(args.model, args.max_length, args.batch_size, progress=not args.quiet)
+    )
     result = score_formats(
         args.data_dir,
-        model=ModelRun(args.model, args.max_length, args.batch_size, progress=not args.quiet)
-        if args.model is not None
-        else None,
+        model=run,
         embeddings=args.embeddings,
         query_embeddings=args.query_embeddings,
         out=args.out,
