@@ -43,7 +43,16 @@ import yaml
 from specter_utils.errors import DataError
 from specter_utils.runs import RunPaths
 from specter_utils.spec import parse_override
-from specter_utils.studies.levers import REFERENCE, SPLIT, TASKS, lever_table, rescore, results_path, run_levers
+from specter_utils.studies.levers import (
+    REFERENCE,
+    SPLIT,
+    TASKS,
+    LeverScoring,
+    lever_table,
+    rescore,
+    results_path,
+    run_levers,
+)
 
 CACHED_256 = {"training.batch_size": 256, "training.effective_batch_size": 256, "training.cached_mini_batch": 32}
 ALL = {"training.max_triplets": 0}  # every mined triplet, one epoch
@@ -156,10 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.seeds,
             results,
             common,
-            args.tasks,
+            LeverScoring(args.tasks, args.split, embed_both_splits=args.embed == "both"),
             args.keep_models,
-            split=args.split,
-            embed_both_splits=args.embed == "both",
         )
     except DataError as exc:
         print(f"recipe_levers: error: {exc}", file=sys.stderr)

@@ -106,19 +106,27 @@ def describe_failure(notebook: str, output: Path, exc: Exception) -> str:
     return f"notebook {notebook} failed: {type(exc).__name__}: {exc}\nexecuted copy (partial): {output}"
 
 
-def execute_notebook(
-    notebook: str,
-    parameters: dict[str, Any],
-    output: Path,
-    kernel: str = "python3",
-    notebooks_dir: Path = NOTEBOOKS_DIR,
-    log_output: bool = False,
-    progress_bar: bool = True,
-) -> Path:
+@dataclass(frozen=True)
+class PipelineSetup:
+    """Where a run's files go and how its notebooks run: the results root (``<root>/<run>``), the figures folder,
+    where the specifications and the notebooks are read, the Jupyter kernel, whether papermill echoes the notebooks'
+    output and shows its progress bar, and where the progress lines go (``echo``)."""
+
+    results_root: str | Path = RESULTS_DIR
+    figures_dir: str | Path = FIGURES_DIR
+    params_dir: Path = PARAMS_DIR
+    notebooks_dir: Path = NOTEBOOKS_DIR
+    kernel: str = "python3"
+    log_output: bool = False
+    progress_bar: bool = True
+    echo: Any = print
+
+
+def execute_notebook(notebook: str, parameters: dict[str, Any], output: Path, setup: PipelineSetup) -> Path:
     """Run one notebook with papermill (working directory: the folder runs write to, ``paths.WORK_ROOT``)."""
     import papermill as pm
 
-    source = notebooks_dir / f"{notebook}.ipynb"
+    source = setup.notebooks_dir / f"{notebook}.ipynb"
     declared = notebook_parameters(source)
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
@@ -128,10 +136,10 @@ def execute_notebook(
         str(source),
         str(output),
         parameters=parameters,
-        kernel_name=kernel,
+        kernel_name=setup.kernel,
         cwd=str(WORK_ROOT),
-        log_output=log_output,
-        progress_bar=progress_bar,
+        log_output=setup.log_output,
+        progress_bar=setup.progress_bar,
     )
     return output
 
@@ -222,27 +230,21 @@ def run_pipeline(
     run: str | None = None,
     data_dir: str | None = None,
     notebooks: list[str] | tuple[str, ...] | None = None,
-    results_root: str | Path = RESULTS_DIR,
-    figures_dir: str | Path = FIGURES_DIR,
-    kernel: str = "python3",
-    log_output: bool = False,
-    progress_bar: bool = True,
-    params_dir: Path = PARAMS_DIR,
-    notebooks_dir: Path = NOTEBOOKS_DIR,
-    echo: Any = print,
     overrides: dict[str, Any] | None = None,
     corpus: str | None = None,
+    setup: PipelineSetup = PipelineSetup(),
 ) -> PipelineResult:
     """Execute the notebooks in order; raise ``PipelineError`` at the first failure.
 
     Args:
-        preset: a preset of ``params_dir``, or the path of your own specification file (``run --spec``).
+        preset: a preset of ``setup.params_dir``, or the path of your own specification file (``run --spec``).
         run: name of ``results/<run>``; default: the preset's name (a file's: its stem).
         data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
         corpus: the corpus kind of ``data_dir`` (``config.CORPUS_KINDS``) when it cannot be detected.
         notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
         overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
-        params_dir: where the specifications live (the notebooks themselves always read ``params/``).
+        setup: folders, kernel and output; its ``params_dir`` is where the specifications live (the notebooks
+            themselves always read ``params/``).
     """
     selected = list(NOTEBOOKS)
     if notebooks:
@@ -250,11 +252,12 @@ def run_pipeline(
         selected = [nb for nb in NOTEBOOKS if any(nb == w or nb.startswith(f"{w}_") for w in wanted)]
         if not selected:
             raise ValueError(f"no notebook matches {wanted}; notebooks: {', '.join(NOTEBOOKS)}")
-    check_kernel(kernel)
+    check_kernel(setup.kernel)
+    params_dir, notebooks_dir, echo = setup.params_dir, setup.notebooks_dir, setup.echo
     overrides = run_overrides(preset, overrides, data_dir, params_dir, corpus)
     spec = load_spec(preset, overrides, params_dir)  # an unknown key or a wrong type fails here, before any notebook
-    run_dir = resolve(results_root) / (run or Path(preset).stem)
-    figures = resolve(figures_dir)
+    run_dir = resolve(setup.results_root) / (run or Path(preset).stem)
+    figures = resolve(setup.figures_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with atomic_write(run_dir / SPEC_FILE) as handle:
         handle.write(f"# preset {preset}, overrides {overrides}\n{spec.to_yaml(sources=True)}")
@@ -267,7 +270,7 @@ def run_pipeline(
         started = time.time()
         try:
             with PeakMemory() as peak:  # the kernel's (and its children's) resident memory, sampled
-                execute_notebook(notebook, parameters, output, kernel, notebooks_dir, log_output, progress_bar)
+                execute_notebook(notebook, parameters, output, setup)
         except Exception as exc:  # papermill raises its own error for a failing cell, others for setup problems
             raise PipelineError(notebook, output, describe_failure(notebook, output, exc)) from exc
         seconds = time.time() - started

@@ -16,6 +16,7 @@ from specter_utils.analysis.geometry import (
     seed_difference,
     silhouette_by_class,
 )
+from specter_utils.config import AnalysisConfig
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.evaluation.hierarchical import verdict
 from specter_utils.presentation.interpret import projection_test
@@ -143,11 +144,8 @@ def test_analyse_embeddings_ranks_the_better_model_and_writes_png_and_pdf(tmp_pa
     result = analyse_embeddings(
         {"noise": noise, "good": good},
         dict(zip(ids, labels, strict=True)),
-        methods=["tsne"],
-        seed=0,
+        AnalysisConfig(methods=["tsne"], max_classes=0, projection_seeds=[0, 1, 2], eps_factors=[0.5, 2.0]),
         figure_stem=tmp_path / "fig",
-        projection_seeds=[0, 1, 2],
-        eps_factors=[0.5, 2.0],
     )
     tsne = result["scores"]["tsne"]
     assert tsne["good"]["homogeneity"] > 0.9 and tsne["good"]["homogeneity_sd"] is not None

@@ -37,8 +37,8 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     [
         (lambda p, s: baselines.random_embeddings(p, seed=s), 25),
         (lambda p, s: baselines.tfidf_embeddings(p, "svd", dim=5, seed=s), 5),
-        (lambda p, s: baselines.tfidf_embeddings(p, "raw", max_features=10, seed=s), 10),
-        (lambda p, s: baselines.tfidf_embeddings(p, "hash", n_features=64, seed=s), 64),
+        (lambda p, s: baselines.tfidf_embeddings(p, "raw", dim=10, seed=s), 10),
+        (lambda p, s: baselines.tfidf_embeddings(p, "hash", dim=64, seed=s), 64),
         (lambda p, s: baselines.sif_embeddings(p, dim=8, seed=s), 8),
     ],
     ids=["random", "tfidf-svd", "tfidf", "tfidf-hash", "sif"],
@@ -98,7 +98,7 @@ def test_ppmi_keeps_only_positive_association() -> None:
 
 def test_raw_tfidf_refuses_a_matrix_too_big() -> None:
     with pytest.raises(ValueError, match="tfidf-svd"):
-        baselines.tfidf_embeddings(corpus(), "raw", max_features=4096, max_dense_bytes=1000)
+        baselines.tfidf_embeddings(corpus(), "raw", dim=4096, max_dense_bytes=1000)
 
 
 def tiny_graph_case() -> tuple[list[Paper], CitationGraph, EmbeddingSet]:
@@ -140,8 +140,7 @@ def test_compute_baselines_writes_readable_files(tmp_path) -> None:
         baselines.compute_baselines(papers, which=["doc2vec"], out_dir=tmp_path)
     paths = baselines.compute_baselines(
         papers,
-        graph,
-        held_out={"phys2"},
+        baselines.BaselineData(graph, held_out={"phys2"}),
         which=["random", "tfidf-svd", "sif", "sgc", "model-mean"],
         out_dir=tmp_path,
         synthetic=True,
@@ -189,7 +188,10 @@ def test_cli_and_pipeline_give_the_same_baseline_vectors(tmp_path) -> None:
         == 0
     )
     pipeline = baselines.compute_baselines(
-        evaluation, which=["sif"], out_dir=tmp_path / "pipe", fit_papers=baselines.fit_corpus(evaluation, training)
+        evaluation,
+        which=["sif"],
+        out_dir=tmp_path / "pipe",
+        data=baselines.BaselineData(fit_papers=baselines.fit_corpus(evaluation, training)),
     )
     assert np.allclose(read_embeddings(out).vectors, read_embeddings(pipeline["sif"]).vectors)
     unfitted = tmp_path / "cli" / "sif-own.jsonl"

@@ -9,7 +9,7 @@ import pytest
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main as cli_main
-from specter_utils.config import SamplerConfig
+from specter_utils.config import BenchmarkConfig, SamplerConfig
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.triplets.audit import audit_leakage
@@ -92,7 +92,9 @@ def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: P
 
     corpus = generate_synthetic_corpus(n_papers=400, seed=1)
     full = build_benchmark(corpus, tmp_path / "full", seed=2, n_queries=20)["counts"]["mag"]
-    capped = build_benchmark(corpus, tmp_path / "capped", seed=2, n_queries=20, max_class_papers=120)["counts"]["mag"]
+    capped = build_benchmark(
+        corpus, tmp_path / "capped", seed=2, n_queries=20, config=BenchmarkConfig(max_class_papers=120)
+    )["counts"]["mag"]
     assert capped["classes"] == full["classes"] and 0 < capped["sampled_fraction"] < 1
     assert abs(sum(capped[s] for s in ("train", "val", "test")) - 120) <= capped["classes"]
     rows = read_scidocs_dir(tmp_path / "capped" / "scidocs").classification["mag"]
@@ -101,7 +103,7 @@ def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: P
         assert abs(n - capped["sampled_fraction"] * full["class_sizes"][label]) <= 1
     assert set(json.loads((tmp_path / "capped" / "benchmark.json").read_text())["counts"]["mag"]) >= {"train", "test"}
     with pytest.raises(ValueError, match="max_class_papers"):
-        build_benchmark(corpus, tmp_path / "bad", seed=2, n_queries=20, max_class_papers=-5)
+        build_benchmark(corpus, tmp_path / "bad", seed=2, n_queries=20, config=BenchmarkConfig(max_class_papers=-5))
 
 
 def test_benchmark_and_triplets_do_not_depend_on_the_string_hash_seed(tmp_path):

@@ -12,7 +12,7 @@ from specter_utils.benchmark.build import build_benchmark
 from specter_utils.benchmark.matched import MatchedSampler, degree_bucket, popularity_summary
 from specter_utils.benchmark.splits import benchmark_ids, latest_cutoff
 from specter_utils.cli import main as cli_main
-from specter_utils.config import CorpusConfig, SamplerConfig
+from specter_utils.config import BenchmarkConfig, CorpusConfig, SamplerConfig
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.data.synthetic import generate_synthetic_corpus
@@ -103,7 +103,7 @@ def test_latest_cutoff_is_the_latest_year_with_enough_queries() -> None:
 
 def test_date_split_holds_out_the_latest_period_and_training_precedes_it(corpus, tmp_path: Path, capsys) -> None:
     out = tmp_path / "b"
-    info = build_benchmark(corpus, out, seed=2, n_queries=30, split_by="date")
+    info = build_benchmark(corpus, out, seed=2, n_queries=30, config=BenchmarkConfig(split_by="date"))
     cutoff = info["split"]["cutoff_year"]
     scidocs = read_scidocs_dir(out / "scidocs")
     years = {pid: p.year for pid, p in corpus.papers.items()}
@@ -149,7 +149,7 @@ def test_mine_stops_on_a_later_paper(corpus, tmp_path: Path, monkeypatch) -> Non
     from specter_utils.workflow import mine as mine_module
 
     out = tmp_path / "b"
-    build_benchmark(corpus, out, seed=2, n_queries=30, split_by="date")
+    build_benchmark(corpus, out, seed=2, n_queries=30, config=BenchmarkConfig(split_by="date"))
     late = sorted((out / LATER_PAPERS_FILE).read_text().split())[-1]
     train = read_specter_dir(out / "train")
     early = sorted(train.metadata)[:2]
@@ -169,7 +169,7 @@ def test_date_split_without_years_is_a_one_line_error_naming_the_corpus(tmp_path
     for paper in corpus.papers.values():
         paper.year = None
     with pytest.raises(DataError, match="no publication year"):
-        build_benchmark(corpus, tmp_path / "x", split_by="date")
+        build_benchmark(corpus, tmp_path / "x", config=BenchmarkConfig(split_by="date"))
     assert not (tmp_path / "x").exists()
     code = cli_main(["build-benchmark", "--corpus", "citeseer", "--split-by", "date", "--out", str(tmp_path / "c")])
     err = capsys.readouterr().err.strip().splitlines()

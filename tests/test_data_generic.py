@@ -9,6 +9,7 @@ import pytest
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main
+from specter_utils.config import BenchmarkConfig
 from specter_utils.data.export import export_corpus
 from specter_utils.data.generic import read_any_paper_file, read_generic
 from specter_utils.data.load import detect_corpus_kind, load_corpus
@@ -154,7 +155,9 @@ def test_benchmark_records_the_label_rule_and_why_classification_is_absent(tmp_p
     corpus = generate_synthetic_corpus(n_papers=120, n_topics=3, seed=0)
     path = tmp_path / "c.jsonl"
     export_corpus(corpus, "jsonl", path)
-    info = build_benchmark(load_corpus(None, path), tmp_path / "b", n_queries=10, multi_label="exactly-one")
+    info = build_benchmark(
+        load_corpus(None, path), tmp_path / "b", n_queries=10, config=BenchmarkConfig(multi_label="exactly-one")
+    )
     assert info["counts"]["mag"]["classes"] == 3 and info["synthetic"]
     assert info["counts"]["mag"]["labels"]["multi_label"] == "exactly-one"
     assert info["read_oddities"] == {}

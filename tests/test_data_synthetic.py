@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from specter_utils.data.convert import corpus_to_specter
-from specter_utils.data.synthetic import generate_synthetic_corpus
+from specter_utils.data.synthetic import SyntheticShape, generate_synthetic_corpus
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +102,6 @@ def test_parameters_are_validated():
     with pytest.raises(ValueError):
         generate_synthetic_corpus(n_papers=1)
     with pytest.raises(ValueError):
-        generate_synthetic_corpus(min_references=5, max_references=2)
+        generate_synthetic_corpus(shape=SyntheticShape(min_references=5, max_references=2))
     small = generate_synthetic_corpus(n_papers=50, n_topics=2, seed=3)
     assert len(small.papers) == 50 and len(set(small.labels().values())) == 2

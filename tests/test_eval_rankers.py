@@ -246,10 +246,10 @@ def test_score_embeddings_adds_ranker_rows_to_one_result(tmp_path: Path) -> None
     its table shows them as rows."""
     from test_eval_suite import tiny_scidocs
 
-    from specter_utils.workflow.evaluate import score_embeddings
+    from specter_utils.workflow.evaluate import SuiteOptions, score_embeddings
 
     embeddings = tiny_scidocs(tmp_path)
-    result = score_embeddings(tmp_path, embeddings, tasks=["mag", "cite"], rankers=["bm25", "year"])
+    result = score_embeddings(tmp_path, embeddings, SuiteOptions(tasks=["mag", "cite"]), rankers=["bm25", "year"])
     assert set(result["rankers"]) == {"bm25", "year"} and "cite" in result["rankers"]["bm25"]
     assert "co-view" not in result["rankers"]["bm25"]  # only the tasks asked for
     _, text = render(result, paper_rows=())

@@ -109,7 +109,7 @@ def test_prompts_from_the_sentence_transformers_config(tmp_path, random_tiny_mod
     from sentence_transformers.base.modules import Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
 
-    from specter_utils.evaluation.model_eval import evaluate_model_beir
+    from specter_utils.evaluation.model_eval import ModelRun, evaluate_model_beir
 
     transformer = Transformer(str(random_tiny_model))
     model = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), "mean")])
@@ -122,7 +122,7 @@ def test_prompts_from_the_sentence_transformers_config(tmp_path, random_tiny_mod
 
     beir = write_beir(tmp_path / "beir")
     cache = tmp_path / "cache"
-    result = evaluate_model_beir(str(folder), beir, cache, max_length=32, progress=False)
+    result = evaluate_model_beir(ModelRun(str(folder), max_length=32, progress=False), beir, cache)
     assert result["config"]["prompts"] == {"query": "query: ", "document": "passage: "}
     data = read_beir_dir(beir)
     query_ids, query_vectors = cached_vectors(cache, "queries")

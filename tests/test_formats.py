@@ -22,7 +22,7 @@ from specter_utils.errors import DataError
 from specter_utils.evaluation.formats.scoring import score_tasks
 from specter_utils.evaluation.formats.tasks import load_task_data, read_tasks
 from specter_utils.presentation.formats import formats_table
-from specter_utils.workflow.formats import detect_layout, score_formats
+from specter_utils.workflow.formats import ModelRun, detect_layout, score_formats
 
 TOPICS = {
     "physics": "quantum particle boson gauge field lattice neutrino collider string symmetry".split(),
@@ -313,7 +313,7 @@ def test_adhoc_queries_take_the_query_prompt_and_papers_the_document_prompt(fold
     config_path.write_text(json.dumps({**config, "prompts": {"query": "query: ", "document": "passage: "}}))
     cache = tmp_path / "cache"
     result = score_formats(
-        folder, model=str(model_dir), tasks=["search"], cache_dir=cache, max_length=32, progress=False
+        folder, model=ModelRun(str(model_dir), max_length=32, progress=False), tasks=["search"], cache_dir=cache
     )
     record = result["config"]["model"]
     assert record["prompts"] == {"query": "query: ", "document": "passage: "}

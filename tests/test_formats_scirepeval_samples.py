@@ -17,7 +17,7 @@ from specter_utils.data.scirepeval import read_fos, read_mesh
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.evaluation.formats.convert import convert_labelled, write_tasks_file
 from specter_utils.evaluation.formats.tasks import load_task_data, read_tasks
-from specter_utils.workflow.formats import score_formats
+from specter_utils.workflow.formats import ModelRun, score_formats
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_fos_and_mesh_scored_with_the_offline_model(samples, tmp_path) -> None:
     tasks = read_tasks(root)
     assert [(t.name, t.multi_label) for t in tasks] == [("fos", True), ("mesh", False)]
     assert all(isinstance(label, tuple) for _, label in load_task_data(tasks[0]).train)
-    result = score_formats(root, model="minilm", max_length=64, progress=False)
+    result = score_formats(root, model=ModelRun("minilm", max_length=64, progress=False))
     fos_score, mesh_score = result["tasks"]["fos"], result["tasks"]["mesh"]
     assert fos_score["main_score"] == mesh_score["main_score"] == "f1_macro"
     # better than chance: a constant guess of the commonest label scores well under these on macro-F1

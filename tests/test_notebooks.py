@@ -117,12 +117,11 @@ def test_every_setting_a_notebook_reads_exists_in_every_preset(name: str) -> Non
 # ---------------------------------------------------------------- smoke run of the whole pipeline
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from specter_utils.pipeline import run_pipeline
+    from specter_utils.pipeline import PipelineSetup, run_pipeline
 
     root = tmp_path_factory.mktemp("smoke")
-    result = run_pipeline(
-        "smoke", run="smoke", results_root=root / "results", figures_dir=root / "figures", progress_bar=False
-    )
+    setup = PipelineSetup(root / "results", root / "figures", progress_bar=False)
+    result = run_pipeline("smoke", run="smoke", setup=setup)
     return result.run_dir, root / "figures"
 
 

@@ -15,6 +15,7 @@ from specter_utils.paths import REPO_ROOT
 from specter_utils.pipeline import (
     NOTEBOOKS,
     PipelineError,
+    PipelineSetup,
     check_kernel,
     run_overrides,
     run_parameters,
@@ -22,6 +23,11 @@ from specter_utils.pipeline import (
 )
 from specter_utils.runs import RunPaths, read_metrics, write_metrics
 from specter_utils.spec import PRESETS, load_spec
+
+
+def quiet(*_: object) -> None:
+    """An echo that prints nothing."""
+
 
 FAKE_SPEC = "data:\n  n_papers: 41  # the setting the fake notebooks read\n"
 
@@ -143,12 +149,7 @@ def test_pipeline_runs_a_notebook_with_the_preset_parameters(fake_layout, tmp_pa
         "smoke",
         run="t",
         notebooks=["01"],
-        results_root=tmp_path / "results",
-        figures_dir=tmp_path / "figs",
-        params_dir=params,
-        notebooks_dir=notebooks,
-        progress_bar=False,
-        echo=lambda *_: None,
+        setup=PipelineSetup(tmp_path / "results", tmp_path / "figs", params, notebooks, progress_bar=False, echo=quiet),
     )
     out = tmp_path / "results" / "t" / NOTEBOOKS[0]
     assert json.loads((out / "metrics.json").read_text()) == {"value": 42}
@@ -167,12 +168,9 @@ def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Pa
             "smoke",
             run="t",
             notebooks=["01"],
-            results_root=tmp_path / "results",
-            figures_dir=tmp_path / "figs",
-            params_dir=params,
-            notebooks_dir=notebooks,
-            progress_bar=False,
-            echo=lambda *_: None,
+            setup=PipelineSetup(
+                tmp_path / "results", tmp_path / "figs", params, notebooks, progress_bar=False, echo=quiet
+            ),
         )
     message = str(info.value)
     assert f"notebook {NOTEBOOKS[0]} failed in cell" in message
@@ -183,14 +181,7 @@ def test_pipeline_failure_shows_the_cell_and_the_error(fake_layout, tmp_path: Pa
 def test_an_unknown_or_mistyped_override_fails_before_any_notebook(fake_layout, tmp_path: Path) -> None:
     notebooks, params = fake_layout
     fake_notebook(notebooks / f"{NOTEBOOKS[0]}.ipynb", "raise AssertionError('never run')")
-    common = {
-        "notebooks": ["01"],
-        "results_root": tmp_path,
-        "figures_dir": tmp_path,
-        "params_dir": params,
-        "notebooks_dir": notebooks,
-        "echo": lambda *_: None,
-    }
+    common = {"notebooks": ["01"], "setup": PipelineSetup(tmp_path, tmp_path, params, notebooks, echo=quiet)}
     with pytest.raises(KeyError, match="data.valeu"):
         run_pipeline("smoke", overrides={"data.valeu": 3}, **common)
     with pytest.raises(TypeError, match="data.n_papers"):

@@ -26,7 +26,7 @@ import pytest
 
 from specter_utils.data.citeseer import CITES_FILE, TEXTS_FILE, bundled_dir, find_file, iter_citeseer_texts
 from specter_utils.data.load import load_corpus
-from specter_utils.pipeline import NOTEBOOKS, run_pipeline
+from specter_utils.pipeline import NOTEBOOKS, PipelineSetup, run_pipeline
 from specter_utils.spec import load_spec
 
 TOPICS = ("Agents", "AI", "DB", "HCI", "IR", "ML")  # CiteSeer's 6 classes: each slice keeps all of them
@@ -123,10 +123,7 @@ def run_preset(preset: str, src: Path, root: Path) -> Path:
         run=preset,
         notebooks=list(NOTEBOOKS_RUN),
         overrides=overrides,
-        results_root=root / "results",
-        figures_dir=root / "figures",
-        progress_bar=False,
-        echo=lambda *_: None,
+        setup=PipelineSetup(root / "results", root / "figures", progress_bar=False, echo=lambda *_: None),
     )
     return result.run_dir
 

@@ -38,7 +38,7 @@ from sklearn.manifold import TSNE
 from sklearn.metrics import completeness_score, homogeneity_score, silhouette_samples, v_measure_score
 from sklearn.neighbors import NearestNeighbors
 
-from specter_utils.config import ANALYSIS_METHODS
+from specter_utils.config import ANALYSIS_METHODS, AnalysisConfig
 from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.evaluation.hierarchical import seeds_only_test
@@ -299,20 +299,15 @@ def plot_projections(projections: list[Projection], path_stem: str | Path, title
 def analyse_embeddings(
     embedding_sets: dict[str, EmbeddingSet],
     labels: dict[str, str],
-    methods: tuple[str, ...] | list[str] = METHODS,
-    max_papers: int = 2000,
-    max_classes: int | None = None,
+    config: AnalysisConfig,
     seed: int = 0,
-    perplexity: float = 30.0,
     figure_stem: str | Path | None = None,
     title: str | None = None,
     figure_models: list[str] | None = None,
-    projection_seeds: tuple[int, ...] | list[int] | None = None,
-    knn: int = 10,
-    eps_factors: tuple[float, ...] | list[float] = (1.0,),
 ) -> dict[str, Any]:
     """Figure 2 for several models: the full-space measures, then project, cluster, score and (optionally) plot
-    the same papers, every projection once per seed of ``projection_seeds`` (default: ``seed``).
+    the same papers (``config``: methods, sample, perplexity, k, eps factors), every projection once per seed of
+    ``config.projection_seeds``; ``seed`` draws the papers.
 
     Args:
         embedding_sets: model name -> embeddings, e.g. ``{"base": ..., "trained": ...}`` (order = columns; the
@@ -320,7 +315,6 @@ def analyse_embeddings(
         labels: paper id -> class.
         figure_stem: ``figures/figure2_demo`` writes ``figure2_demo.png`` and ``.pdf`` (the first projection seed).
         figure_models: the models drawn (default: all); every model is scored.
-        eps_factors: DBSCAN's ``eps`` as multiples of the knee's, each scored beside the knee.
 
     Returns a JSON-ready dict: ``space`` (per model the mean k-NN topic agreement and silhouette) and
     ``per_paper`` (their values per paper id, for a paired test); ``scores`` (per method and model the knee
@@ -328,9 +322,10 @@ def analyse_embeddings(
     method, model and measure the difference to the reference paired by seed: :func:`seed_difference`); the
     rule, the sample and the paper's reference values.
     """
-    seeds = list(projection_seeds) if projection_seeds else [seed]
-    factors = sorted({1.0, *map(float, eps_factors)})
-    sample = sample_labelled(embedding_sets, labels, max_papers=max_papers, max_classes=max_classes, seed=seed)
+    seeds, knn, methods = list(config.projection_seeds), config.knn, config.methods
+    factors = sorted({1.0, *map(float, config.eps_factors)})  # DBSCAN's eps as multiples of the knee's
+    max_classes = config.max_classes or None
+    sample = sample_labelled(embedding_sets, labels, max_papers=config.max_papers, max_classes=max_classes, seed=seed)
     vectors = {model: embeddings.lookup(sample.ids)[0] for model, embeddings in embedding_sets.items()}
     models = list(embedding_sets)
     reference = models[0]
@@ -359,7 +354,7 @@ def analyse_embeddings(
         for model in models:
             runs[model] = []
             for s in seeds:
-                coords = project(vectors[model], method=method, seed=s, perplexity=perplexity)
+                coords = project(vectors[model], method=method, seed=s, perplexity=config.perplexity)
                 runs[model].append({f"{f:g}": dbscan_scores(coords, sample.labels, eps_factor=f) for f in factors})
                 if s == seeds[0]:
                     projections.append(Projection(model, method, coords, sample.labels))

@@ -277,33 +277,20 @@ def build_benchmark(
     seed: int = 0,
     n_queries: int | None = None,
     config: BenchmarkConfig | None = None,
-    max_class_papers: int | None = None,
-    negative_pool: int | None = None,
-    multi_label: str | None = None,
-    split_by: str | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
 
-    ``n_queries`` (per ranking task, val + test), ``max_class_papers``, ``negative_pool``, ``multi_label`` and
-    ``split_by``, when given, override the config's values.
+    ``n_queries`` (per ranking task, val + test), when given, overrides the config's value.
     """
     config = config or BenchmarkConfig()
     if n_queries is not None:
         config = replace(config, n_queries=n_queries)
-    if max_class_papers is not None:
-        config = replace(config, max_class_papers=max_class_papers)
-    if negative_pool is not None:
-        config = replace(config, negative_pool=negative_pool)
     if config.n_queries < 1:
         raise ValueError(f"n_queries must be at least 1, got {config.n_queries}")
-    if multi_label is not None:
-        config = replace(config, multi_label=multi_label)
     if config.multi_label not in MULTI_LABEL_RULES:
         raise ValueError(f"multi_label must be one of {', '.join(MULTI_LABEL_RULES)}, got {config.multi_label!r}")
     if (config.max_class_papers or 0) < 0:
         raise ValueError(f"max_class_papers must be a number of papers (0: all), got {config.max_class_papers}")
-    if split_by is not None:
-        config = replace(config, split_by=split_by)
     if config.split_by not in SPLIT_RULES:
         raise ValueError(f"split_by must be one of {', '.join(SPLIT_RULES)}, got {config.split_by!r}")
     if (config.negative_pool or 0) < 0:

@@ -288,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
     from specter_utils.workflow.embed import (
         BackendChoice,
+        BaselineSources,
         EmbedRun,
         Placement,
         describe,
@@ -328,11 +329,8 @@ def run(args: argparse.Namespace) -> int:
             args.baseline,
             papers,
             args.out,
-            edges=args.edges,
-            held_out=args.held_out,
-            fit_metadata=args.fit_metadata,
+            sources=BaselineSources(args.edges, args.held_out, args.fit_metadata),
             seed=args.seed,
-            model=args.model,
             progress=not args.quiet,
             info=info,
         )

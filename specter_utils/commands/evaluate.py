@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from specter_utils.commands.common import (
     POSITIVE_INT,
@@ -171,19 +172,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         embeddings = {group: path for group, path in groups.items() if path is not None}
     paper_rows = _paper_rows(args.compare)
-    result = score_embeddings(args.data_dir, embeddings, out=args.out, **_suite_options(args))
+    result = score_embeddings(args.data_dir, embeddings, _suite_options(args), args.out)
     return _report_scidocs(args, result, paper_rows)
 
 
-def _suite_options(args: argparse.Namespace) -> dict:
-    """What the SCIDOCS suite takes from the flags, the same for an embeddings file and for ``--model``."""
-    return {
-        "tasks": args.tasks,
-        "split": args.split,
-        "n_jobs": args.n_jobs,
-        "recomm_seeds": args.recomm_seeds,
-        "svm_variant": args.svm,
-    }
+def _suite_options(args: argparse.Namespace) -> Any:
+    """What the SCIDOCS suite takes from the flags (a ``SuiteOptions``), the same for an embeddings file and for
+    ``--model``."""
+    from specter_utils.workflow.evaluate import SuiteOptions
+
+    return SuiteOptions(args.tasks, args.split, args.n_jobs, args.recomm_seeds, args.svm)
 
 
 def _paper_rows(compare: list[str] | None) -> tuple[str, ...]:
@@ -219,21 +217,13 @@ def _report_scidocs(args: argparse.Namespace, result: dict, paper_rows: tuple[st
 
 def _run_model(args: argparse.Namespace) -> int:
     """``--model``: a BEIR folder gets MTEB's retrieval scores, a SCIDOCS folder the whole suite."""
-    from specter_utils.workflow.evaluate import evaluate_model
+    from specter_utils.workflow.evaluate import ModelRun, evaluate_model
 
     input_dir(args.data_dir, "--data-dir")
     check_out_file(args.out, args.overwrite)
     paper_rows = _paper_rows(args.compare)
-    kind, result = evaluate_model(
-        args.model,
-        args.data_dir,
-        args.out,
-        args.cache_dir,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        progress=not args.quiet,
-        **_suite_options(args),
-    )
+    run = ModelRun(args.model, args.max_length, args.batch_size, progress=not args.quiet)
+    kind, result = evaluate_model(run, args.data_dir, args.out, args.cache_dir, _suite_options(args))
     if kind == "scidocs":
         return _report_scidocs(args, result, paper_rows)
     config = result["config"]
@@ -264,7 +254,7 @@ def _run_formats(args: argparse.Namespace) -> int:
     """A SciRepEval-format folder: every task scored as SciRepEval scores it; the table printed, the JSON written."""
     from specter_utils.errors import DataError
     from specter_utils.presentation.formats import formats_table
-    from specter_utils.workflow.formats import score_formats
+    from specter_utils.workflow.formats import ModelRun, score_formats
 
     if (args.model is None) == (args.embeddings is None):
         raise DataError(
@@ -278,18 +268,18 @@ def _run_formats(args: argparse.Namespace) -> int:
         if path is not None:
             input_file(path, flag)
     check_out_file(args.out, args.overwrite)
+    run = (
+        None if args.model is None else ModelRun(args.model, args.max_length, args.batch_size, progress=not args.quiet)
+    )
     result = score_formats(
         args.data_dir,
-        model=args.model,
+        model=run,
         embeddings=args.embeddings,
         query_embeddings=args.query_embeddings,
         out=args.out,
         tasks=args.tasks,
         cache_dir=args.cache_dir,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
         n_jobs=args.n_jobs,
-        progress=not args.quiet,
     )
     print(formats_table(result))
     model = result["config"].get("model")

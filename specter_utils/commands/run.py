@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the pipeline, print where everything is; on failure print the failing cell and return 1."""
     from specter_utils.executed import source_commit
     from specter_utils.paths import FIGURES_DIR, RESULTS_DIR
-    from specter_utils.pipeline import NOTEBOOKS, PipelineError, run_pipeline
+    from specter_utils.pipeline import NOTEBOOKS, PipelineError, PipelineSetup, run_pipeline
     from specter_utils.spec import parse_override
     from specter_utils.workflow.report import write_report
 
@@ -123,13 +123,15 @@ def run(args: argparse.Namespace) -> int:
             run=args.run,
             data_dir=src,
             notebooks=args.notebooks,
-            results_root=args.results_dir or RESULTS_DIR,
-            figures_dir=args.figures_dir or FIGURES_DIR,
-            kernel=args.kernel,
-            log_output=args.log_output,
-            progress_bar=sys.stderr.isatty() and not args.quiet,
             overrides=overrides,
             corpus=args.corpus,
+            setup=PipelineSetup(
+                results_root=args.results_dir or RESULTS_DIR,
+                figures_dir=args.figures_dir or FIGURES_DIR,
+                kernel=args.kernel,
+                log_output=args.log_output,
+                progress_bar=sys.stderr.isatty() and not args.quiet,
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:  # a --set key that does not exist, a wrong type or value,
         # or an option that does not apply (--src with --corpus synthetic)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper, ReadReport
@@ -69,43 +70,47 @@ def _pick_weighted_distinct(
     return rng.choices(candidates, weights=[(1 + weights[c]) ** 0.5 for c in candidates])[0]
 
 
+@dataclass(frozen=True)
+class SyntheticShape:
+    """How the synthetic papers are made, beyond their number, topics and seed."""
+
+    subtopics_per_topic: int = 3
+    topic_vocab_size: int = 40
+    subtopic_vocab_size: int = 15
+    general_vocab_size: int = 200
+    min_references: int = 2
+    max_references: int = 15
+    within_topic: float = 0.85  # probability that a reference goes to a paper of the citing paper's topic
+    within_subtopic: float = 0.7  # of those, the probability that it goes to the same subtopic
+    off_topic_word_rate: float = 0.05  # share of words taken from another topic's vocabulary (noise)
+    year_range: tuple[int, int] = (2000, 2019)
+
+
 def generate_synthetic_corpus(
-    n_papers: int = 600,
-    n_topics: int = 6,
-    seed: int = 0,
-    subtopics_per_topic: int = 3,
-    topic_vocab_size: int = 40,
-    subtopic_vocab_size: int = 15,
-    general_vocab_size: int = 200,
-    min_references: int = 2,
-    max_references: int = 15,
-    within_topic: float = 0.85,
-    within_subtopic: float = 0.7,
-    off_topic_word_rate: float = 0.05,
-    year_range: tuple[int, int] = (2000, 2019),
+    n_papers: int = 600, n_topics: int = 6, seed: int = 0, shape: SyntheticShape | None = None
 ) -> Corpus:
     """Generate the synthetic corpus (same seed and arguments -> identical corpus).
 
-    Args:
-        within_topic: probability that a reference goes to a paper of the citing paper's topic.
-        within_subtopic: of those, the probability that it goes to the same subtopic.
-        off_topic_word_rate: share of words taken from another topic's vocabulary (noise).
+    ``shape``: vocabularies, references and years (default: ``SyntheticShape()``).
     """
-    if n_papers < 2 or n_topics < 1 or subtopics_per_topic < 1:
+    shape = shape or SyntheticShape()
+    if n_papers < 2 or n_topics < 1 or shape.subtopics_per_topic < 1:
         raise ValueError("need n_papers >= 2, n_topics >= 1 and subtopics_per_topic >= 1")
-    if not 0 <= min_references <= max_references:
+    if not 0 <= shape.min_references <= shape.max_references:
         raise ValueError("need 0 <= min_references <= max_references")
     rng = random.Random(f"specter-synthetic:{seed}")
     factory = _WordFactory(rng)
 
     # 1. Vocabularies: general words shared by all topics, then per topic and per subtopic.
-    general = factory.words(general_vocab_size)
-    general_w = _zipf_weights(general_vocab_size)
+    general = factory.words(shape.general_vocab_size)
+    general_w = _zipf_weights(shape.general_vocab_size)
     topic_names = [factory.word(2, 3) for _ in range(n_topics)]
     labels = [f"topic_{k}_{name}" for k, name in enumerate(topic_names)]
-    topic_vocab = [factory.words(topic_vocab_size) for _ in range(n_topics)]
-    subtopic_vocab = [[factory.words(subtopic_vocab_size) for _ in range(subtopics_per_topic)] for _ in range(n_topics)]
-    topic_w, subtopic_w = _zipf_weights(topic_vocab_size), _zipf_weights(subtopic_vocab_size)
+    topic_vocab = [factory.words(shape.topic_vocab_size) for _ in range(n_topics)]
+    subtopic_vocab = [
+        [factory.words(shape.subtopic_vocab_size) for _ in range(shape.subtopics_per_topic)] for _ in range(n_topics)
+    ]
+    topic_w, subtopic_w = _zipf_weights(shape.topic_vocab_size), _zipf_weights(shape.subtopic_vocab_size)
     authors_per_topic = max(6, n_papers // (n_topics * 3))
     author_pool = [
         [f"{rng.choice('ABCDEFGHJKLMNPRSTVW')}. {factory.word(2, 3).capitalize()}" for _ in range(authors_per_topic)]
@@ -116,25 +121,25 @@ def generate_synthetic_corpus(
     topics = [i % n_topics for i in range(n_papers)]
     rng.shuffle(topics)
     width = max(5, len(str(n_papers - 1)))
-    first_year, last_year = year_range
+    first_year, last_year = shape.year_range
     span = last_year - first_year + 1
     papers: dict[str, Paper] = {}
     order: list[str] = []
     where: dict[str, tuple[int, int]] = {}
     for i, topic in enumerate(topics):
-        subtopic = rng.randrange(subtopics_per_topic)
+        subtopic = rng.randrange(shape.subtopics_per_topic)
         other = rng.choice([k for k in range(n_topics) if k != topic]) if n_topics > 1 else topic
         sources_title = [
             (subtopic_vocab[topic][subtopic], subtopic_w, 0.45),
             (topic_vocab[topic], topic_w, 0.35),
-            (general, general_w, 0.20 - off_topic_word_rate),
-            (topic_vocab[other], topic_w, off_topic_word_rate),
+            (general, general_w, 0.20 - shape.off_topic_word_rate),
+            (topic_vocab[other], topic_w, shape.off_topic_word_rate),
         ]
         sources_abstract = [
             (subtopic_vocab[topic][subtopic], subtopic_w, 0.15),
             (topic_vocab[topic], topic_w, 0.25),
-            (general, general_w, 0.60 - off_topic_word_rate),
-            (topic_vocab[other], topic_w, off_topic_word_rate),
+            (general, general_w, 0.60 - shape.off_topic_word_rate),
+            (topic_vocab[other], topic_w, shape.off_topic_word_rate),
         ]
         title = " ".join(_sample_words(rng, sources_title, rng.randint(5, 10))).capitalize()
         sentences = [
@@ -163,10 +168,11 @@ def generate_synthetic_corpus(
     by_topic: dict[int, list[str]] = {}
     everyone: list[str] = []
     edges: list[tuple[str, str]] = []
-    pool_weights = (within_topic * within_subtopic, within_topic * (1 - within_subtopic), 1 - within_topic)
+    within, same = shape.within_topic, shape.within_subtopic
+    pool_weights = (within * same, within * (1 - same), 1 - within)
     for paper_id in order:
         topic, subtopic = where[paper_id]
-        n_refs = min(len(everyone), rng.randint(min_references, max_references))
+        n_refs = min(len(everyone), rng.randint(shape.min_references, shape.max_references))
         pools = (
             by_subtopic.get((topic, subtopic), []),
             [p for p in by_topic.get(topic, []) if where[p][1] != subtopic],
@@ -193,11 +199,11 @@ def generate_synthetic_corpus(
         "seed": seed,
         "n_papers": n_papers,
         "n_topics": n_topics,
-        "subtopics_per_topic": subtopics_per_topic,
+        "subtopics_per_topic": shape.subtopics_per_topic,
         "labels": labels,
-        "within_topic": within_topic,
-        "within_subtopic": within_subtopic,
-        "references": [min_references, max_references],
-        "year_range": list(year_range),
+        "within_topic": shape.within_topic,
+        "within_subtopic": shape.within_subtopic,
+        "references": [shape.min_references, shape.max_references],
+        "year_range": list(shape.year_range),
     }
     return Corpus(name=SYNTHETIC_NAME, papers=papers, edges=edges, report=report, synthetic=True, info=info)

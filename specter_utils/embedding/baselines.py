@@ -2,8 +2,8 @@
 
 - ``random``: seeded zero-mean 25-dimensional Gaussian vectors (the paper's Random row); a paper's
   vector depends only on its id and the seed, not on the other papers.
-- ``tfidf`` (raw TF-IDF over the ``max_features`` most frequent terms), ``tfidf-hash`` (hashed
-  into ``n_features`` buckets, no vocabulary) and ``tfidf-svd`` (LSA: full-vocabulary TF-IDF
+- ``tfidf`` (raw TF-IDF over the 4,096 most frequent terms), ``tfidf-hash`` (hashed
+  into 4,096 buckets, no vocabulary) and ``tfidf-svd`` (LSA: full-vocabulary TF-IDF
   reduced to 300 dimensions). Raw TF-IDF is dense in an EmbeddingSet, so its width is capped:
   50K papers x 4,096 terms is 0.8 GB of float32; the SVD variant is the one for large corpora.
 - ``sif``: Arora et al. (2017): weighted average of word vectors with weights ``a / (a + p(w))``,
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,7 @@ def _min_df(n_docs: int, min_df: int | None) -> int:
 def tfidf_embeddings(
     papers: dict[str, Paper] | Iterable[Paper],
     variant: str = "svd",
-    dim: int = 300,
-    max_features: int = 4096,
-    n_features: int = 4096,
+    dim: int | None = None,
     min_df: int | None = None,
     fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
     seed: int = 0,
@@ -83,17 +82,18 @@ def tfidf_embeddings(
     """TF-IDF (sublinear tf, English stop words, rows L2-normalised) in one of three variants.
 
     Args:
-        variant: ``svd`` (LSA, ``dim`` components, rows re-normalised), ``raw`` (the ``max_features``
-            most frequent terms) or ``hash`` (``n_features`` hashed buckets; no vocabulary to hold).
+        variant: ``svd`` (LSA, ``dim`` components, default 300, rows re-normalised), ``raw`` (the ``dim`` most
+            frequent terms, default 4096) or ``hash`` (``dim`` hashed buckets, default 4096; no vocabulary to hold).
         fit_papers: papers the vocabulary, idf and SVD are fitted on (default: ``papers``).
     """
 
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
     texts, fit_texts = [_plain_text(p) for p in items], [_plain_text(p) for p in fit_items]
-    width = {"svd": dim, "raw": max_features, "hash": n_features}.get(variant)
+    width = {"svd": 300, "raw": 4096, "hash": 4096}.get(variant)
     if width is None:
         raise ValueError(f"variant must be 'svd', 'raw' or 'hash', got {variant!r}")
+    width = dim or width
     if variant != "svd" and len(items) * width * 4 > max_dense_bytes:
         raise ValueError(
             f"raw TF-IDF of {len(items):,} papers x {width:,} terms needs {len(items) * width * 4 / 2**30:.1f} GiB "
@@ -104,7 +104,7 @@ def tfidf_embeddings(
     try:
         if variant == "hash":
             hasher = HashingVectorizer(
-                n_features=n_features,
+                n_features=width,
                 alternate_sign=False,
                 norm=None,
                 stop_words="english",
@@ -115,7 +115,7 @@ def tfidf_embeddings(
         else:
             vectorizer = TfidfVectorizer(
                 min_df=_min_df(len(fit_texts), min_df),
-                max_features=max_features if variant == "raw" else None,
+                max_features=width if variant == "raw" else None,
                 **common,
             )
             vectorizer.fit(fit_texts)
@@ -125,7 +125,7 @@ def tfidf_embeddings(
         raise DataError(f"TF-IDF could not be built: {exc}") from None
     if variant == "svd":
         fit_matrix = matrix if fit_papers is None else vectorizer.transform(fit_texts)
-        rank = max(1, min(dim, fit_matrix.shape[1] - 1, fit_matrix.shape[0] - 1))
+        rank = max(1, min(width, fit_matrix.shape[1] - 1, fit_matrix.shape[0] - 1))
         svd = TruncatedSVD(n_components=rank, algorithm="randomized", n_iter=7, random_state=seed).fit(fit_matrix)
         dense = normalize(svd.transform(matrix))
         info["explained_variance"] = round(float(svd.explained_variance_ratio_.sum()), 4)
@@ -264,16 +264,22 @@ def check_baselines(which: Iterable[str], graph: CitationGraph | None = None) ->
     return which
 
 
+@dataclass(frozen=True)
+class BaselineData:
+    """What a baseline may use besides the papers it embeds: the citation graph (``sgc``) less the citations of the
+    ``held_out`` evaluation queries, the papers TF-IDF and SIF are fitted on (None: the papers embedded), the seed."""
+
+    graph: CitationGraph | None = None
+    held_out: Iterable[str] = ()
+    fit_papers: dict[str, Paper] | Iterable[Paper] | None = None
+    seed: int = 0
+
+
 def baseline_embeddings(
     name: str,
     papers: dict[str, Paper] | Iterable[Paper],
-    graph: CitationGraph | None = None,
-    held_out: Iterable[str] = (),
-    seed: int = 0,
-    fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
+    data: BaselineData = BaselineData(),
     spec: EmbedConfig | None = None,
-    sgc_k: int = 2,
-    sif_a: float = SIF_A,
     sif: EmbeddingSet | None = None,
     progress: bool = False,
 ) -> EmbeddingSet:
@@ -281,52 +287,48 @@ def baseline_embeddings(
 
     ``model-cls`` / ``model-mean`` embed with ``spec``'s model, length and batch size (None: the defaults).
 
-    ``sif`` may pass SIF vectors already computed with the same ``fit_papers`` (``sgc`` propagates them).
+    ``sif`` may pass SIF vectors already computed with the same ``data.fit_papers`` (``sgc`` propagates them).
     """
-    check_baselines([name], graph)
+    check_baselines([name], data.graph)
     items = as_paper_list(papers)
+    seed = data.seed
     if name == "random":
         return random_embeddings(items, seed=seed)
     if name.startswith("tfidf"):
         variant = {"tfidf": "raw", "tfidf-hash": "hash", "tfidf-svd": "svd"}[name]
-        return tfidf_embeddings(items, variant=variant, fit_papers=fit_papers, seed=seed)
+        return tfidf_embeddings(items, variant=variant, fit_papers=data.fit_papers, seed=seed)
     if name in {"sif", "sgc"}:
         if sif is None:
-            sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
+            sif = sif_embeddings(items, fit_papers=data.fit_papers, seed=seed)
         return (
             sif
             if name == "sif"
-            else sgc_embeddings(items, graph, sorted(set(held_out)), k=sgc_k, features=sif, seed=seed)
+            else sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
         )
     return model_embeddings(items, spec or EmbedConfig(), name.removeprefix("model-"), progress)
 
 
 def compute_baselines(
     papers: dict[str, Paper] | Iterable[Paper],
-    graph: CitationGraph | None = None,
-    held_out: Iterable[str] = (),
+    data: BaselineData = BaselineData(),
     which: Iterable[str] = DEFAULT_BASELINES,
     out_dir: str | Path = "baselines",
-    seed: int = 0,
     spec: EmbedConfig | None = None,
-    fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
-    sgc_k: int = 2,
-    sif_a: float = SIF_A,
     synthetic: bool | None = None,
 ) -> dict[str, Path]:
     """Write ``out_dir/<name>.jsonl`` (+ sidecars) for each baseline in ``which``; return their paths.
 
-    ``sgc`` needs ``graph``; ``held_out`` are the evaluation query ids whose citations are dropped.
+    ``sgc`` needs ``data.graph``; ``data.held_out`` are the evaluation query ids whose citations are dropped.
     """
-    which = check_baselines(which, graph)
+    which = check_baselines(which, data.graph)
     items = as_paper_list(papers)
     out_dir = Path(out_dir)
     paths: dict[str, Path] = {}
     sif: EmbeddingSet | None = None
     for name in which:
         if name in {"sif", "sgc"} and sif is None:  # computed once: sgc propagates the sif vectors
-            sif = sif_embeddings(items, a=sif_a, fit_papers=fit_papers, seed=seed)
-        result = baseline_embeddings(name, items, graph, held_out, seed, fit_papers, spec, sgc_k, sif_a, sif)
+            sif = sif_embeddings(items, fit_papers=data.fit_papers, seed=data.seed)
+        result = baseline_embeddings(name, items, data, spec, sif)
         info = {**result.info, **({"synthetic": synthetic} if synthetic is not None else {})}
         paths[name] = out_dir / f"{name}.jsonl"
         write_embeddings(paths[name], EmbeddingSet(result.ids, result.vectors, result.titles, info))

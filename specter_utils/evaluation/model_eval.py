@@ -41,7 +41,7 @@ from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings_fast, sidecar_paths, write_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import TOP_K, read_beir_dir, retrieval_metrics, retrieve
-from specter_utils.evaluation.suite import evaluate
+from specter_utils.evaluation.suite import SuiteOptions
 from specter_utils.models import resolve_model
 
 logger = logging.getLogger(__name__)
@@ -188,34 +188,39 @@ def _embedding_record(result: CachedEmbedding) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the two layouts
-def evaluate_model_scidocs(
-    model: str,
-    data_dir: str | Path,
-    papers: dict[str, Paper],
-    cache_dir: str | Path,
-    max_length: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    device: str | None = None,
-    progress: bool = True,
-    **suite_options: Any,
-) -> dict[str, Any]:
-    """Embed ``papers`` (those the tasks read) with ``model`` and score them on a SCIDOCS-layout folder.
+@dataclass(frozen=True)
+class ModelRun:
+    """How a model embeds what a benchmark reads: the model (name or folder), the length (None: the embedding
+    specification's, see :func:`evaluation_length`), papers per forward pass, the device (None: picked) and
+    whether to show progress."""
 
-    ``suite_options`` go to :func:`suite.evaluate` (tasks, split, n_jobs, recomm_seeds, svm_variant).
+    model: str
+    max_length: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    device: str | None = None
+    progress: bool = True
+
+
+def evaluate_model_scidocs(
+    run: ModelRun, data_dir: str | Path, papers: dict[str, Paper], cache_dir: str | Path, suite: SuiteOptions
+) -> dict[str, Any]:
+    """Embed ``papers`` (those the tasks read) as ``run`` says (cached in ``cache_dir``) and score them on a
+    SCIDOCS-layout folder with :func:`suite.evaluate`.
+
     The result is the suite's, with ``config["model"]`` saying how the vectors were made.
     """
 
-    model_path = resolve_model(model)
+    model_path = resolve_model(run.model)
     settings = model_settings(model_path)
-    length, length_source = evaluation_length(settings, max_length)
+    length, length_source = evaluation_length(settings, run.max_length)
     prompt = document_prompt(settings["prompts"])
     info = {"prompt": prompt}
     prompted = {pid: _prompted(paper, prompt) for pid, paper in papers.items()}
-    path = cache_file(cache_dir, model, model_path, length, "papers", f"specter-sep\0{prompt}")
+    path = cache_file(cache_dir, run.model, model_path, length, "papers", f"specter-sep\0{prompt}")
     result = cached_embeddings(
-        _loader(model, length, False, device), prompted, path, model_path, batch_size, progress, info
+        _loader(run.model, length, False, run.device), prompted, path, model_path, run.batch_size, run.progress, info
     )
-    scores = evaluate(data_dir, result.embeddings, **suite_options)
+    scores = suite.run(data_dir, result.embeddings)
     scores["config"]["model"] = {**_embedding_record(result), "length_source": length_source}
     return scores
 
@@ -225,28 +230,24 @@ def _prompted(paper: Paper, prompt: str) -> Paper:
 
 
 def evaluate_model_beir(
-    model: str,
+    run: ModelRun,
     data_dir: str | Path,
     cache_dir: str | Path,
-    max_length: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
     split: str = "test",
-    device: str | None = None,
-    progress: bool = True,
     ignore_identical_ids: bool = True,
 ) -> dict[str, Any]:
-    """MTEB's retrieval scores of ``model`` on a BEIR folder: ``ndcg_at_10``, ``map_at_100``, ``recall_at_100``
+    """MTEB's retrieval scores of ``run.model`` on a BEIR folder: ``ndcg_at_10``, ``map_at_100``, ``recall_at_100``
     in [0, 1], then ``config`` (data, model, length, prompts, similarity, timings)."""
     started = time.perf_counter()
     data = read_beir_dir(data_dir, split)
-    model_path = resolve_model(model)
+    model_path = resolve_model(run.model)
     settings = model_settings(model_path)
-    length, length_source = evaluation_length(settings, max_length)
+    length, length_source = evaluation_length(settings, run.max_length)
     query_prompt, doc_prompt = settings["prompts"].get("query", ""), document_prompt(settings["prompts"])
     queried = [q for q in data.queries if q in data.qrels]  # only queries with judgements are scored, as MTEB
     queries = {q: Paper(q, query_prompt + data.queries[q], "") for q in queried}
     documents = {d: Paper(d, doc_prompt + f"{title} {text}".strip(), "") for d, (title, text) in data.corpus.items()}
-    load = _loader(model, length, True, device)
+    load = _loader(run.model, length, True, run.device)
     encoder_cache: dict[str, Encoder] = {}
 
     def load_once() -> Encoder:
@@ -256,10 +257,12 @@ def evaluate_model_beir(
 
     parts = {}
     for part, papers, prompt in (("corpus", documents, doc_prompt), ("queries", queries, query_prompt)):
-        path = cache_file(cache_dir, model, model_path, length, part, f"mteb-space\0{prompt}")
-        parts[part] = cached_embeddings(load_once, papers, path, model_path, batch_size, progress, {"prompt": prompt})
+        path = cache_file(cache_dir, run.model, model_path, length, part, f"mteb-space\0{prompt}")
+        parts[part] = cached_embeddings(
+            load_once, papers, path, model_path, run.batch_size, run.progress, {"prompt": prompt}
+        )
     similarity = settings["similarity"]
-    run = retrieve(
+    ranked = retrieve(
         queried,
         parts["queries"].embeddings.vectors,
         list(documents),
@@ -267,7 +270,7 @@ def evaluate_model_beir(
         similarity,
         ignore_identical_ids=ignore_identical_ids,
     )
-    metrics = retrieval_metrics(data.qrels, run)
+    metrics = retrieval_metrics(data.qrels, ranked)
     return {
         **metrics,
         "main_score": metrics["ndcg_at_10"],

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +300,23 @@ def evaluate(
         "seconds": round(time.perf_counter() - started, 2),
     }
     return result
+
+
+@dataclass(frozen=True)
+class SuiteOptions:
+    """What the suite is asked for, the same for an embeddings file and for a model (see :func:`evaluate`);
+    ``recomm_seeds`` None: ``DEFAULT_SEEDS``."""
+
+    tasks: list[str] | tuple[str, ...] | None = None
+    split: str = "test"
+    n_jobs: int = 1
+    recomm_seeds: list[int] | tuple[int, ...] | None = None
+    svm_variant: str = "sklearn"
+
+    def run(self, data_dir: str | Path, embeddings: EmbeddingSource | Mapping[str, EmbeddingSource]) -> dict[str, Any]:
+        """:func:`evaluate` of ``embeddings`` on ``data_dir`` with these options."""
+        seeds = tuple(self.recomm_seeds or DEFAULT_SEEDS)
+        return evaluate(data_dir, embeddings, self.tasks, self.split, self.n_jobs, seeds, None, self.svm_variant)
 
 
 def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:

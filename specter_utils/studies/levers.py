@@ -214,26 +214,34 @@ def check_finished_rows(
             check_recorded_config(row, spec.with_overrides(dict(wanted)), results)
 
 
+@dataclasses.dataclass(frozen=True)
+class LeverScoring:
+    """What every row is scored on: the ranking ``tasks``, the ``split`` (``val`` by default: the split a setting is
+    chosen on), and whether the papers of both splits are embedded (``embed_both_splits=False``: those of ``split``
+    only, faster; such a row cannot be re-scored on the other split)."""
+
+    tasks: Sequence[str] = TASKS
+    split: str = SPLIT
+    embed_both_splits: bool = True
+
+
 def run_levers(
     run_dir: str | Path,
     settings: Mapping[str, Mapping[str, Any]],
     seeds: Sequence[int],
     results: str | Path | None = None,
     common: Mapping[str, Any] | None = None,
-    tasks: Sequence[str] = TASKS,
+    scoring: LeverScoring = LeverScoring(),
     keep_models: bool = False,
     echo: Any = print,
-    split: str = SPLIT,
-    embed_both_splits: bool = True,
 ) -> list[dict[str, Any]]:
     """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now.
 
     The rows go through the sweep runner (``workflow.sweep``), kept as lines of the results file: the two fixed rows
-    at the run's seed first, then each setting at every seed. Each row is scored on ``split`` (``val`` by default:
-    the split a setting is chosen on) and embeds the papers of both splits, or, with ``embed_both_splits=False``,
-    of ``split`` only (faster; such a row cannot be re-scored on the other split)."""
+    at the run's seed first, then each setting at every seed, each scored as ``scoring`` says."""
+    tasks = scoring.tasks
     paths, common = RunPaths.of(run_dir), dict(common or {})
-    split = check_split(split)
+    split = check_split(scoring.split)
     spec = run_spec(paths.run_dir, common)
     results = Path(results) if results else results_path(paths.run_dir, split)
     work = paths.run_dir / "levers" / "rows"  # triplets, models, embeddings: in the run folder, wherever --results is
@@ -241,7 +249,7 @@ def run_levers(
     check_finished_rows(store.rows, settings, common, spec, results)
     check_one_split(store.rows.values(), split, results)
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
-    embedded_splits = list(EVAL_SPLITS if embed_both_splits else (split,))
+    embedded_splits = list(EVAL_SPLITS if scoring.embed_both_splits else (split,))
     context = {
         "papers": study_papers(scidocs, tasks, embedded_splits),
         "qrels": ranking_qrels(scidocs, split, tasks),

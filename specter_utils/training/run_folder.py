@@ -29,6 +29,7 @@ from specter_utils.config import TrainConfig, differing_fields
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.layout import LOG_HISTORY_FILE, TRAIN_CONFIG_FILE
+from specter_utils.models import base_model_id
 from specter_utils.training.distributed import (
     global_batch_size,
     is_main_process,
@@ -146,7 +147,6 @@ def write_log_history(run_dir: Path, log_history: list[dict[str, Any]]) -> None:
 def run_summary(
     config: TrainConfig,
     *,
-    base_model_id: str,
     sep_token: str,
     data_counts: dict[str, Any],
     derived: dict[str, Any],
@@ -164,7 +164,7 @@ def run_summary(
     """
     return {
         "config": config.to_dict(),
-        "base_model_id": base_model_id,
+        "base_model_id": base_model_id(config.base_model),
         "sep_token": sep_token,
         "data": data_counts,
         "derived": derived,

@@ -370,7 +370,6 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         write_log_history(run_dir, trainer.state.log_history)
         summary = run_summary(
             config,
-            base_model_id=base_model_id(config.base_model),
             sep_token=sep_token,
             data_counts=data.counts(),
             derived={

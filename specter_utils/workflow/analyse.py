@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +38,8 @@ def geometry(
     Each model after the first is compared with the first in the full space, paper by paper
     (``space.versus[model][measure]``: :func:`space_test`), and per projection paired by seed (``versus``:
     ``analysis.geometry.seed_difference``), both by the one test of ``evaluation.hierarchical``."""
-    config = spec.analysis
-    analysis = analyse_embeddings(
-        embedding_sets,
-        labels,
-        methods=config.methods,
-        max_papers=config.max_papers,
-        max_classes=config.max_classes or None,
-        seed=spec.seed,
-        perplexity=config.perplexity,
-        figure_stem=figure_stem,
-        title=title,
-        figure_models=figure_models,
-        projection_seeds=projection_seeds or config.projection_seeds,
-        knn=config.knn,
-        eps_factors=config.eps_factors,
-    )
+    config = replace(spec.analysis, projection_seeds=projection_seeds) if projection_seeds else spec.analysis
+    analysis = analyse_embeddings(embedding_sets, labels, config, spec.seed, figure_stem, title, figure_models)
     per_paper = analysis.pop("per_paper")
     reference = analysis["reference"]
     analysis["space"]["versus"] = {

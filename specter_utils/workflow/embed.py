@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,42 +169,43 @@ def held_out_ids(paths: list[Path]) -> set[str]:
     return held
 
 
+@dataclass(frozen=True)
+class BaselineSources:
+    """The files a baseline reads besides the papers it embeds: ``edges`` (the citations; None: the papers'
+    reference lists), the ``held_out`` query files whose citations it must not see (a .qrel or one id a line) and
+    the ``fit_metadata`` TF-IDF and SIF are also fitted on."""
+
+    edges: Path | None = None
+    held_out: Sequence[Path] = ()
+    fit_metadata: Sequence[Path] = ()
+
+
 def embed_baseline(
     config: EmbedConfig,
     name: str,
     papers: dict[str, Any],
     out: str | Path,
     *,
-    edges: Path | None = None,
-    held_out: list[Path] = (),
-    fit_metadata: list[Path] = (),
+    sources: BaselineSources = BaselineSources(),
     seed: int = 0,
-    model: str = "minilm",
     progress: bool = False,
     info: dict[str, Any] | None = None,
 ) -> EmbeddingSet:
-    """Write one baseline's vectors of ``papers`` to ``out``. ``sgc``'s citations come from ``edges`` (else the
-    papers' reference lists) less those of the ``held_out`` queries; TF-IDF and SIF are also fitted on the
-    papers of ``fit_metadata`` (as :func:`embed_baselines` fits them on the training papers)."""
-    from specter_utils.embedding.baselines import baseline_embeddings, fit_corpus  # scikit-learn, on a baseline only
+    """Write one baseline's vectors of ``papers`` to ``out`` (a model baseline embeds with ``config``'s model).
+    ``sgc``'s citations come from ``sources.edges`` (else the papers' reference lists) less those of the held-out
+    queries; TF-IDF and SIF are also fitted on the papers of ``sources.fit_metadata`` (as :func:`embed_baselines`
+    fits them on the training papers)."""
+    from specter_utils.embedding.baselines import BaselineData, baseline_embeddings, fit_corpus  # scikit-learn
 
     graph = None
     if name == "sgc":
-        pairs = read_edge_list(edges) if edges else edges_from_paper_lists(papers)
+        pairs = read_edge_list(sources.edges) if sources.edges else edges_from_paper_lists(papers)
         if not pairs:
             raise DataError("sgc needs citations: none in the metadata; pass --edges FILE", "--baseline")
         graph = CitationGraph.from_edges(pairs)
-    extra = read_metadata_files(fit_metadata) if fit_metadata else None
-    result = baseline_embeddings(
-        name,
-        papers,
-        graph,
-        held_out_ids(list(held_out)),
-        seed=seed,
-        fit_papers=fit_corpus(papers, extra),
-        spec=config.but(model=model),
-        progress=progress,
-    )
+    extra = read_metadata_files(sources.fit_metadata) if sources.fit_metadata else None
+    data = BaselineData(graph, held_out_ids(list(sources.held_out)), fit_corpus(papers, extra), seed)
+    result = baseline_embeddings(name, papers, data, spec=config, progress=progress)
     write_embeddings(out, EmbeddingSet(result.ids, result.vectors, result.titles, {**result.info, **(info or {})}))
     return result
 
@@ -224,21 +226,15 @@ def embed_baselines(
     """
     if not config.baselines:
         return {}
-    from specter_utils.embedding.baselines import compute_baselines, fit_corpus  # scikit-learn, on a baseline only
+    from specter_utils.embedding.baselines import BaselineData, compute_baselines, fit_corpus  # scikit-learn
 
     held_out = {q for task in benchmark_ids(resolve(scidocs_dir)).values() for q in task.get("queries", ())}
     metadata = Path(train_data_dir) / METADATA_FILE if train_data_dir else None
     extra = read_metadata(metadata) if metadata is not None and metadata.exists() else None
     started = time.time()
-    files = compute_baselines(
-        papers,
-        CitationGraph.from_edges(edges_from_paper_lists(papers)),
-        held_out,
-        config.baselines,
-        out_dir,
-        seed=seed,
-        fit_papers=fit_corpus(papers, extra) or dict(papers),
-    )
+    graph = CitationGraph.from_edges(edges_from_paper_lists(papers))
+    data = BaselineData(graph, held_out, fit_corpus(papers, extra) or dict(papers), seed)
+    files = compute_baselines(papers, data, config.baselines, out_dir)
     seconds = round(time.time() - started, 1)
     written = {}
     for name, path in files.items():

@@ -7,17 +7,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import EmbedConfig, EvalConfig
+from specter_utils.config import EvalConfig
 from specter_utils.data.scidocs import read_qrel
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.beir import is_beir_dir
-from specter_utils.evaluation.model_eval import evaluate_model_beir, evaluate_model_scidocs
+from specter_utils.evaluation.model_eval import ModelRun, evaluate_model_beir, evaluate_model_scidocs
 from specter_utils.evaluation.paired import compare_rows, render_comparison, score_row
 from specter_utils.evaluation.rankers import score_rankers
 from specter_utils.evaluation.recomm import DEFAULT_SEEDS
-from specter_utils.evaluation.suite import evaluate as evaluate_suite
-from specter_utils.evaluation.suite import task_name, write_results
+from specter_utils.evaluation.suite import SuiteOptions, task_name, write_results
 from specter_utils.io import atomic_write, write_json
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
@@ -39,17 +38,13 @@ def evaluate_file(
 ) -> dict[str, Any]:
     """SCIDOCS results (x 100) of one embeddings file on a SCIDOCS-layout folder."""
     embeddings = read_embeddings_fast(embedding_file)
-    return score_embeddings(resolve(scidocs_dir), embeddings, tasks=tasks, split=split)
+    return score_embeddings(resolve(scidocs_dir), embeddings, SuiteOptions(tasks, split))
 
 
 def score_embeddings(
     scidocs_dir: str | Path,
     embeddings: Any,
-    tasks: list[str] | None = None,
-    split: str = "test",
-    n_jobs: int = 1,
-    recomm_seeds: list[int] | tuple[int, ...] | None = None,
-    svm_variant: str = "sklearn",
+    suite: SuiteOptions | None = None,
     out: str | Path | None = None,
     rankers: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
@@ -58,18 +53,11 @@ def score_embeddings(
 
     ``rankers`` (``config.RANKERS``): also score these rows that are not embeddings on the same ranking tasks, kept
     under ``result["rankers"]`` (``{name: result}``), which ``presentation.tables.render`` shows as rows."""
-    result = evaluate_suite(
-        scidocs_dir,
-        embeddings,
-        tasks=tasks,
-        split=split,
-        n_jobs=n_jobs,
-        recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
-        svm_variant=svm_variant,
-    )
+    suite = suite or SuiteOptions()
+    result = suite.run(scidocs_dir, embeddings)
     if rankers:
-        folders = [task_name(t) for t in tasks] if tasks else None
-        result["rankers"] = score_rankers(resolve(scidocs_dir), list(rankers), split, folders)
+        folders = [task_name(t) for t in suite.tasks] if suite.tasks else None
+        result["rankers"] = score_rankers(resolve(scidocs_dir), list(rankers), suite.split, folders)
     if out is not None:
         write_results(out, result)
     return result
@@ -93,59 +81,28 @@ def embeddings_cache_dir(data_dir: Path, cache_dir: Path | None = None) -> Path:
 
 
 def evaluate_model(
-    model: str,
-    data_dir: Path,
-    out: str | Path,
-    cache_dir: Path | None = None,
-    *,
-    max_length: int | None = None,
-    batch_size: int = EmbedConfig.batch_size,
-    tasks: list[str] | None = None,
-    split: str = "test",
-    n_jobs: int = 1,
-    recomm_seeds: list[int] | tuple[int, ...] | None = None,
-    svm_variant: str = "sklearn",
-    progress: bool = True,
+    run: ModelRun, data_dir: Path, out: str | Path, cache_dir: Path | None = None, suite: SuiteOptions | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Embed what the tasks read with ``model`` (cached) and score it, writing ``out``: a BEIR folder gets MTEB's
-    retrieval scores, a SCIDOCS folder the whole suite. Returns ``("beir" or "scidocs", result)``."""
+    """Embed what the tasks read with ``run.model`` (cached) and score it, writing ``out``: a BEIR folder gets
+    MTEB's retrieval scores, a SCIDOCS folder the whole suite. Returns ``("beir" or "scidocs", result)``."""
+    suite = suite or SuiteOptions()
     if is_beir_dir(data_dir):
-        if tasks:
+        if suite.tasks:
             raise DataError("--tasks is for a SCIDOCS folder; a BEIR folder has one retrieval task", "--tasks")
-        result = evaluate_model_beir(
-            model,
-            data_dir,
-            embeddings_cache_dir(data_dir, cache_dir),
-            max_length=max_length,
-            batch_size=batch_size,
-            split="test" if split == "test" else "dev",
-            progress=progress,
-        )
+        split = "test" if suite.split == "test" else "dev"
+        result = evaluate_model_beir(run, data_dir, embeddings_cache_dir(data_dir, cache_dir), split)
         write_json(out, result)
         return "beir", result
     try:
         # an absolute path: papers_to_embed resolves a relative one against the repository, not the working directory
-        papers = papers_to_embed(data_dir.resolve(), split, tasks)
+        papers = papers_to_embed(data_dir.resolve(), suite.split, suite.tasks)
     except FileNotFoundError:
         raise DataError(
             "no paper_metadata_*.json: neither a SCIDOCS folder with paper metadata nor a BEIR folder", data_dir
         ) from None
     if not papers:
         raise DataError("the tasks read no paper of the metadata files", data_dir)
-    result = evaluate_model_scidocs(
-        model,
-        data_dir,
-        papers,
-        embeddings_cache_dir(data_dir, cache_dir),
-        max_length=max_length,
-        batch_size=batch_size,
-        progress=progress,
-        tasks=tasks,
-        split=split,
-        n_jobs=n_jobs,
-        recomm_seeds=tuple(recomm_seeds or DEFAULT_SEEDS),
-        svm_variant=svm_variant,
-    )
+    result = evaluate_model_scidocs(run, data_dir, papers, embeddings_cache_dir(data_dir, cache_dir), suite)
     write_results(out, result)
     return "scidocs", result
 

@@ -29,6 +29,7 @@ from specter_utils.evaluation.formats.tasks import (
 )
 from specter_utils.evaluation.model_eval import (
     CachedEmbedding,
+    ModelRun,
     cache_file,
     cached_embeddings,
     document_prompt,
@@ -98,21 +99,14 @@ def _record(result: CachedEmbedding) -> dict[str, Any]:
 
 
 def embed_tasks(
-    model: str,
-    tasks: list[FormatTask],
-    data: dict[str, Any],
-    cache_dir: Path,
-    max_length: int | None = None,
-    batch_size: int = EmbedConfig.batch_size,
-    device: str | None = None,
-    progress: bool = True,
+    run: ModelRun, tasks: list[FormatTask], data: dict[str, Any], cache_dir: Path
 ) -> tuple[dict[str, EmbeddingSet], EmbeddingSet | None, dict[str, Any]]:
     """Every task's papers (documents, with the model's document prompt, from the task's ``fields``) and
     adhoc_search queries (with its query prompt), cached in ``cache_dir``; returns each task's paper vectors, the
     queries' (None without adhoc tasks) and a record of how they were made."""
-    model_path = resolve_model(model)
+    model_path = resolve_model(run.model)
     settings = model_settings(model_path)
-    length, length_source = evaluation_length(settings, max_length)
+    length, length_source = evaluation_length(settings, run.max_length)
     doc_prompt, query_prompt = document_prompt(settings["prompts"]), settings["prompts"].get("query", "")
     loaded: dict[str, Encoder] = {}
     groups: dict[tuple[str, ...], dict[str, Paper]] = {}
@@ -125,9 +119,11 @@ def embed_tasks(
         texts, plain = _texts(papers, fields, doc_prompt)
         recipe = f"{'plain' if plain else 'specter-sep'}\0{'+'.join(fields)}\0{doc_prompt}"
         part = "scirepeval-" + "-".join(fields)
-        path = cache_file(cache_dir, model, model_path, length, part, recipe)
-        load = _loader(model, length, plain, device, loaded)
-        parts[part] = cached_embeddings(load, texts, path, model_path, batch_size, progress, {"prompt": doc_prompt})
+        path = cache_file(cache_dir, run.model, model_path, length, part, recipe)
+        load = _loader(run.model, length, plain, run.device, loaded)
+        parts[part] = cached_embeddings(
+            load, texts, path, model_path, run.batch_size, run.progress, {"prompt": doc_prompt}
+        )
         by_fields[fields] = parts[part].embeddings
     queries: dict[str, Paper] = {}
     for task in tasks:
@@ -136,15 +132,17 @@ def embed_tasks(
                 queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
     query_vectors = None
     if queries:
-        path = cache_file(cache_dir, model, model_path, length, "scirepeval-queries", f"plain\0query\0{query_prompt}")
-        load = _loader(model, length, True, device, loaded)
+        path = cache_file(
+            cache_dir, run.model, model_path, length, "scirepeval-queries", f"plain\0query\0{query_prompt}"
+        )
+        load = _loader(run.model, length, True, run.device, loaded)
         parts["queries"] = cached_embeddings(
-            load, queries, path, model_path, batch_size, progress, {"prompt": query_prompt}
+            load, queries, path, model_path, run.batch_size, run.progress, {"prompt": query_prompt}
         )
         query_vectors = parts["queries"].embeddings
     vectors = {task.name: by_fields[task.fields] for task in tasks}
     record = {
-        "model": model,
+        "model": run.model,
         "max_length": length,
         "length_source": length_source,
         "prompts": {"document": doc_prompt, "query": query_prompt},
@@ -156,19 +154,15 @@ def embed_tasks(
 def score_formats(
     data_dir: str | Path,
     *,
-    model: str | None = None,
+    model: ModelRun | None = None,
     embeddings: str | Path | EmbeddingSet | None = None,
     query_embeddings: str | Path | EmbeddingSet | None = None,
     out: str | Path | None = None,
     tasks: list[str] | None = None,
     cache_dir: Path | None = None,
-    max_length: int | None = None,
-    batch_size: int = EmbedConfig.batch_size,
     n_jobs: int = 1,
-    device: str | None = None,
-    progress: bool = True,
 ) -> dict[str, Any]:
-    """Score a SciRepEval-format folder with ``model`` (embedded here, cached) or with ``embeddings`` (a file or a
+    """Score a SciRepEval-format folder with ``model`` (embedded here, cached in ``cache_dir``) or with ``embeddings`` (a file or a
     set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``, keyed by the queries' ``doc_id``).
 
     Every task config, file and row is checked before anything is embedded. The result (see
@@ -194,7 +188,7 @@ def score_formats(
     config: dict[str, Any] = {"data_dir": str(data_dir), "layout": "scirepeval", "tasks": [t.name for t in chosen]}
     if model is not None:
         vectors, query_vectors, config["model"] = embed_tasks(
-            model, chosen, data, embeddings_cache_dir(data_dir, cache_dir), max_length, batch_size, device, progress
+            model, chosen, data, embeddings_cache_dir(data_dir, cache_dir)
         )
     else:
         vectors = embeddings if isinstance(embeddings, EmbeddingSet) else read_embeddings_fast(embeddings)
@@ -259,11 +253,8 @@ def compare_formats(
     results = {
         name: score_formats(
             data_dir,
-            model=str(model),
+            model=ModelRun(str(model), length, spec.embedding.batch_size, progress=progress),
             cache_dir=cache,
-            max_length=length,
-            batch_size=spec.embedding.batch_size,
-            progress=progress,
         )
         for name, model in models.items()
     }
