@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import canonical_value, setting_choices, setting_problem, setting_range
 from specter_utils.errors import DataError
 from specter_utils.io import _UMASK
+from specter_utils.settings import canonical_value, setting_choices, setting_problem, setting_range
 
 OVERWRITE_HELP = "replace an existing --out (default: an existing --out is an error)"
 QUIET_HELP = "no progress bar or progress messages (warnings and results still print)"

@@ -17,9 +17,9 @@ from specter_utils.commands.common import (
     input_dir,
     staged_dir,
 )
-from specter_utils.config import SamplerConfig
 from specter_utils.errors import DataError
 from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.train_config import SamplerConfig
 
 OWNED = (TRIPLETS_TRAIN_FILE, METRICS_FILE)  # an --out folder holding one of these was written by mine
 # The SamplerConfig fields that are flags; ``seed`` is one too, as every command's.

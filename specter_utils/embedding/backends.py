@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS
-from specter_utils.config import INT8_CALIBRATION, EmbedConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, encoder_for, resolve_device
 from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
+from specter_utils.vocabularies import INT8_CALIBRATION
 
 INT8_PACKAGES = ("openvino", "nncf")
 
@@ -84,7 +85,9 @@ def backend_name(choice: BackendChoice, devices: list[str] | None = None) -> str
     for name, spec in BACKEND_REGISTRY.items():
         if spec.picks(choice, devices):
             return name
-    raise DataError(f"no backend applies to --backend {choice.spec.backend} (known: {', '.join(BACKENDS)})", "--backend")
+    raise DataError(
+        f"no backend applies to --backend {choice.spec.backend} (known: {', '.join(BACKENDS)})", "--backend"
+    )
 
 
 def visible_gpus(log: Log = _stderr) -> list[str] | None:
