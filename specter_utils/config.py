@@ -1,29 +1,20 @@
-"""Every setting of the project, once: one dataclass per stage, each field declared with ``setting``: its default,
-its help (the reason for its value), its allowed values and its numeric range.
-
-This module is the only place a default, a setting's help, its choices or its range lives. A run specification
-(``params/<preset>.yaml``, your own file, ``--set`` overrides) is validated into these classes by :mod:`specter_utils.spec`, every value against its field's
-choices and range; the command-line flags of ``train``, ``mine`` and ``build-benchmark`` are generated from them
-(help, choices, range); library functions take them whole.
-
-A section of the specification is one class:
+"""The run specification's sections, one dataclass per stage, each field declared once with
+:func:`specter_utils.settings.setting` (its default, its help, its choices and its range), and the table that
+names them. :mod:`specter_utils.spec` validates a specification (preset, your file, ``--set``) into these classes;
+the flags of ``train``, ``mine`` and ``build-benchmark`` are generated from them; library functions take them whole.
 
 ============  ==================  ==========================================
 section       class               stage (notebook)
 ============  ==================  ==========================================
-``data``      ``CorpusConfig``    the corpus and its benchmark (01)
-``mining``    ``SamplerConfig``   training triplets (02)
-``training``  ``TrainConfig``     fine-tuning (03 and every ablation row)
+``data``      ``CorpusConfig``    the corpus and its benchmark (01; :mod:`specter_utils.corpus_config`)
+``mining``    ``SamplerConfig``   training triplets (02; :mod:`specter_utils.train_config`)
+``training``  ``TrainConfig``     fine-tuning (03 and every ablation row; :mod:`specter_utils.train_config`)
 ``embedding`` ``EmbedConfig``     the one evaluation length of every row (04)
 ``evaluation````EvalConfig``      SCIDOCS scoring (05)
 ``analysis``  ``AnalysisConfig``  Figure 2 (06)
 ``ablations`` ``AblationConfig``  Table 2 / 3 (07)
 ``heads``     ``HeadsConfig``     classification heads (08), with ``EndToEndConfig``
 ============  ==================  ==========================================
-
-Training starts from a *profile* (``PROFILES``: fits a run to a machine) and a *recipe* (``RECIPES``: the
-scientific choices). The order of precedence is: defaults, profile, recipe, preset file, your file, overrides
-(:mod:`specter_utils.spec` applies it, for ``run``, ``spec show`` and ``train`` alike).
 
 This module imports nothing heavy, so ``--help`` stays instant.
 """
@@ -83,8 +74,7 @@ class EmbedConfig:
     max_length: int = setting(
         512,
         "THE length every paper is embedded at, by embed, evaluate --model, api.load_model and every row of Tables 1 "
-        "and 2 (SPECTER embeds 512 wordpieces; beyond a model's position embeddings it is an error, never a silent "
-        "cap)",
+        "and 2 (default: SPECTER's; beyond a model's position embeddings it is an error, never a silent cap)",
         low=2,
     )
     dtype: str = setting(
@@ -108,7 +98,11 @@ class EmbedConfig:
         "embed only the papers the test evaluation reads (all: every paper, so val can be scored)",
         choices=EMBED_SPLITS,
     )
-    baselines: list[str] = setting(factory=lambda: list(DEFAULT_BASELINES), help="Table 1's", choices=BASELINES)
+    baselines: list[str] = setting(
+        factory=lambda: list(DEFAULT_BASELINES),
+        help="Table 1's text-only rows, embedded beside the models",
+        choices=BASELINES,
+    )
 
     # The keys of an embeddings file's metadata that say how its vectors were made (the sidecar .meta.json, an
     # index, a shard, a cache entry): what two files must share to be compared, merged or searched together.
@@ -159,7 +153,7 @@ class EvalConfig:
     """Section ``evaluation``: what is scored, on which data and split."""
 
     scidocs_dir: str = setting("", 'evaluation data; "": the benchmark built by notebook 01')
-    split: str = setting("test", "as reported in the paper", choices=EVAL_SPLITS)
+    split: str = setting("test", "the split scored (the paper reports test)", choices=EVAL_SPLITS)
     tasks: list[str] = setting(factory=list, help="empty: every task present", choices=TASK_NAMES)
     models: list[str] = setting(factory=list, help="embedding files to score; empty: all, trained and base first")
     rankers: list[str] = setting(
@@ -181,14 +175,18 @@ class EvalConfig:
 class AnalysisConfig:
     """Section ``analysis``: the t-SNE / UMAP plots and their DBSCAN homogeneity and completeness."""
 
-    models: list[str] = setting(factory=lambda: ["base", "trained"], help="the paper compares SciBERT with SPECTER")
+    models: list[str] = setting(
+        factory=lambda: ["base", "trained"], help="the embedding files mapped (the paper compares SciBERT with SPECTER)"
+    )
     methods: list[str] = setting(
         factory=lambda: ["tsne", "umap"], help="t-SNE as in the paper, UMAP beside it", choices=ANALYSIS_METHODS
     )
     task: str = setting("mag", "the classification slot whose labels colour the points")
     max_papers: int = setting(2000, "a random sample of labelled papers, the same for every model", low=1)
-    max_classes: int = setting(10, "the most frequent classes keep the colours legible (0: every class)", low=0)
-    perplexity: float = setting(30.0, "t-SNE's default", low=0.0, open_ends="low")
+    max_classes: int = setting(
+        10, "only the most frequent classes are coloured, to keep the colours legible (0: every class)", low=0
+    )
+    perplexity: float = setting(30.0, "t-SNE's perplexity (default: t-SNE's own)", low=0.0, open_ends="low")
     projection_seeds: list[int] = setting(
         factory=lambda: [0, 1, 2, 3, 4],
         help="t-SNE / UMAP seeds: every DBSCAN score is a mean and sd over them, each model projected with the same "
@@ -224,13 +222,15 @@ class AblationConfig:
         factory=lambda: [0, 1, 2], help="the seeds each row is trained with, for a mean and a spread over them"
     )
     text_fields: list[str] = setting(
-        factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=TEXT_FIELDS
+        factory=lambda: ["title", "abstract"],
+        help="the fields of a paper's input text, in this order (default: SPECTER's)",
+        choices=TEXT_FIELDS,
     )
     max_triplets: int = setting(
         0,
         "0: every row trains on the main run's budget (training.max_triplets) and the reference row's run seed is the"
         " main model. N: every row trains on N triplets, the reference row's seeds all retrained, so that a main run "
-        "with a long budget keeps a Table 2 of many rows x 3 seeds affordable",
+        "with a long budget keeps a Table 2 of many rows x seeds affordable",
         low=0,
     )
 
@@ -281,7 +281,10 @@ class EndToEndConfig:
         "the encoder to fine-tune: trained (notebook 03's model) or base (training.base_model)",
         choices=ENCODERS_TO_TUNE,
     )
-    architectures: list[str] = setting(factory=lambda: ["linear", "1x64"], help="2 of the 4 heads: the costly part")
+    architectures: list[str] = setting(
+        factory=lambda: ["linear", "1x64"],
+        help="the heads fine-tuned with the encoder (the costly part: fewer than the frozen heads)",
+    )
     max_length: int = setting(64, "wordpieces per paper in training, scoring and the before/after geometry", low=2)
     max_train_papers: int = setting(480, "a stratified cap on the training papers (0: all)", low=0)
     max_val_papers: int = setting(
@@ -292,7 +295,10 @@ class EndToEndConfig:
         5e-5, "the encoder's AdamW rate (a pretrained transformer: small)", low=0.0, open_ends="low"
     )
     head_learning_rate: float = setting(
-        0.01, "the head trains from scratch in a few dozen steps: 10x Adam's usual rate", low=0.0, open_ends="low"
+        0.01,
+        "the head's Adam rate: it trains from scratch in a few dozen steps, so above the encoder's",
+        low=0.0,
+        open_ends="low",
     )
     weight_decay: float = setting(0.01, "AdamW's, on weights only (no bias, LayerNorm or BatchNorm)", low=0.0)
     warmup_ratio: float = setting(
@@ -309,7 +315,10 @@ class HeadsConfig:
 
     models: list[str] = setting(factory=lambda: ["base", "trained"], help="frozen heads read these embedding files")
     task: str = setting("mag", "the classification slot; any SCIDOCS-format task folder works (mag, mesh, ...)")
-    architectures: list[str] = setting(factory=lambda: ["linear", "1x64", "3x64", "5x64"], help="the report's")
+    architectures: list[str] = setting(
+        factory=lambda: ["linear", "1x64", "3x64", "5x64"],
+        help="the heads trained on frozen embeddings (default: the report's)",
+    )
     n_seeds: int = setting(3, "seeds seed, seed + 1, ...: every seed, their mean and sd in the table", low=1)
     batch_norm: bool = setting(
         True, "BatchNorm1d after each hidden Linear, as the report's heads (a linear head has none)"
@@ -363,8 +372,7 @@ WORKFLOW_FIELDS = {
 DEFAULT_PRESET = "demo"  # the preset a run starts from when it names none (and a file without 'extends' extends)
 RUN_SEED = 0  # the experiment seed (triplets, training order, baselines, t-SNE, heads): vary it for a spread
 
-# Old spellings, deprecated in 0.2.0, to be removed in 0.3.0 (CHANGELOG.md): a specification or flag using one gets
-# the new name and a warning.
+# Deprecated spellings (CHANGELOG.md): a specification or flag using one gets the new name and a warning.
 DEPRECATED_KEYS = {
     "data.data_dir": "data.src",
     "training.max_seq_length": "training.max_length",

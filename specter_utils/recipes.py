@@ -70,12 +70,10 @@ RECIPES: dict[str, dict[str, Any]] = {
     "citation-mnrl": {
         "loss": "mnrl-citation",
         "pooling": "auto",
-        "learning_rate": 5e-5,  # the cpu profile's 24,000 triplets are 375 steps of 64: 2e-5 barely moves a model that is already good
+        # the cpu profile's 24,000 triplets are 375 steps of 64: 2e-5 barely moves a model that is already good
+        "learning_rate": 5e-5,
         "effective_batch_size": 64,  # every row of a batch is a negative of the others: bigger is better
         "batch_size": 64,  # in-batch negatives come from one forward batch, so no accumulation
     },
 }
 DEFAULT_RECIPE = {"cpu": "citation-mnrl", "gpu": "paper"}  # a profile's recipe when none is named
-
-# Every key some recipe sets: a preset's value for one of these belongs to the preset's own recipe.
-RECIPE_KEYS = frozenset(key for recipe in RECIPES.values() for key in recipe)

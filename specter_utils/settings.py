@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
-from typing import Any
+from typing import Any, Literal
 
 
 def setting(
@@ -18,7 +18,7 @@ def setting(
     choices: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
     low: float | None = None,
     high: float | None = None,
-    open_ends: str = "",
+    open_ends: Literal["", "low", "high", "both"] = "",
     aliases: Mapping[str, str] | None = None,
 ) -> Any:
     """A config field that declares, once, what the flags, ``spec show`` and the specification's checks read:
@@ -28,8 +28,6 @@ def setting(
     ``open_ends`` names as open (``"low"``, ``"high"`` or ``"both"``); ``aliases``: other spellings of a choice,
     accepted and read as the choice. A field's own default is always allowed ("" for none).
     """
-    if open_ends not in ("", "low", "high", "both"):
-        raise ValueError(f"open_ends must be '', 'low', 'high' or 'both', got {open_ends!r}")
     metadata = {
         "help": help,
         "choices": choices,

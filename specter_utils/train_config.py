@@ -38,10 +38,17 @@ class SamplerConfig:
     )
     triplets_per_query: int = setting(5, "the original's samples_per_query", low=1)
     hard_ratio: float = setting(
-        0.3, "ceil(0.3 * 5) = 2 hard triplets (a citation of a citation), 3 easy (a random paper)", low=0.0, high=1.0
+        0.3,
+        "share of a query's triplets (rounded up) whose negative is hard (a citation of a citation); the rest are "
+        "easy (a random paper)",
+        low=0.0,
+        high=1.0,
     )
     margin_fraction: float = setting(
-        0.5, "the original's default; with counts {5, 1} it makes the margin 2", low=0.0, high=1.0
+        0.5,
+        "the original sampler's margin_fraction (default: the original's); with counts {5, 1}, 0.5 makes the margin 2",
+        low=0.0,
+        high=1.0,
     )
     no_hard_negatives: bool = setting(False, "the Table 2 ablation: every negative a random paper")
     positives: str = setting(
@@ -60,7 +67,7 @@ class SamplerConfig:
     seed: int = setting(0, "seed of the triplet draws (a run sets it from its own seed)")
 
     def __post_init__(self) -> None:
-        if self.max_triplets is None:  # the former spelling of "no cap"
+        if self.max_triplets is None:  # None: no cap, as 0
             self.max_triplets = 0
         for name, problem in setting_problems(self):
             raise DataError(f"{name} {problem}, got {getattr(self, name)!r}")
@@ -105,7 +112,9 @@ class TrainConfig:
     )
     # --- model (scientific) ---
     base_model: str = setting(
-        DEFAULT_MODEL, "offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased"
+        DEFAULT_MODEL,
+        "the model fine-tuned: a name (minilm: all-MiniLM-L6-v2, offline) or a folder; the paper: "
+        "allenai/scibert_scivocab_uncased",
     )
     pooling: str = setting(
         "auto",
@@ -113,19 +122,25 @@ class TrainConfig:
         "(SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)",
         choices=POOLINGS,
     )
-    max_length: int = setting(512, 'wordpieces of "title [SEP] abstract" in training (the paper: 512)', low=2)
+    max_length: int = setting(
+        512, 'wordpieces of "title [SEP] abstract" per paper in training (default: the paper\'s)', low=2
+    )
     # --- loss (scientific) ---
     loss: str = setting(
         "triplet", "the training loss; triplet is the paper's (each is declared in loss_kinds)", choices=LOSSES
     )
     triplet_margin: float = setting(
         1.0,
-        "SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's",
+        "the triplet loss's margin (default: SPECTER's; sentence-transformers' TripletLoss default of 5 is not the "
+        "paper's)",
         low=0.0,
         open_ends="low",
     )
     mnrl_scale: float = setting(
-        20.0, "in-batch losses: cosine x 20 (temperature 0.05), the library's default", low=0.0, open_ends="low"
+        20.0,
+        "in-batch losses: the factor cosines are multiplied by (1 / temperature; default: the library's)",
+        low=0.0,
+        open_ends="low",
     )
     cached_mini_batch: int = setting(
         0,
@@ -143,14 +158,21 @@ class TrainConfig:
         1.0, "WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge", low=0.0, high=1.0, open_ends="low"
     )
     # --- optimisation (fixed: the paper's values) ---
-    learning_rate: float = setting(2e-5, "paper: Adam lr 2e-5", low=0.0, high=1.0, open_ends="low")
-    weight_decay: float = setting(
-        0.01, "paper; never applied to biases or LayerNorm weights (checked at train start)", low=0.0
+    learning_rate: float = setting(
+        2e-5, "the peak learning rate, reached after warm-up (default: the paper's)", low=0.0, high=1.0, open_ends="low"
     )
-    max_grad_norm: float = setting(1.0, "paper: gradient clipping at 1.0", low=0.0, open_ends="low")
+    weight_decay: float = setting(
+        0.01,
+        "AdamW's, never applied to biases or LayerNorm weights (checked at train start; default: the paper's)",
+        low=0.0,
+    )
+    max_grad_norm: float = setting(
+        1.0, "the gradient norm is clipped to this (default: the paper's)", low=0.0, open_ends="low"
+    )
     warmup_ratio: float = setting(
         0.1,
-        "linear warm-up over the first 10% of steps, then decay (the paper's slanted triangular)",
+        "the fraction of the steps with a linear warm-up, then decay (the paper's slanted triangular; default: its "
+        "fraction)",
         low=0.0,
         high=1.0,
         open_ends="high",
@@ -177,12 +199,17 @@ class TrainConfig:
         open_ends="high",
     )
     best_by_val_loss: bool = setting(False, "validate and save every epoch, keep the lowest validation loss (released)")
-    effective_batch_size: int = setting(32, "paper: 4 per step x 8 accumulation on a 12 GB Titan V", low=1)
+    effective_batch_size: int = setting(
+        32,
+        "triplets per optimiser step, over every process and accumulation step (default: the paper's, on a 12 GB "
+        "Titan V)",
+        low=1,
+    )
     batch_size: int = setting(4, "triplets per device in one forward pass (nuisance: as large as memory allows)", low=1)
     gradient_accumulation_steps: int = setting(
         0, "0 = effective_batch_size / (batch_size x number of processes)", low=0
     )
-    epochs: float = setting(2.0, "paper: 2 epochs over the 684K training triplets")
+    epochs: float = setting(2.0, "passes over the training triplets (default: the paper's)")
     max_steps: int = setting(-1, "> 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs")
     seed: int = setting(
         0, "model head init, data order and dropout (a run sets it from its own seed); report a spread over seeds"

@@ -89,7 +89,7 @@ def test_accumulation_follows_processes():
 def test_every_field_has_a_help():
     helps = {f.name: f.metadata["help"] for f in dataclasses.fields(TrainConfig) if f.metadata["help"]}
     assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(helps)
-    assert "512" in helps["max_length"]
+    assert "wordpieces" in helps["max_length"]
 
 
 def test_resume_check_ignores_run_only_fields():
