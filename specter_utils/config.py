@@ -26,30 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from specter_utils import vocabularies as vocab
 from specter_utils.backend_kinds import BACKENDS
 from specter_utils.corpus_config import CorpusConfig
 from specter_utils.errors import DataError
 from specter_utils.settings import setting, setting_problems
 from specter_utils.train_config import TRAIN_RUN_FIELDS, SamplerConfig, TrainConfig
-from specter_utils.vocabularies import (
-    ANALYSIS_METHODS,
-    BASELINES,
-    DEFAULT_BASELINES,
-    DEFAULT_MODEL,
-    DTYPE_ALIASES,
-    EMBED_DTYPES,
-    EMBED_SPLITS,
-    ENCODERS_TO_TUNE,
-    EVAL_SPLITS,
-    MODEL_POOLING,
-    POOLINGS,
-    RANKERS,
-    TASK_NAMES,
-    TEXT_FIELDS,
-    canonical_dtype,
-    canonical_pooling,
-    torch_dtype_name,
-)
 
 
 # ---------------------------------------------------------------- 4. embedding (notebook 04, embed)
@@ -63,25 +45,25 @@ class EmbedConfig:
     model, its own pooling), not by the run specification (``WORKFLOW_FIELDS``).
     """
 
-    model: str = setting(DEFAULT_MODEL, "model name or folder (minilm: bundled, offline)")
+    model: str = setting(vocab.DEFAULT_MODEL, "model name or folder (minilm: bundled, offline)")
     pooling: str = setting(
         "auto",
         "auto: a sentence-transformers model's own pooling (+ normalisation), else final-layer [CLS] (SPECTER's); "
         "cls / mean force one",
-        choices=POOLINGS,
-        aliases={MODEL_POOLING: "auto"},
+        choices=vocab.POOLINGS,
+        aliases={vocab.MODEL_POOLING: "auto"},
     )
     max_length: int = setting(
         512,
         "THE length every paper is embedded at, by embed, evaluate --model, api.load_model and every row of Tables 1 "
-        "and 2 (default: SPECTER's; beyond a model's position embeddings it is an error, never a silent cap)",
+        "and 2 (SPECTER's by default; beyond a model's position embeddings it is an error, never a silent cap)",
         low=2,
     )
     dtype: str = setting(
         "auto",
         "auto: bf16 autocast on a GPU that supports it, fp32 elsewhere; int8: OpenVINO + NNCF on a CPU",
-        choices=EMBED_DTYPES,
-        aliases=DTYPE_ALIASES,
+        choices=vocab.EMBED_DTYPES,
+        aliases=vocab.DTYPE_ALIASES,
     )
     device: str = setting("", 'torch device (cpu, cuda, cuda:1); "": cuda when a GPU is visible, else cpu')
     backend: str = setting(
@@ -95,13 +77,11 @@ class EmbedConfig:
     )
     split: str = setting(
         "test",
-        "embed only the papers the test evaluation reads (all: every paper, so val can be scored)",
-        choices=EMBED_SPLITS,
+        "the papers embedded: test (those the test evaluation reads) or all (every paper, so val can be scored)",
+        choices=vocab.EMBED_SPLITS,
     )
     baselines: list[str] = setting(
-        factory=lambda: list(DEFAULT_BASELINES),
-        help="Table 1's text-only rows, embedded beside the models",
-        choices=BASELINES,
+        factory=lambda: list(vocab.DEFAULT_BASELINES), help="Table 1's", choices=vocab.BASELINES
     )
 
     # The keys of an embeddings file's metadata that say how its vectors were made (the sidecar .meta.json, an
@@ -126,8 +106,8 @@ class EmbedConfig:
         return tuple(key for key in cls.FILE_KEYS if key not in leave_out)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pooling", canonical_pooling(self.pooling))
-        object.__setattr__(self, "dtype", canonical_dtype(self.dtype or "auto"))
+        object.__setattr__(self, "pooling", vocab.canonical_pooling(self.pooling))
+        object.__setattr__(self, "dtype", vocab.canonical_dtype(self.dtype or "auto"))
         object.__setattr__(self, "device", self.device or "")
         for name, problem in setting_problems(self):
             raise DataError(f"embedding.{name} {problem}, got {getattr(self, name)!r}")
@@ -139,7 +119,7 @@ class EmbedConfig:
     @property
     def torch_dtype(self) -> str:
         """The precision as the encoder and the file name it (``fp32`` -> ``float32``)."""
-        return torch_dtype_name(self.dtype)
+        return vocab.torch_dtype_name(self.dtype)
 
     @property
     def torch_device(self) -> str | None:
@@ -153,15 +133,15 @@ class EvalConfig:
     """Section ``evaluation``: what is scored, on which data and split."""
 
     scidocs_dir: str = setting("", 'evaluation data; "": the benchmark built by notebook 01')
-    split: str = setting("test", "the split scored (the paper reports test)", choices=EVAL_SPLITS)
-    tasks: list[str] = setting(factory=list, help="empty: every task present", choices=TASK_NAMES)
+    split: str = setting("test", "as reported in the paper", choices=vocab.EVAL_SPLITS)
+    tasks: list[str] = setting(factory=list, help="empty: every task present", choices=vocab.TASK_NAMES)
     models: list[str] = setting(factory=list, help="embedding files to score; empty: all, trained and base first")
     rankers: list[str] = setting(
-        factory=lambda: list(RANKERS),
+        factory=lambda: list(vocab.RANKERS),
         help="Table 1's rows that are not embeddings: BM25 on title and abstract, and the text-free in-degree and "
         "year rankers (what structure alone scores); one the benchmark has no data for (no citations, no years) is "
         "skipped with its reason",
-        choices=RANKERS,
+        choices=vocab.RANKERS,
     )
     time_split: bool = setting(
         False,
@@ -175,18 +155,14 @@ class EvalConfig:
 class AnalysisConfig:
     """Section ``analysis``: the t-SNE / UMAP plots and their DBSCAN homogeneity and completeness."""
 
-    models: list[str] = setting(
-        factory=lambda: ["base", "trained"], help="the embedding files mapped (the paper compares SciBERT with SPECTER)"
-    )
+    models: list[str] = setting(factory=lambda: ["base", "trained"], help="the paper compares SciBERT with SPECTER")
     methods: list[str] = setting(
-        factory=lambda: ["tsne", "umap"], help="t-SNE as in the paper, UMAP beside it", choices=ANALYSIS_METHODS
+        factory=lambda: ["tsne", "umap"], help="the 2-D maps drawn (t-SNE: the paper's)", choices=vocab.ANALYSIS_METHODS
     )
     task: str = setting("mag", "the classification slot whose labels colour the points")
     max_papers: int = setting(2000, "a random sample of labelled papers, the same for every model", low=1)
-    max_classes: int = setting(
-        10, "only the most frequent classes are coloured, to keep the colours legible (0: every class)", low=0
-    )
-    perplexity: float = setting(30.0, "t-SNE's perplexity (default: t-SNE's own)", low=0.0, open_ends="low")
+    max_classes: int = setting(10, "the most frequent classes keep the colours legible (0: every class)", low=0)
+    perplexity: float = setting(30.0, "t-SNE's default", low=0.0, open_ends="low")
     projection_seeds: list[int] = setting(
         factory=lambda: [0, 1, 2, 3, 4],
         help="t-SNE / UMAP seeds: every DBSCAN score is a mean and sd over them, each model projected with the same "
@@ -216,15 +192,13 @@ class AblationConfig:
         factory=lambda: ["no_hard_negatives"], help="rows beside the reference row", choices=lambda: ABLATIONS
     )
     tasks: list[str] = setting(
-        factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task", choices=TASK_NAMES
+        factory=lambda: ["cite", "cocite"], help="the citation tasks; empty: every task", choices=vocab.TASK_NAMES
     )
     seeds: list[int] = setting(
         factory=lambda: [0, 1, 2], help="the seeds each row is trained with, for a mean and a spread over them"
     )
     text_fields: list[str] = setting(
-        factory=lambda: ["title", "abstract"],
-        help="the fields of a paper's input text, in this order (default: SPECTER's)",
-        choices=TEXT_FIELDS,
+        factory=lambda: ["title", "abstract"], help="SPECTER's input text, in this order", choices=vocab.TEXT_FIELDS
     )
     max_triplets: int = setting(
         0,
@@ -279,11 +253,10 @@ class EndToEndConfig:
     model: str = setting(
         "trained",
         "the encoder to fine-tune: trained (notebook 03's model) or base (training.base_model)",
-        choices=ENCODERS_TO_TUNE,
+        choices=vocab.ENCODERS_TO_TUNE,
     )
     architectures: list[str] = setting(
-        factory=lambda: ["linear", "1x64"],
-        help="the heads fine-tuned with the encoder (the costly part: fewer than the frozen heads)",
+        factory=lambda: ["linear", "1x64"], help="heads tuned with the encoder: the costly part"
     )
     max_length: int = setting(64, "wordpieces per paper in training, scoring and the before/after geometry", low=2)
     max_train_papers: int = setting(480, "a stratified cap on the training papers (0: all)", low=0)
@@ -295,10 +268,7 @@ class EndToEndConfig:
         5e-5, "the encoder's AdamW rate (a pretrained transformer: small)", low=0.0, open_ends="low"
     )
     head_learning_rate: float = setting(
-        0.01,
-        "the head's Adam rate: it trains from scratch in a few dozen steps, so above the encoder's",
-        low=0.0,
-        open_ends="low",
+        0.01, "the head's rate: it trains from scratch in a few dozen steps", low=0.0, open_ends="low"
     )
     weight_decay: float = setting(0.01, "AdamW's, on weights only (no bias, LayerNorm or BatchNorm)", low=0.0)
     warmup_ratio: float = setting(
@@ -315,10 +285,7 @@ class HeadsConfig:
 
     models: list[str] = setting(factory=lambda: ["base", "trained"], help="frozen heads read these embedding files")
     task: str = setting("mag", "the classification slot; any SCIDOCS-format task folder works (mag, mesh, ...)")
-    architectures: list[str] = setting(
-        factory=lambda: ["linear", "1x64", "3x64", "5x64"],
-        help="the heads trained on frozen embeddings (default: the report's)",
-    )
+    architectures: list[str] = setting(factory=lambda: ["linear", "1x64", "3x64", "5x64"], help="frozen heads trained")
     n_seeds: int = setting(3, "seeds seed, seed + 1, ...: every seed, their mean and sd in the table", low=1)
     batch_norm: bool = setting(
         True, "BatchNorm1d after each hidden Linear, as the report's heads (a linear head has none)"

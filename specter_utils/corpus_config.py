@@ -35,9 +35,7 @@ class CorpusConfig:
         '"tables:../shared/data/arxiv2023"; its papers are never queries; "": the run\'s corpus alone',
     )
     mix_papers: int = setting(2000, "papers of data.mix_with taken, as a seeded citation neighbourhood; 0: all", low=0)
-    n_queries: int = setting(
-        1000, "held-out queries per ranking task (80% test; default: about SCIDOCS's per task)", low=1
-    )
+    n_queries: int = setting(1000, "held-out queries per ranking task (80% test; SCIDOCS's size by default)", low=1)
     max_class_papers: int = setting(
         0, "0: every labelled paper in the classification task; a number: a stratified sample", low=0
     )
@@ -61,8 +59,9 @@ class CorpusConfig:
     )
     citation_window_years: int = setting(
         2,
-        "citations-received counts the citations a paper gets in its first N years; a paper whose window ends after "
-        "the newest citing papers is left out (with 2 years: hep-th papers to April 2001, arXiv-2023 to August 2021)",
+        "citations-received counts the citations a paper gets in its first N years: 2 keeps hep-th papers to April "
+        "2001 and arXiv-2023 papers to August 2021 inside the citing papers' dates; a longer window loses the "
+        "newest years",
         low=1,
     )
     split_by: str = setting(

@@ -29,12 +29,16 @@ def gpu_possible() -> bool:
     return True
 
 
-def device_profile() -> str:
-    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``. torch is imported only where
-    a GPU is possible (:func:`gpu_possible`), so ``train --help`` on a CPU machine stays instant and shows the
-    defaults a bare ``train`` will use there."""
+def cuda_visible() -> bool:
+    """Whether torch sees a CUDA GPU; torch is imported only where one is possible (:func:`gpu_possible`), so that
+    ``train --help`` on a CPU machine stays instant and shows the defaults a bare ``train`` will use there."""
     if not gpu_possible():
-        return "cpu"
+        return False
     import torch
 
-    return "gpu" if torch.cuda.is_available() else "cpu"
+    return torch.cuda.is_available()
+
+
+def device_profile() -> str:
+    """The profile that fits this machine: ``gpu`` where torch sees CUDA, else ``cpu``."""
+    return "gpu" if cuda_visible() else "cpu"

@@ -119,7 +119,7 @@ def canonical(key: str, value: Any, where: str) -> tuple[str, Any]:
     """The setting's current name and value for ``key``; an old spelling warns once and is renamed."""
     if key in DEPRECATED_KEYS:
         new = DEPRECATED_KEYS[key]
-        _warn(f"{where}: {key} is deprecated, use {new} (the old name goes in 0.3.0)")
+        _warn(f"{where}: {key} is deprecated, use {new}")
         if key == "mining.spectroid":
             return new, "spectroid" if value else SamplerConfig().strategy
         return new, value

@@ -8,23 +8,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from specter_utils import vocabularies as vocab
 from specter_utils.errors import DataError
 from specter_utils.recipes import PROFILES, RECIPES
 from specter_utils.settings import setting, setting_problems
-from specter_utils.vocabularies import (
-    DEFAULT_MODEL,
-    DTYPE_ALIASES,
-    IN_BATCH_LOSSES,
-    KEEP_RULES,
-    LOSSES,
-    LR_SCHEDULES,
-    OPTIMIZERS,
-    POOLINGS,
-    POSITIVE_SIGNALS,
-    STRATEGIES,
-    TRAIN_DTYPES,
-    canonical_dtype,
-)
 
 
 @dataclass
@@ -34,25 +21,20 @@ class SamplerConfig:
     strategy: str = setting(
         "specter",
         "specter (the original), spectroid (positives weighted by in-citations) or scincl",
-        choices=STRATEGIES,
+        choices=vocab.STRATEGIES,
     )
     triplets_per_query: int = setting(5, "the original's samples_per_query", low=1)
     hard_ratio: float = setting(
-        0.3,
-        "share of a query's triplets (rounded up) whose negative is hard (a citation of a citation); the rest are "
-        "easy (a random paper)",
-        low=0.0,
-        high=1.0,
+        0.3, "ceil(0.3 * 5) = 2 hard triplets (a citation of a citation), 3 easy (a random paper)", low=0.0, high=1.0
     )
     margin_fraction: float = setting(
-        0.5,
-        "the original sampler's margin_fraction (default: the original's); with counts {5, 1}, 0.5 makes the margin 2",
-        low=0.0,
-        high=1.0,
+        0.5, "the original's default; with counts {5, 1} it makes the margin 2", low=0.0, high=1.0
     )
     no_hard_negatives: bool = setting(False, "the Table 2 ablation: every negative a random paper")
     positives: str = setting(
-        "citation", "citation (SPECTER); cocitation or mix: Table 3's task-specific signals", choices=POSITIVE_SIGNALS
+        "citation",
+        "citation (SPECTER); cocitation or mix: Table 3's task-specific signals",
+        choices=vocab.POSITIVE_SIGNALS,
     )
     max_triplets: int = setting(
         0, "0: mine every query; a cap takes whole random queries (SPECTROID's max_training_triplets)", low=0
@@ -112,35 +94,27 @@ class TrainConfig:
     )
     # --- model (scientific) ---
     base_model: str = setting(
-        DEFAULT_MODEL,
-        "the model fine-tuned: a name (minilm: all-MiniLM-L6-v2, offline) or a folder; the paper: "
-        "allenai/scibert_scivocab_uncased",
+        vocab.DEFAULT_MODEL, "offline default (all-MiniLM-L6-v2); the paper: allenai/scibert_scivocab_uncased"
     )
     pooling: str = setting(
         "auto",
         "auto: a sentence-transformers base keeps its own pooling (+ normalisation), a plain transformers base "
         "(SciBERT) gets SPECTER's final-layer [CLS]; cls / mean force one (the paper recipe: cls)",
-        choices=POOLINGS,
+        choices=vocab.POOLINGS,
     )
-    max_length: int = setting(
-        512, 'wordpieces of "title [SEP] abstract" per paper in training (default: the paper\'s)', low=2
-    )
+    max_length: int = setting(512, 'wordpieces of "title [SEP] abstract" in training (the paper\'s by default)', low=2)
     # --- loss (scientific) ---
     loss: str = setting(
-        "triplet", "the training loss; triplet is the paper's (each is declared in loss_kinds)", choices=LOSSES
+        "triplet", "the training loss; triplet is the paper's (each is declared in loss_kinds)", choices=vocab.LOSSES
     )
     triplet_margin: float = setting(
         1.0,
-        "the triplet loss's margin (default: SPECTER's; sentence-transformers' TripletLoss default of 5 is not the "
-        "paper's)",
+        "SPECTER's margin; sentence-transformers' TripletLoss default of 5 is not the paper's",
         low=0.0,
         open_ends="low",
     )
     mnrl_scale: float = setting(
-        20.0,
-        "in-batch losses: the factor cosines are multiplied by (1 / temperature; default: the library's)",
-        low=0.0,
-        open_ends="low",
+        20.0, "in-batch losses: cosine x 20 (temperature 0.05), the library's default", low=0.0, open_ends="low"
     )
     cached_mini_batch: int = setting(
         0,
@@ -158,21 +132,14 @@ class TrainConfig:
         1.0, "WiSE-FT: final weights = a x trained + (1 - a) x base; 1 = no merge", low=0.0, high=1.0, open_ends="low"
     )
     # --- optimisation (fixed: the paper's values) ---
-    learning_rate: float = setting(
-        2e-5, "the peak learning rate, reached after warm-up (default: the paper's)", low=0.0, high=1.0, open_ends="low"
-    )
+    learning_rate: float = setting(2e-5, "peak rate (the paper's by default)", low=0.0, high=1.0, open_ends="low")
     weight_decay: float = setting(
-        0.01,
-        "AdamW's, never applied to biases or LayerNorm weights (checked at train start; default: the paper's)",
-        low=0.0,
+        0.01, "paper; never applied to biases or LayerNorm weights (checked at train start)", low=0.0
     )
-    max_grad_norm: float = setting(
-        1.0, "the gradient norm is clipped to this (default: the paper's)", low=0.0, open_ends="low"
-    )
+    max_grad_norm: float = setting(1.0, "gradient norm clipping (the paper's by default)", low=0.0, open_ends="low")
     warmup_ratio: float = setting(
         0.1,
-        "the fraction of the steps with a linear warm-up, then decay (the paper's slanted triangular; default: its "
-        "fraction)",
+        "linear warm-up over this fraction of the steps, then decay (the paper's slanted triangular)",
         low=0.0,
         high=1.0,
         open_ends="high",
@@ -180,10 +147,12 @@ class TrainConfig:
     optimizer: str = setting(
         "adamw",
         "adamw; bert_adam: the released code's (no bias correction, eps 1e-6, per-tensor clip)",
-        choices=OPTIMIZERS,
+        choices=vocab.OPTIMIZERS,
     )
     lr_schedule: str = setting(
-        "linear", "linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr and back", choices=LR_SCHEDULES
+        "linear",
+        "linear (to 0); slanted_triangular: AllenNLP's, lr/ratio up to lr and back",
+        choices=vocab.LR_SCHEDULES,
     )
     stlr_ratio: float = setting(
         32.0, "slanted_triangular only: the lowest learning rate is learning_rate / stlr_ratio", low=1.0
@@ -199,17 +168,12 @@ class TrainConfig:
         open_ends="high",
     )
     best_by_val_loss: bool = setting(False, "validate and save every epoch, keep the lowest validation loss (released)")
-    effective_batch_size: int = setting(
-        32,
-        "triplets per optimiser step, over every process and accumulation step (default: the paper's, on a 12 GB "
-        "Titan V)",
-        low=1,
-    )
+    effective_batch_size: int = setting(32, "triplets per optimiser step (the paper's by default)", low=1)
     batch_size: int = setting(4, "triplets per device in one forward pass (nuisance: as large as memory allows)", low=1)
     gradient_accumulation_steps: int = setting(
         0, "0 = effective_batch_size / (batch_size x number of processes)", low=0
     )
-    epochs: float = setting(2.0, "passes over the training triplets (default: the paper's)")
+    epochs: float = setting(2.0, "passes over the training triplets (the paper's by default)")
     max_steps: int = setting(-1, "> 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs")
     seed: int = setting(
         0, "model head init, data order and dropout (a run sets it from its own seed); report a spread over seeds"
@@ -219,8 +183,8 @@ class TrainConfig:
         "auto",
         "auto = bf16 on GPUs that support it, fp16 on older GPUs; on a CPU bf16 where it has avx512_bf16 or amx_bf16, "
         "else fp32 (train_config.json records what it resolved to)",
-        choices=TRAIN_DTYPES,
-        aliases=DTYPE_ALIASES,
+        choices=vocab.TRAIN_DTYPES,
+        aliases=vocab.DTYPE_ALIASES,
     )
     torch_compile: bool = setting(
         False, "torch.compile the model; only worth it on GPU for long runs (compile takes minutes)"
@@ -242,7 +206,7 @@ class TrainConfig:
         "which model the run hands over, decided on the validation queries of the run's benchmark (workflow.verdict): "
         "best: the final model or one of its last checkpoints, whichever scores highest, or the base model when none "
         "is above it; last: the final model whatever validation says",
-        choices=KEEP_RULES,
+        choices=vocab.KEEP_RULES,
     )
     benchmark: str = setting(
         "",
@@ -266,7 +230,7 @@ class TrainConfig:
     )
 
     def __post_init__(self) -> None:
-        self.dtype = canonical_dtype(self.dtype)  # bfloat16 is bf16
+        self.dtype = vocab.canonical_dtype(self.dtype)  # bfloat16 is bf16
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -279,7 +243,7 @@ class TrainConfig:
 
         for name, problem in setting_problems(self):  # each field against its declared choices and range
             raise bad(name, problem)
-        if self.loss in IN_BATCH_LOSSES and self.batch_size < 2:
+        if self.loss in vocab.IN_BATCH_LOSSES and self.batch_size < 2:
             raise bad(
                 "batch_size",
                 f"loss={self.loss!r} uses the other papers of a batch as negatives, so a batch needs at least 2 "

@@ -214,14 +214,14 @@ def test_the_device_is_known_without_torch_where_no_gpu_can_be(monkeypatch) -> N
 
     monkeypatch.setattr(devices.sys, "platform", "linux")
     monkeypatch.setattr(devices, "package_version", lambda name: "2.13.0+cpu")
-    assert not encoder.gpu_possible() and encoder.resolve_device(None) == "cpu"
+    assert not devices.gpu_possible() and encoder.resolve_device(None) == "cpu"
     monkeypatch.setattr(devices, "package_version", lambda name: "2.13.0")
     monkeypatch.setattr(devices.glob, "glob", lambda pattern: [])
-    assert not encoder.gpu_possible()
+    assert not devices.gpu_possible()
     monkeypatch.setattr(devices.glob, "glob", lambda pattern: ["/dev/nvidia0"] if pattern == "/dev/nvidia*" else [])
-    assert encoder.gpu_possible()
+    assert devices.gpu_possible()
     monkeypatch.setattr(devices.sys, "platform", "darwin")
-    assert not encoder.gpu_possible()
+    assert not devices.gpu_possible()
     monkeypatch.setattr(devices.sys, "platform", "win32")
-    assert encoder.gpu_possible()
+    assert devices.gpu_possible()
     assert encoder.resolve_device("cpu") == "cpu"

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from specter_utils.config import EmbedConfig
-from specter_utils.devices import gpu_possible, package_version
+from specter_utils.devices import cuda_visible, package_version
 from specter_utils.models import (
     build_model,
     model_pooling_detail,
@@ -34,14 +34,7 @@ VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages w
 
 def resolve_device(device: str | None) -> str:
     """``None`` -> ``cuda`` when a GPU is visible, else ``cpu`` (torch is asked only where a GPU is possible)."""
-
-    if device:
-        return device
-    if not gpu_possible():
-        return "cpu"
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return device or ("cuda" if cuda_visible() else "cpu")
 
 
 def resolve_dtype(dtype: str | None, device: str) -> str:

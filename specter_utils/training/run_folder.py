@@ -78,35 +78,22 @@ class CheckpointDone(TrainerCallback):
 
 
 # ---------------------------------------------------------------- before training
-# Fields that only say where things go or how to report; a resumed run may change them freely.
-RUN_ONLY_FIELDS = frozenset(
-    {
-        "out",
-        "keep",
-        "benchmark",
-        "resume",
-        "overwrite",
-        "keep_checkpoints",
-        "progress_bar",
-        "logging_steps",
-        "dataloader_num_workers",
-        "drop_unknown",
-    }
-)
-# Fields that name where the values came from (a profile, a recipe): the values themselves are compared.
-SOURCE_FIELDS = frozenset({"profile", "recipe"})
+# Fields a resumed run may change freely: those that only say where things go or how to report, and the names of a
+# profile or recipe (the values they set are compared).
+NOT_COMPARED = {"out", "keep", "benchmark", "resume", "overwrite", "keep_checkpoints", "progress_bar", "logging_steps"}
+NOT_COMPARED |= {"dataloader_num_workers", "drop_unknown", "profile", "recipe"}
 
 
 def differing_fields(saved: Mapping[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
-    """Fields (other than run-only ones and the names of a profile or recipe) whose value differs between a saved
-    TrainConfig and ``config``: what a resumed run may not change."""
+    """Fields (other than ``NOT_COMPARED``) whose value differs between a saved TrainConfig and ``config``: what a
+    resumed run may not change."""
     saved = renamed_fields(saved)
     current = config.to_dict()
     defaults = TrainConfig().to_dict()
     return {
         name: (saved.get(name), value)
         for name, value in current.items()
-        if name not in RUN_ONLY_FIELDS | SOURCE_FIELDS
+        if name not in NOT_COMPARED
         and saved.get(name, defaults[name]) != value  # a field added since the save had its default then
     }
 
