@@ -48,12 +48,13 @@ sys.path.insert(0, str(REPO))
 
 from measured_files import provenance, write_measured  # noqa: E402
 
-from specter_utils.config import INT8_CALIBRATION, EmbedConfig  # noqa: E402
+from specter_utils.config import EmbedConfig  # noqa: E402
 from specter_utils.embedding.io import read_embeddings_fast  # noqa: E402
 from specter_utils.embedding.openvino_backend import cache_folder  # noqa: E402
 from specter_utils.executed import machine_info, machine_label  # noqa: E402
 from specter_utils.models import resolve_model  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
+from specter_utils.vocabularies import INT8_CALIBRATION  # noqa: E402
 
 
 @dataclass

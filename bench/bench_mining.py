@@ -26,9 +26,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from specter_utils.config import SamplerConfig  # noqa: E402
 from specter_utils.data.records import Paper  # noqa: E402
 from specter_utils.data.specter_format import SpecterData  # noqa: E402
+from specter_utils.train_config import SamplerConfig  # noqa: E402
 from specter_utils.triplets.sampler import mine, reference_sample  # noqa: E402
 
 

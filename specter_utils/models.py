@@ -26,8 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specter_utils.config import DEFAULT_MODEL, canonical_pooling
 from specter_utils.errors import DataError, OfflineError
+from specter_utils.vocabularies import DEFAULT_MODEL, canonical_pooling
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData

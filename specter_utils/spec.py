@@ -38,24 +38,18 @@ import yaml
 
 from specter_utils.config import (
     DEFAULT_PRESET,
-    DEFAULT_RECIPE,
     DEPRECATED_KEYS,
-    PROFILES,
-    RECIPES,
     SECTION_CLASSES,
-    TRAIN_RUN_FIELDS,
     WORKFLOW_FIELDS,
     EndToEndConfig,
-    SamplerConfig,
-    TrainConfig,
-    canonical_value,
     defaults_tree,
     renamed_fields,
-    setting_allowed,
-    setting_problem,
 )
 from specter_utils.errors import DataError
 from specter_utils.paths import PARAMS_DIR, presets
+from specter_utils.recipes import DEFAULT_RECIPE, PROFILES, RECIPES
+from specter_utils.settings import canonical_value, setting_allowed, setting_problem
+from specter_utils.train_config import TRAIN_RUN_FIELDS, SamplerConfig, TrainConfig
 
 SECTIONS = tuple(SECTION_CLASSES)
 EXTENDS = "extends"  # a file's key naming the preset (or file) it starts from
@@ -125,7 +119,7 @@ def canonical(key: str, value: Any, where: str) -> tuple[str, Any]:
     """The setting's current name and value for ``key``; an old spelling warns once and is renamed."""
     if key in DEPRECATED_KEYS:
         new = DEPRECATED_KEYS[key]
-        _warn(f"{where}: {key} is deprecated, use {new} (the old name goes in 0.3.0)")
+        _warn(f"{where}: {key} is deprecated, use {new}")
         if key == "mining.spectroid":
             return new, "spectroid" if value else SamplerConfig().strategy
         return new, value

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from specter_utils.config import SamplerConfig
 from specter_utils.data.records import Paper
 from specter_utils.presentation.tables import ablation_table_seeds, seed_group_statistics, within_spread
 from specter_utils.spec import load_spec
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.sampler import cocitation_graph
 from specter_utils.workflow.ablations import ABLATIONS, PAPER_ROWS, REFERENCE, ablation_spec, paper_text_fields
 

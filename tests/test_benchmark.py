@@ -9,9 +9,10 @@ import pytest
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main as cli_main
-from specter_utils.config import BenchmarkConfig, SamplerConfig
+from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.data.specter_format import read_specter_dir
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.sampler import mine_dir
 

@@ -12,12 +12,13 @@ from specter_utils.benchmark.build import build_benchmark
 from specter_utils.benchmark.matched import MatchedSampler, degree_bucket, popularity_summary
 from specter_utils.benchmark.splits import benchmark_ids, latest_cutoff
 from specter_utils.cli import main as cli_main
-from specter_utils.config import BenchmarkConfig, CorpusConfig, SamplerConfig
+from specter_utils.corpus_config import BenchmarkConfig, CorpusConfig
 from specter_utils.data.scidocs import read_scidocs_dir
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.data.synthetic import generate_synthetic_corpus
 from specter_utils.errors import DataError
 from specter_utils.layout import LATER_PAPERS_FILE
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.io import Triplet, write_triplets
 from specter_utils.triplets.sampler import mine_dir

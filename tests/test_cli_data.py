@@ -63,9 +63,7 @@ def test_convert_hepth(hepth_subset, tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     printed = captured.out
-    assert (
-        "--format is deprecated and will be removed in 0.3.0; use --corpus" in captured.err
-    )  # the old spelling still works
+    assert "--format is deprecated; use --corpus" in captured.err  # the old spelling still works
     assert f"1,500 papers, {n_edges:,} edges" in printed
     data = read_specter_dir(tmp_path)
     assert len(data.metadata) == 1_500

@@ -88,8 +88,9 @@ def test_train_help_shows_what_a_bare_call_uses_on_this_machine() -> None:
     import dataclasses
     import re
 
-    from specter_utils.config import TrainConfig, device_profile
+    from specter_utils.devices import device_profile
     from specter_utils.spec import train_config
+    from specter_utils.train_config import TrainConfig
 
     parser = COMMANDS["train"]
     parser.format_help()

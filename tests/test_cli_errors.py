@@ -53,10 +53,10 @@ def leftovers(folder: Path) -> list[str]:
 def work(tmp_path_factory) -> dict[str, Path]:
     """A tiny synthetic benchmark, its embeddings, mined triplets and assorted malformed files."""
     from specter_utils.benchmark.build import build_benchmark
-    from specter_utils.config import SamplerConfig
     from specter_utils.data.synthetic import generate_synthetic_corpus
     from specter_utils.embedding.io import EmbeddingSet, write_embeddings
     from specter_utils.io import read_json
+    from specter_utils.train_config import SamplerConfig
     from specter_utils.triplets.sampler import mine_dir
 
     root = tmp_path_factory.mktemp("cli_errors")

@@ -100,13 +100,13 @@ def test_flags_made_from_settings_show_their_whole_declared_help():
     prefix of it (a help cut at a length or a first clause ends mid-sentence)."""
     import dataclasses
 
-    from specter_utils import config
+    from specter_utils import corpus_config, train_config
 
     checked = 0
     for command, cls in (
-        ("mine", config.SamplerConfig),
-        ("train", config.TrainConfig),
-        ("build-benchmark", config.CorpusConfig),
+        ("mine", train_config.SamplerConfig),
+        ("train", train_config.TrainConfig),
+        ("build-benchmark", corpus_config.CorpusConfig),
     ):
         declared = {f.name: f.metadata["help"] for f in dataclasses.fields(cls) if f.metadata.get("help")}
         for action in PARSERS[command]._actions:

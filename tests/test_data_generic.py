@@ -9,7 +9,7 @@ import pytest
 
 from specter_utils.benchmark.build import build_benchmark
 from specter_utils.cli import main
-from specter_utils.config import BenchmarkConfig
+from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.export import export_corpus
 from specter_utils.data.generic import read_any_paper_file, read_generic
 from specter_utils.data.load import detect_corpus_kind, load_corpus

@@ -14,8 +14,9 @@ import pytest
 
 from specter_utils import spec as run_spec
 from specter_utils.cli import build_parser, main
-from specter_utils.config import EmbedConfig, canonical_pooling
+from specter_utils.config import EmbedConfig
 from specter_utils.errors import DataError
+from specter_utils.vocabularies import canonical_pooling
 
 PACKAGE = Path(__file__).resolve().parent.parent / "specter_utils"
 MAX_PARAMETERS = 8
@@ -88,9 +89,8 @@ def test_max_length_and_pooling_are_defaulted_once() -> None:
     offenders = [
         f"{path.relative_to(PACKAGE)}:{number}"
         for path in PACKAGE.rglob("*.py")
-        if path.name != "config.py"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if pattern.search(line)
+        if pattern.search(line) and "= setting(" not in line  # a setting's declaration is the one default
     ]
     assert offenders == [], offenders
 

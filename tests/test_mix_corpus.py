@@ -7,7 +7,7 @@ import json
 import pytest
 
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import CorpusConfig
+from specter_utils.corpus_config import CorpusConfig
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.workflow.prepare import build_benchmark_dir, load_corpus_for_run

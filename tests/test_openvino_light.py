@@ -209,19 +209,19 @@ def test_a_missing_metadata_file_fails_before_the_embedding_stack(tmp_path: Path
 def test_the_device_is_known_without_torch_where_no_gpu_can_be(monkeypatch) -> None:
     """``resolve_device(None)`` asks torch only where a GPU is possible: not with a CPU-only torch build, on macOS,
     or on Linux without a GPU driver's device file."""
-    from specter_utils import config
+    from specter_utils import devices
     from specter_utils.embedding import encoder
 
-    monkeypatch.setattr(config.sys, "platform", "linux")
-    monkeypatch.setattr(config, "package_version", lambda name: "2.13.0+cpu")
-    assert not encoder.gpu_possible() and encoder.resolve_device(None) == "cpu"
-    monkeypatch.setattr(config, "package_version", lambda name: "2.13.0")
-    monkeypatch.setattr(config.glob, "glob", lambda pattern: [])
-    assert not encoder.gpu_possible()
-    monkeypatch.setattr(config.glob, "glob", lambda pattern: ["/dev/nvidia0"] if pattern == "/dev/nvidia*" else [])
-    assert encoder.gpu_possible()
-    monkeypatch.setattr(config.sys, "platform", "darwin")
-    assert not encoder.gpu_possible()
-    monkeypatch.setattr(config.sys, "platform", "win32")
-    assert encoder.gpu_possible()
+    monkeypatch.setattr(devices.sys, "platform", "linux")
+    monkeypatch.setattr(devices, "package_version", lambda name: "2.13.0+cpu")
+    assert not devices.gpu_possible() and encoder.resolve_device(None) == "cpu"
+    monkeypatch.setattr(devices, "package_version", lambda name: "2.13.0")
+    monkeypatch.setattr(devices.glob, "glob", lambda pattern: [])
+    assert not devices.gpu_possible()
+    monkeypatch.setattr(devices.glob, "glob", lambda pattern: ["/dev/nvidia0"] if pattern == "/dev/nvidia*" else [])
+    assert devices.gpu_possible()
+    monkeypatch.setattr(devices.sys, "platform", "darwin")
+    assert not devices.gpu_possible()
+    monkeypatch.setattr(devices.sys, "platform", "win32")
+    assert devices.gpu_possible()
     assert encoder.resolve_device("cpu") == "cpu"

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from specter_utils import config
+from specter_utils import train_config, vocabularies
 from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS, BackendSpec, register_backend
 from specter_utils.data.records import Paper
 from specter_utils.embedding.encoder import Encoder
@@ -65,11 +65,11 @@ def test_toy_loss_is_a_choice_and_a_label(toy_loss):
     from specter_utils.presentation.figures import loss_axis
     from specter_utils.presentation.interpret import loss_description
 
-    assert "toy-l2" in config.LOSSES and "toy-l2" in config.IN_BATCH_LOSSES
+    assert "toy-l2" in vocabularies.LOSSES and "toy-l2" in vocabularies.IN_BATCH_LOSSES
     paths = {"triplets": "t", "metadata": "m.json", "out": "o"}
-    config.TrainConfig(loss="toy-l2", **paths).validate()
+    train_config.TrainConfig(loss="toy-l2", **paths).validate()
     with pytest.raises(DataError, match="uses the other papers of a batch"):  # declared in-batch: a batch of 1
-        config.TrainConfig(loss="toy-l2", batch_size=1, **paths).validate()
+        train_config.TrainConfig(loss="toy-l2", batch_size=1, **paths).validate()
     parser = argparse.ArgumentParser()
     add_config_arguments(parser)
     assert "toy-l2" in parser.format_help()
@@ -79,7 +79,7 @@ def test_toy_loss_is_a_choice_and_a_label(toy_loss):
 
 def test_unknown_loss_is_refused_naming_the_known_ones():
     with pytest.raises(DataError, match="one of triplet, mnrl, mnrl-citation, gist"):
-        config.TrainConfig(loss="nope").validate()
+        train_config.TrainConfig(loss="nope").validate()
     from specter_utils.training.losses import build_loss
 
     with pytest.raises(DataError, match=r"unknown loss 'nope' \(known: triplet, mnrl, mnrl-citation, gist\)"):
@@ -101,7 +101,7 @@ def test_toy_loss_builds_and_computes_a_loss(toy_loss):
 
     torch.manual_seed(0)
     model = Tiny()
-    loss = build_loss(config.TrainConfig(loss="toy-l2"), model, row_papers=[])
+    loss = build_loss(train_config.TrainConfig(loss="toy-l2"), model, row_papers=[])
     batch = [{"input_ids": torch.tensor([[1, 2], [3, 4]])}, {"input_ids": torch.tensor([[5, 6], [7, 8]])}]
     value = loss(batch)
     value.backward()

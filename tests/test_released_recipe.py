@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from specter_utils.config import RECIPES
 from specter_utils.errors import DataError
+from specter_utils.recipes import RECIPES
 from specter_utils.spec import train_config
 from specter_utils.training.released import (
     BertAdam,

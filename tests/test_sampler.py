@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specter_utils.cli import main as cli_main
-from specter_utils.config import SamplerConfig
 from specter_utils.data.records import Paper
 from specter_utils.data.specter_format import SpecterData, read_specter_dir
 from specter_utils.errors import DataError
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.io import read_triplets
 from specter_utils.triplets.sampler import (
     FEWER_THAN_3,

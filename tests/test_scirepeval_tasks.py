@@ -12,7 +12,7 @@ from specter_utils.benchmark.build import build_benchmark
 from specter_utils.benchmark.scirepeval_folder import KNOWN_ITEM_SCORE
 from specter_utils.benchmark.scirepeval_tasks import arxiv_month, author_key, citing_coverage, date_span
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import BenchmarkConfig
+from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.records import Paper
 from specter_utils.data.specter_format import read_specter_dir

@@ -8,18 +8,12 @@ import re
 
 import pytest
 
-from specter_utils import config
+from specter_utils import config, settings, vocabularies
 from specter_utils.cli import main
-from specter_utils.config import (
-    DEFAULT_RECIPE,
-    PROFILES,
-    RECIPES,
-    SECTION_CLASSES,
-    EmbedConfig,
-    SamplerConfig,
-    TrainConfig,
-)
+from specter_utils.config import SECTION_CLASSES, EmbedConfig
+from specter_utils.recipes import DEFAULT_RECIPE, PROFILES, RECIPES
 from specter_utils.spec import DEFAULTS, PRESETS, load_spec, parse_override, resolve_layers, spec_file
+from specter_utils.train_config import SamplerConfig, TrainConfig
 from specter_utils.workflow.ablations import ABLATIONS, REFERENCE, ablation_spec, reuses_main_model
 
 
@@ -253,8 +247,8 @@ def test_every_preset_profile_and_recipe_keeps_to_the_declarations() -> None:
         for recipe in RECIPES:
             load_spec(preset, {"training.recipe": recipe})  # raises on a value outside its choices or range
     for name, values in {**PROFILES, **RECIPES}.items():
-        config.setting_problems(TrainConfig(**values))  # every value of a profile or recipe is allowed
-        assert list(config.setting_problems(TrainConfig(**values))) == [], name
+        settings.setting_problems(TrainConfig(**values))  # every value of a profile or recipe is allowed
+        assert list(settings.setting_problems(TrainConfig(**values))) == [], name
 
 
 def test_flags_and_specification_share_one_declaration() -> None:
@@ -262,12 +256,12 @@ def test_flags_and_specification_share_one_declaration() -> None:
     from specter_utils.cli import build_parser
 
     fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    assert config.setting_choices(fields["loss"]) == config.LOSSES
-    assert config.setting_range(fields["warmup_ratio"]) == "in [0, 1)"
+    assert settings.setting_choices(fields["loss"]) == vocabularies.LOSSES
+    assert settings.setting_range(fields["warmup_ratio"]) == "in [0, 1)"
     parser = build_parser()
     train = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["train"]
     loss = next(a for a in train._actions if a.dest == "loss")
-    assert tuple(loss.choices) == config.LOSSES and loss.help.startswith(fields["loss"].metadata["help"])
+    assert tuple(loss.choices) == vocabularies.LOSSES and loss.help.startswith(fields["loss"].metadata["help"])
     with pytest.raises(ValueError, match="warmup_ratio=1.0 must be in"):
         load_spec("demo", {"training.warmup_ratio": 1.0})
     with pytest.raises(ValueError, match="text_fields"):
@@ -276,7 +270,9 @@ def test_flags_and_specification_share_one_declaration() -> None:
         load_spec("demo", {"analysis.methods": ["pca"]})
     # one dtype vocabulary: the torch spelling of a precision is its short name, in a specification as in a flag
     assert load_spec("demo", {"training.dtype": "bfloat16"})["training.dtype"] == "bf16"
-    assert config.canonical_dtype("float32") == "fp32" and set(config.TRAIN_DTYPES) <= set(config.DTYPES)
+    assert vocabularies.canonical_dtype("float32") == "fp32" and set(vocabularies.TRAIN_DTYPES) <= set(
+        vocabularies.DTYPES
+    )
 
 
 def test_a_file_that_is_not_yaml_names_its_line(tmp_path, capsys) -> None:
@@ -318,7 +314,7 @@ def test_spec_show_explain_prints_each_settings_declaration(capsys) -> None:
     loss = next(i for i, line in enumerate(lines) if line.strip().startswith("loss:"))
     declared = {f.name: f for f in dataclasses.fields(TrainConfig)}["loss"]
     assert lines[loss - 1].strip() == (
-        f"# {declared.metadata['help']} (one of {', '.join(config.LOSSES)}) "
+        f"# {declared.metadata['help']} (one of {', '.join(vocabularies.LOSSES)}) "
         "[that is the default, 'triplet'; here recipe citation-mnrl sets 'mnrl-citation']"
     )
     assert lines[loss].endswith("# recipe citation-mnrl")
@@ -326,6 +322,8 @@ def test_spec_show_explain_prints_each_settings_declaration(capsys) -> None:
 
 def test_one_precision_vocabulary_for_train_and_embed() -> None:
     """Short names are the vocabulary; torch's spellings are aliases of them, both ways from one table."""
-    assert config.canonical_dtype("bfloat16") == "bf16" and config.torch_dtype_name("bf16") == "bfloat16"
-    assert config.torch_dtype_name("int8") == "int8" and config.torch_dtype_name("auto") == "auto"
-    assert set(config.EMBED_DTYPES) <= set(config.DTYPES) and set(config.TRAIN_DTYPES) <= set(config.DTYPES)
+    assert vocabularies.canonical_dtype("bfloat16") == "bf16" and vocabularies.torch_dtype_name("bf16") == "bfloat16"
+    assert vocabularies.torch_dtype_name("int8") == "int8" and vocabularies.torch_dtype_name("auto") == "auto"
+    assert set(vocabularies.EMBED_DTYPES) <= set(vocabularies.DTYPES) and set(vocabularies.TRAIN_DTYPES) <= set(
+        vocabularies.DTYPES
+    )

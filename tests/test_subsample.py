@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specter_utils.config import CorpusConfig
+from specter_utils.corpus_config import CorpusConfig
 from specter_utils.data.subsample import neighbourhood_sample
 from specter_utils.data.synthetic import generate_synthetic_corpus
 

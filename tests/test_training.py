@@ -8,13 +8,15 @@ import json
 
 import pytest
 
-from specter_utils.config import PROFILES, TrainConfig, differing_fields, setting_help
 from specter_utils.data.records import Paper
 from specter_utils.errors import DataError, OfflineError
 from specter_utils.io import write_json
+from specter_utils.recipes import PROFILES
 from specter_utils.spec import train_config
+from specter_utils.train_config import TrainConfig
 from specter_utils.training.data import load_training_data, triplet_texts
 from specter_utils.training.model_card import END, START, update_model_card, write_model_card
+from specter_utils.training.run_folder import differing_fields
 from specter_utils.triplets.io import Triplet, write_triplets
 
 PATHS = {"triplets": "t", "metadata": "m.json", "out": "o"}
@@ -85,9 +87,9 @@ def test_accumulation_follows_processes():
 
 
 def test_every_field_has_a_help():
-    helps = {name: text for name, text in setting_help(TrainConfig).items() if text}
+    helps = {f.name: f.metadata["help"] for f in dataclasses.fields(TrainConfig) if f.metadata["help"]}
     assert {f.name for f in dataclasses.fields(TrainConfig)} <= set(helps)
-    assert "512" in helps["max_length"]
+    assert "wordpieces" in helps["max_length"]
 
 
 def test_resume_check_ignores_run_only_fields():
@@ -107,7 +109,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_flags_override_the_preset():
     from specter_utils.commands.train import config_from_args
-    from specter_utils.config import PROFILES
+    from specter_utils.recipes import PROFILES
 
     args = _parse(
         ["--triplets", "T", "--metadata", "M", "--base-model", "minilm", "--out", "O", "--preset", "cpu"]

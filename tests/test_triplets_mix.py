@@ -8,11 +8,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from specter_utils.config import SamplerConfig
 from specter_utils.data.records import Paper
 from specter_utils.data.specter_format import SpecterData, write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.spec import load_spec
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.io import read_triplets
 from specter_utils.triplets.mix import cap_queries, mix_split
 from specter_utils.triplets.sampler import mine_dir

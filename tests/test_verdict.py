@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from specter_utils.config import EmbedConfig, SamplerConfig, TrainConfig
+from specter_utils.config import EmbedConfig
+from specter_utils.train_config import SamplerConfig, TrainConfig
 from specter_utils.workflow.verdict import decide
 
 RNG = np.random.default_rng(0)

@@ -38,10 +38,11 @@ from sklearn.manifold import TSNE
 from sklearn.metrics import completeness_score, homogeneity_score, silhouette_samples, v_measure_score
 from sklearn.neighbors import NearestNeighbors
 
-from specter_utils.config import ANALYSIS_METHODS, AnalysisConfig
+from specter_utils.config import AnalysisConfig
 from specter_utils.data.scidocs import available_tasks, read_classification_splits
 from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.evaluation.hierarchical import seeds_only_test
+from specter_utils.vocabularies import ANALYSIS_METHODS
 
 PAPER_FIGURE2 = {  # docs/protocol.md section 5, Figure 2 (t-SNE of MAG papers)
     "SPECTER": {"homogeneity": 0.41, "completeness": 0.72},

@@ -37,7 +37,7 @@ from specter_utils.benchmark.splits import (
     split_queries,
     training_leakage,
 )
-from specter_utils.config import MULTI_LABEL_RULES, SPLIT_RULES, BenchmarkConfig
+from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
@@ -46,6 +46,7 @@ from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
 from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE, SCIREPEVAL_DIR
+from specter_utils.vocabularies import MULTI_LABEL_RULES, SPLIT_RULES
 
 SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
 # How queries are drawn and split (benchmark.json split.query_rule; ``data audit`` checks a benchmark against it)

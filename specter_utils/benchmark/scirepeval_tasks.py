@@ -30,9 +30,10 @@ from typing import Any
 
 from specter_utils.benchmark.scirepeval_folder import KNOWN_ITEM_SCORE, FormatTask, write_format_dir
 from specter_utils.benchmark.splits import sample_ids, split_ids
-from specter_utils.config import SCIREPEVAL_FORMAT_TASKS, BenchmarkConfig
+from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
+from specter_utils.vocabularies import SCIREPEVAL_FORMAT_TASKS
 
 REGRESSION_TEST_FRACTION = 0.25  # of the labelled papers; the rest is the regressor's training split
 COVERAGE_SHARE = 0.5  # a month of citing papers counts as covered with half the median month's count

@@ -14,8 +14,9 @@ from specter_utils.commands.common import (
     given_config_values,
     staged_dir,
 )
-from specter_utils.config import CORPUS_KINDS, CorpusConfig
+from specter_utils.corpus_config import CorpusConfig
 from specter_utils.layout import BENCHMARK_FILE
+from specter_utils.vocabularies import CORPUS_KINDS
 
 OWNED = (BENCHMARK_FILE,)  # an --out folder holding this was written by a benchmark build
 

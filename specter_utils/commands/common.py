@@ -12,8 +12,7 @@ One concept has one flag everywhere (docs/command-line.md's table of common flag
   where the command resumes)
 - ``--quiet``: no progress bar or progress messages (warnings and results still print)
 
-Old spellings stay, deprecated since 0.2.0 and to be removed in 0.3.0, as hidden aliases that print one deprecation line
-on stderr.
+Deprecated spellings stay as hidden aliases that print one deprecation line on stderr.
 This module imports nothing heavy, so ``--help`` stays instant.
 """
 
@@ -32,53 +31,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import canonical_value, setting_choices, setting_problem, setting_range
 from specter_utils.errors import DataError
 from specter_utils.io import _UMASK
+from specter_utils.settings import canonical_value, setting, setting_choices, setting_problem, setting_range
 
 OVERWRITE_HELP = "replace an existing --out (default: an existing --out is an error)"
 QUIET_HELP = "no progress bar or progress messages (warnings and results still print)"
-
-
-# ---------------------------------------------------------------- argparse range types
-def int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    parse.__name__ = f"integer >= {low}"
-    return parse
-
-
-def float_in(low: float, high: float, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite float in the interval [low, high] (ends open where asked)."""
-    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        below = value <= low if low_open else value < low
-        above = value >= high if high_open else value > high
-        if value != value or below or above:
-            raise argparse.ArgumentTypeError(f"must be in {interval}, got {text}")
-        return value
-
-    parse.__name__ = f"number in {interval}"
-    return parse
-
-
-POSITIVE_INT = int_at_least(1)
-COUNT = int_at_least(0)  # 0 or more (0 often means "all")
-FRACTION = float_in(0.0, 1.0, high_open=True)  # a share of items, 0 <= f < 1
 
 
 # ---------------------------------------------------------------- aliases
@@ -93,10 +51,7 @@ class DeprecatedAlias(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        print(
-            f"{parser.prog}: warning: {option_string} is deprecated and will be removed in 0.3.0; use {self.new}",
-            file=sys.stderr,
-        )
+        print(f"{parser.prog}: warning: {option_string} is deprecated; use {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, self.store_const if self.store_const is not None else values)
 
 
@@ -133,8 +88,17 @@ def config_type(f: dataclasses.Field, kind: type) -> Callable[[str], Any]:
             raise argparse.ArgumentTypeError(f"{problem}, got {text}")
         return value
 
-    parse.__name__ = f"{'integer' if kind is int else 'number'} {f.name}"
+    parse.__name__ = f"{'integer' if kind is int else 'number'} {f.name or setting_range(f)}"
     return parse
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``."""
+    return config_type(setting(low=low), int)
+
+
+POSITIVE_INT = int_at_least(1)
+FRACTION = config_type(setting(low=0.0, high=1.0, open_ends="high"), float)  # a share of items, 0 <= f < 1
 
 
 def add_config_flags(
@@ -198,10 +162,6 @@ def add_batch_size(parser: argparse.ArgumentParser, default: int | None, help: s
 
 def add_dtype(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None, help: str) -> None:
     add_flag(parser, "--dtype", "--precision", choices=choices, default=default, help=help)
-
-
-def add_max_triplets(parser: argparse.ArgumentParser, default: int | None, help: str, low: int = 1) -> None:
-    add_flag(parser, "--max-triplets", "--max-train-triplets", type=int_at_least(low), default=default, help=help)
 
 
 def add_quiet(parser: argparse.ArgumentParser) -> None:

@@ -17,9 +17,9 @@ from specter_utils.commands.common import (
     int_at_least,
     staged_dir,
 )
-from specter_utils.config import CORPUS_KINDS
 from specter_utils.errors import DataError
 from specter_utils.layout import BENCHMARK_FILE, DATA_FILE, METADATA_FILE
+from specter_utils.vocabularies import CORPUS_KINDS
 
 SPECTER_OWNED = (DATA_FILE, METADATA_FILE)  # an --out folder holding these was written by data convert
 BENCHMARK_OWNED = (BENCHMARK_FILE, "corpus.json")
@@ -207,7 +207,7 @@ def run_download(args: argparse.Namespace) -> int:
 
 def run_synthetic(args: argparse.Namespace) -> int:
     """Generate the synthetic corpus and write it as a benchmark (SCIDOCS layout + SPECTER training dir)."""
-    from specter_utils.config import CorpusConfig
+    from specter_utils.corpus_config import CorpusConfig
     from specter_utils.workflow.prepare import load_corpus_for_run, synthetic_benchmark
 
     if args.papers < 10 * args.topics:

@@ -18,16 +18,16 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import (
+from specter_utils.config import EmbedConfig
+from specter_utils.errors import DataError
+from specter_utils.vocabularies import (
     DTYPE_ALIASES,
     EMBED_DTYPES,
     INT8_CALIBRATION,
     INT8_SCHEMES,
     POOLINGS,
-    EmbedConfig,
     torch_dtype_name,
 )
-from specter_utils.errors import DataError
 
 # float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
 # embed's precisions by their short names, and torch's spellings of the same ones

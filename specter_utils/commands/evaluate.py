@@ -20,7 +20,8 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import EVAL_SPLITS, EmbedConfig
+from specter_utils.config import EmbedConfig
+from specter_utils.vocabularies import EVAL_SPLITS
 
 EPILOG = """\
 examples:

@@ -17,9 +17,9 @@ from specter_utils.commands.common import (
     input_dir,
     staged_dir,
 )
-from specter_utils.config import SamplerConfig
 from specter_utils.errors import DataError
 from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.train_config import SamplerConfig
 
 OWNED = (TRIPLETS_TRAIN_FILE, METRICS_FILE)  # an --out folder holding one of these was written by mine
 # The SamplerConfig fields that are flags; ``seed`` is one too, as every command's.
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Sample triplets as the original SPECTER code does: per query up to 5, ceil(0.3 * 5) = 2 hard "
         "(negative: a citation of a citation) and the rest easy (negative: a random paper). Queries with fewer "
         "than 3 candidates or a single count are skipped; every skip is counted in metrics.json. Every flag is a "
-        "setting of the run specification's mining section (specter_utils.config.SamplerConfig).",
+        "setting of the run specification's mining section (specter_utils.train_config.SamplerConfig).",
     )
     parser.add_argument(
         "--data-dir", type=Path, required=True, help="SPECTER training folder (data.json, metadata.json, train.txt)"

@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: the bundled CiteSeer for demo, ../shared/data/hepth for hepth); a relative path is taken from "
         "the current folder",
     )
-    from specter_utils.config import CORPUS_KINDS
+    from specter_utils.vocabularies import CORPUS_KINDS
 
     parser.add_argument(
         "--corpus",

@@ -23,9 +23,11 @@ from specter_utils.commands.common import (
     input_file,
     silence_progress,
 )
-from specter_utils.config import DEFAULT_RECIPE, PROFILES, RECIPES, TrainConfig, device_profile
+from specter_utils.devices import device_profile
 from specter_utils.errors import DataError
 from specter_utils.layout import TRIPLETS_TRAIN_FILE
+from specter_utils.recipes import DEFAULT_RECIPE, PROFILES, RECIPES
+from specter_utils.train_config import TrainConfig
 
 # The four flags a training run needs come first; the rest follow in TrainConfig order.
 MAIN_FLAGS = ("triplets", "metadata", "base_model", "out")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specter_utils.config import MULTI_LABEL_RULES
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper, ReadReport
+from specter_utils.vocabularies import MULTI_LABEL_RULES
 
 # What a paper with several labels becomes: ``first``: its first label (the source's order: S2ORC and OpenAlex
 # list the main field first); ``exactly-one``: kept only if it has exactly one label.

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import CORPUS_KINDS
 from specter_utils.data.citeseer import CITES_FILE, TEXTS_FILE, bundled_dir, is_citeseer_dir, read_citeseer
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.generic import is_record_file, peek_record, read_generic
@@ -22,6 +21,7 @@ from specter_utils.data.synthetic import generate_synthetic_corpus
 from specter_utils.data.tables import MANIFEST, is_tables_source, read_tables
 from specter_utils.errors import DataError
 from specter_utils.paths import hepth_dir, shared_data_dir
+from specter_utils.vocabularies import CORPUS_KINDS
 
 FILE_KINDS = ("s2orc", "openalex", "jsonl")  # read from one record file (.jsonl, .jsonl.gz, .parquet)
 # The labels each kind classifies by default: hep-th has its journal, the synthetic corpus its topic (both in

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specter_utils.backend_kinds import BACKEND_REGISTRY, BACKENDS
-from specter_utils.config import INT8_CALIBRATION, EmbedConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.embed import as_paper_list, length_order, paper_texts, plan_batches
 from specter_utils.embedding.encoder import Encoder, encoder_for, resolve_device
 from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
+from specter_utils.vocabularies import INT8_CALIBRATION
 
 INT8_PACKAGES = ("openvino", "nncf")
 

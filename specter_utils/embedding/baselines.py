@@ -30,13 +30,14 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.preprocessing import normalize
 
-from specter_utils.config import BASELINES, DEFAULT_BASELINES, EmbedConfig  # noqa: F401 (embedding.baselines.BASELINES: the names)
+from specter_utils.config import EmbedConfig  # noqa: F401 (embedding.baselines.BASELINES: the names)
 from specter_utils.data.graph import CitationGraph
 from specter_utils.data.records import Paper
 from specter_utils.embedding.embed import as_paper_list, embed_papers
 from specter_utils.embedding.io import EmbeddingSet, write_embeddings
 from specter_utils.embedding.wordvectors import TOKEN_PATTERN, WordVectors, train_word_vectors
 from specter_utils.errors import DataError
+from specter_utils.vocabularies import BASELINES, DEFAULT_BASELINES  # noqa: F401 (embedding.baselines.BASELINES: the names)
 
 SIF_A = 1e-4  # the paper searched a in [1e-5, 1e-3] and used 1e-4 for SGC's node features
 MAX_DENSE_BYTES = 2 * 1024**3  # refuse a raw TF-IDF matrix larger than this (use tfidf-svd)

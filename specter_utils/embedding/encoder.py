@@ -18,20 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import (  # noqa: F401 (gpu_possible, package_version: read from here too)
-    GPU_DEVICE_FILES,
-    MODEL_POOLING,
-    EmbedConfig,
-    canonical_pooling,
-    gpu_possible,
-    package_version,
-)
+from specter_utils.config import EmbedConfig
+from specter_utils.devices import cuda_visible, package_version
 from specter_utils.models import (
     build_model,
     model_pooling_detail,
     resolve_model,
     resolve_pooling,
 )
+from specter_utils.vocabularies import MODEL_POOLING, canonical_pooling
 
 DTYPES = ("auto", "float32", "bfloat16")
 VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages whose versions a meta records
@@ -39,14 +34,7 @@ VERSIONED = ("torch", "transformers", "sentence_transformers")  # the packages w
 
 def resolve_device(device: str | None) -> str:
     """``None`` -> ``cuda`` when a GPU is visible, else ``cpu`` (torch is asked only where a GPU is possible)."""
-
-    if device:
-        return device
-    if not gpu_possible():
-        return "cpu"
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return device or ("cuda" if cuda_visible() else "cpu")
 
 
 def resolve_dtype(dtype: str | None, device: str) -> str:
@@ -160,7 +148,7 @@ def load_encoder(
     """Load ``model_name_or_path`` (``minilm``, a local directory or a cached hub id) for embedding.
 
     Args:
-        pooling: any spelling :func:`specter_utils.config.canonical_pooling` reads (``auto``: the model's own
+        pooling: any spelling :func:`specter_utils.vocabularies.canonical_pooling` reads (``auto``: the model's own
             pooling for a sentence-transformers model, else ``cls``; ``cls``; ``mean``).
         max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
             (``models.build_model``'s one rule), never a silent cap.

@@ -25,7 +25,6 @@ import numpy as np
 import torch
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
-from specter_utils.config import INT8_CALIBRATION
 from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.model_cache import build_once
 from specter_utils.embedding.openvino_light import (  # noqa: F401 (cache_folder: read from here too)
@@ -38,6 +37,7 @@ from specter_utils.embedding.openvino_light import (  # noqa: F401 (cache_folder
     conversion_versions,
     save_tokenizer,
 )
+from specter_utils.vocabularies import INT8_CALIBRATION
 
 
 def model_head(encoder: Encoder) -> tuple[str, bool]:

@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from specter_utils.config import INT8_CALIBRATION, canonical_pooling
-from specter_utils.embedding.encoder import MODEL_POOLING, VERSIONED, Encoder, package_version, resolve_device
+from specter_utils.devices import package_version
+from specter_utils.embedding.encoder import VERSIONED, Encoder, resolve_device
 from specter_utils.embedding.quantize import CALIBRATION_SEED, SCHEMES, cache_key, int8_folder
 from specter_utils.io import atomic_write
 from specter_utils.models import model_pooling_detail, resolve_model, resolve_pooling
+from specter_utils.vocabularies import INT8_CALIBRATION, MODEL_POOLING, canonical_pooling
 
 # ``auto`` is f32, as the torch path on a CPU: OpenVINO would pick bf16 by itself on AMX /
 # avx512_bf16 CPUs, so a default run could give other vectors on another machine. bf16 is asked for.

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import INT8_CALIBRATION, EmbedConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.encoder import Encoder
 from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
 from specter_utils.embedding.quantize import calibration_sample
 from specter_utils.executed import cpu_flags
+from specter_utils.vocabularies import INT8_CALIBRATION
 
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on

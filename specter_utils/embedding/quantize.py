@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import INT8_CALIBRATION, INT8_SCHEMES
 from specter_utils.embedding.model_cache import build_once
+from specter_utils.vocabularies import INT8_CALIBRATION, INT8_SCHEMES
 
 CALIBRATION_SIZE = INT8_CALIBRATION
 CALIBRATION_SEED = 0

@@ -39,7 +39,6 @@ from typing import Any
 import bm25s
 import numpy as np
 
-from specter_utils.config import EVAL_SPLITS, RANKERS
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
 from specter_utils.data.records import Paper
 from specter_utils.data.scidocs import METADATA_FILES, RANKING_TASKS, available_tasks, read_scidocs_dir
@@ -47,6 +46,7 @@ from specter_utils.embedding.inputs import read_metadata_files
 from specter_utils.errors import DataError
 from specter_utils.evaluation.ranking import SCORE_DECIMALS, RankingResult, coverage_counts, evaluate_run
 from specter_utils.tasks import BY_NAME
+from specter_utils.vocabularies import EVAL_SPLITS, RANKERS
 
 logger = logging.getLogger(__name__)
 

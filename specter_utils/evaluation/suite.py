@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import EVAL_SPLITS
 from specter_utils.data.scidocs import (
     ScidocsData,
     available_tasks,
@@ -40,6 +39,7 @@ from specter_utils.evaluation.recomm import DEFAULT_SEEDS, RecommConfig, evaluat
 from specter_utils.io import write_json
 from specter_utils.registry import Registry
 from specter_utils.tasks import BY_KEY, BY_NAME, CLASSIFICATION, RANKING, RECOMMENDATION, TASKS, grouped
+from specter_utils.vocabularies import EVAL_SPLITS
 
 logger = logging.getLogger(__name__)
 

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import EVAL_SPLITS
 from specter_utils.embedding.io import read_embeddings_fast
 from specter_utils.errors import DataError
 from specter_utils.evaluation.hierarchical import (
@@ -53,6 +52,7 @@ from specter_utils.io import read_json
 from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec, load_spec
+from specter_utils.vocabularies import EVAL_SPLITS
 from specter_utils.workflow.embed import embed, embed_baselines, papers_to_embed
 from specter_utils.workflow.mine import mine
 from specter_utils.workflow.sweep import (

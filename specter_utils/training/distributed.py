@@ -15,8 +15,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from specter_utils.config import IN_BATCH_LOSSES, TrainConfig
 from specter_utils.errors import DataError
+from specter_utils.train_config import TrainConfig
+from specter_utils.vocabularies import IN_BATCH_LOSSES
 
 logger = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ import os
 import platform
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,12 @@ import torch
 import transformers
 from transformers import TrainerCallback
 
-from specter_utils.config import TrainConfig, differing_fields
+from specter_utils.config import renamed_fields
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.layout import LOG_HISTORY_FILE, TRAIN_CONFIG_FILE
 from specter_utils.models import base_model_id
+from specter_utils.train_config import TrainConfig
 from specter_utils.training.distributed import (
     global_batch_size,
     is_main_process,
@@ -77,6 +79,26 @@ class CheckpointDone(TrainerCallback):
 
 
 # ---------------------------------------------------------------- before training
+# Fields a resumed run may change freely: those that only say where things go or how to report, and the names of a
+# profile or recipe (the values they set are compared).
+NOT_COMPARED = {"out", "keep", "benchmark", "resume", "overwrite", "keep_checkpoints", "progress_bar", "logging_steps"}
+NOT_COMPARED |= {"dataloader_num_workers", "drop_unknown", "profile", "recipe"}
+
+
+def differing_fields(saved: Mapping[str, Any], config: TrainConfig) -> dict[str, tuple[Any, Any]]:
+    """Fields (other than ``NOT_COMPARED``) whose value differs between a saved TrainConfig and ``config``: what a
+    resumed run may not change."""
+    saved = renamed_fields(saved)
+    current = config.to_dict()
+    defaults = TrainConfig().to_dict()
+    return {
+        name: (saved.get(name), value)
+        for name, value in current.items()
+        if name not in NOT_COMPARED
+        and saved.get(name, defaults[name]) != value  # a field added since the save had its default then
+    }
+
+
 def prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path | None:
     """Check the run dir (writing nothing) and return the checkpoint to resume from (if any).
 

@@ -30,7 +30,6 @@ from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
 from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
 from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set_seed
 
-from specter_utils.config import IN_BATCH_LOSSES, TrainConfig
 from specter_utils.errors import DataError
 from specter_utils.executed import native_bf16_cpu
 from specter_utils.loss_kinds import LOSS_REGISTRY
@@ -41,6 +40,7 @@ from specter_utils.models import (
     resolve_model,
     resolve_pooling,
 )
+from specter_utils.train_config import TrainConfig
 from specter_utils.training.data import load_training_data
 from specter_utils.training.distributed import (
     check_enough_triplets,
@@ -66,6 +66,7 @@ from specter_utils.training.run_folder import (
     write_log_history,
 )
 from specter_utils.training.sampler import EpochSeededBatchSampler, training_batch_sampler
+from specter_utils.vocabularies import IN_BATCH_LOSSES
 
 logger = logging.getLogger(__name__)
 

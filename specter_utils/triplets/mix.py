@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
 from specter_utils.layout import METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.io import Triplet, write_triplets
 from specter_utils.triplets.sampler import _cap_mask, mine
 from specter_utils.triplets.scincl import ScinclConfig, graph_embedding, sample_scincl

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import CITATION_OF_CITATION, DIRECT_CITATION, SpecterData, read_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
 from specter_utils.layout import METRICS_FILE, TRIPLETS_TRAIN_FILE, TRIPLETS_VAL_FILE
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.io import Triplet
 
 # Skip reasons, in the order they are checked; each skipped query gets exactly one.

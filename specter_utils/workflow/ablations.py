@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import ABLATIONS, COMPARED_TO, REFERENCE, TEXT_FIELDS  # noqa: F401 (ABLATIONS: notebook 07)
+from specter_utils.config import ABLATIONS, COMPARED_TO, REFERENCE  # noqa: F401 (ABLATIONS: notebook 07)
 from specter_utils.data.records import read_paper_file
 from specter_utils.data.scidocs import RANKING_TASKS, available_tasks
 from specter_utils.evaluation.deltas import Delta
@@ -27,6 +27,7 @@ from specter_utils.layout import DATA_FILE, METADATA_FILE, METRICS_FILE
 from specter_utils.presentation.tables import PAPER_ROWS, seed_group_statistics  # noqa: F401 (notebook 07)
 from specter_utils.runs import RunPaths
 from specter_utils.spec import RunSpec
+from specter_utils.vocabularies import TEXT_FIELDS  # noqa: F401 (ABLATIONS: notebook 07)
 from specter_utils.workflow.embed import embed, papers_to_embed
 from specter_utils.workflow.evaluate import evaluate_file
 from specter_utils.workflow.mine import mine

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.splits import benchmark_ids
-from specter_utils.config import BASELINES, EMBED_SPLITS, EmbedConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists, read_edge_list
 from specter_utils.data.records import ReadReport
 from specter_utils.data.scidocs import METADATA_FILES, papers_needed, read_qrel
@@ -29,6 +29,7 @@ from specter_utils.layout import BENCHMARK_FILE, METADATA_FILE
 from specter_utils.models import prepare_offline_env
 from specter_utils.runs import resolve
 from specter_utils.search import neighbours_table
+from specter_utils.vocabularies import BASELINES, EMBED_SPLITS
 from specter_utils.workflow.search import index_embeddings
 
 # What the embed command reads from this stage besides its functions: the baselines it may name, the encoder

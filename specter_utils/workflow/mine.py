@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 
 from specter_utils.benchmark.splits import cross_split_overlap, query_split_problems
-from specter_utils.config import SamplerConfig
 from specter_utils.data.specter_format import read_metadata
 from specter_utils.errors import DataError
 from specter_utils.spec import RunSpec
+from specter_utils.train_config import SamplerConfig
 from specter_utils.triplets.audit import audit_leakage
 from specter_utils.triplets.io import TRAIN_FILE, read_triplets
 from specter_utils.triplets.mix import mine_mixed_dir

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from specter_utils.benchmark.build import build_benchmark, require_years
-from specter_utils.config import BenchmarkConfig, CorpusConfig
+from specter_utils.corpus_config import BenchmarkConfig, CorpusConfig
 from specter_utils.data.convert import corpus_to_specter
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.download import download_dataset

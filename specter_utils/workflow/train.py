@@ -13,12 +13,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from specter_utils.config import EmbedConfig, TrainConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.data.records import read_paper_records
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
 from specter_utils.layout import LOG_HISTORY_FILE, METADATA_FILE, VERDICT_FILE
 from specter_utils.spec import RunSpec
+from specter_utils.train_config import TrainConfig
 from specter_utils.training.distributed import is_main_process
 from specter_utils.training.model_card import SUMMARY_FILE
 from specter_utils.training.run_folder import CHECKPOINT_DIR

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.config import EmbedConfig, TrainConfig
+from specter_utils.config import EmbedConfig
 from specter_utils.evaluation.paired import paired_test, score_row
 from specter_utils.io import read_json
 from specter_utils.models import resolve_model
 from specter_utils.tasks import TASKS as TASK_TABLE
+from specter_utils.train_config import TrainConfig
 from specter_utils.training.model_card import SUMMARY_FILE
 from specter_utils.training.run_folder import CHECKPOINT_DIR
 from specter_utils.workflow.embed import embed, papers_to_embed
