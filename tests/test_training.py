@@ -140,6 +140,9 @@ def test_train_without_a_profile_follows_the_machine(monkeypatch):
     assert (cpu.profile, cpu.recipe, cpu.loss, cpu.max_length) == ("cpu", "citation-mnrl", "mnrl-citation", 64)
     assert cpu.to_dict() == train_config("cpu", **PATHS | {"triplets": "T", "metadata": "M", "out": "O"}).to_dict()
     assert config_from_args(_parse([*argv, "--learning-rate", "1e-4"])).learning_rate == 1e-4  # a flag wins
+    from specter_utils import devices
+
+    monkeypatch.setattr(devices, "gpu_possible", lambda: True)  # a CUDA build of torch on a machine with a driver
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     gpu = config_from_args(_parse(argv))
     assert (gpu.profile, gpu.recipe, gpu.loss) == ("gpu", "paper", "triplet")
