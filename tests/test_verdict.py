@@ -119,3 +119,46 @@ def test_train_with_a_benchmark_scores_validation_only_and_records_the_verdict(
     if result["kept"] == "base":
         assert (out / "model_final" / "specter_training.json").exists()
     assert json.loads((out / "verdict.json").read_text())["line"] == result["line"]
+
+
+def test_a_kept_base_model_carries_the_run_summary_and_says_what_it_holds(
+    small_run, random_tiny_model, monkeypatch
+) -> None:
+    """When validation keeps the base model, its copy in OUT/model still has the run's summary (notebook 05 records
+    its scores there) and its card says that the folder holds the base model, with the verdict line."""
+    from specter_utils.training.model_card import update_model_card
+    from specter_utils.workflow import verdict as verdict_module
+    from specter_utils.workflow.train import train_model
+
+    decide = verdict_module.decide
+
+    def base_kept(base, trained, keep):
+        result = decide(base, trained, keep)
+        return {**result, "kept": "base", "kept_step": 0, "line": result["line"] + " (forced: base kept)"}
+
+    monkeypatch.setattr(verdict_module, "decide", base_kept)
+    out = small_run / "train_base_kept"
+    config = TrainConfig(
+        triplets=str(small_run / "triplets"),
+        metadata=str(small_run / "bench" / "train" / "metadata.json"),
+        out=str(out),
+        base_model=str(random_tiny_model),
+        loss="mnrl",
+        max_length=32,
+        batch_size=8,
+        effective_batch_size=8,
+        max_triplets=16,
+        max_val_triplets=8,
+        eval_steps=100,
+        logging_steps=1,
+        progress_bar=False,
+        benchmark=str(small_run / "bench"),
+        profile="cpu",
+    )
+    model_dir = train_model(config, EmbedConfig(max_length=32, batch_size=16))
+    summary = json.loads((model_dir / "specter_training.json").read_text())
+    assert summary["kept"]["model"].startswith("this folder holds the base model")
+    assert summary["kept"]["verdict"].endswith("(forced: base kept)")
+    card = update_model_card(model_dir, {"cite MAP": 1.0}).read_text()
+    assert "**Kept: this folder holds the base model" in card and "| cite MAP | 1" in card
+    assert (out / "model_final" / "specter_training.json").exists()

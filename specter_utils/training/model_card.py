@@ -95,6 +95,7 @@ def render_section(summary: dict[str, Any]) -> str:
         "Trained with `specter-utils train`, a reproduction of SPECTER (Cohan et al., 2020): citation-informed",
         "triplets (query paper, cited paper, uncited paper), with the loss named below.",
         "",
+        *([f"**Kept: {summary['kept']['model']}.** {summary['kept']['verdict']}", ""] if summary.get("kept") else []),
         "| | |",
         "|---|---|",
         f"| Base model | `{config['base_model']}` ({summary['base_model_id']}) |",

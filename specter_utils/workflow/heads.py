@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from specter_utils.config import EmbedConfig
 from specter_utils.embedding.embed import embed_papers
 from specter_utils.embedding.io import read_embeddings
 from specter_utils.errors import DataError
@@ -109,7 +110,7 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
     # The untouched encoder at the end-to-end length: the frozen control, the heads' standardisation, "before".
     wanted = {pid for rows in splits.values() for pid, _ in rows}
     before = embed_papers(
-        encoder,
+        EmbedConfig(model=encoder, max_length=length),
         {pid: paper for pid, paper in papers.items() if pid in wanted},
         batch_size=spec.embedding.batch_size,
         progress=False,

@@ -24,7 +24,7 @@ from specter_utils.io import read_json
 from specter_utils.models import resolve_model
 from specter_utils.tasks import TASKS as TASK_TABLE
 from specter_utils.train_config import TrainConfig
-from specter_utils.training.model_card import SUMMARY_FILE
+from specter_utils.training.model_card import SUMMARY_FILE, write_model_card
 from specter_utils.training.run_folder import CHECKPOINT_DIR
 from specter_utils.workflow.embed import embed, papers_to_embed
 from specter_utils.workflow.sweep import ranking_qrels
@@ -131,8 +131,20 @@ def validation_verdict(
         shutil.move(str(model_dir), str(train_out / FINAL_MODEL_DIR))
         folders = {f"checkpoint-{step}": folder for step, folder in checkpoints}
         _copy_model(folders.get(kept, training.base_model), model_dir)
+        _carry_summary(train_out / FINAL_MODEL_DIR, model_dir, result)
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _carry_summary(trained: Path, model_dir: Path, result: Mapping[str, Any]) -> None:
+    """The training run's summary and card section in the kept model's folder too, saying which model it holds, so
+    that later stages (notebook 05 records its scores there) read the run from the model they are given."""
+    if not (trained / SUMMARY_FILE).exists():
+        return
+    summary = read_json(trained / SUMMARY_FILE)
+    held = "the base model" if result["kept"] == "base" else f"the checkpoint at step {result['kept_step']}"
+    summary["kept"] = {"model": f"this folder holds {held}, not the final trained model", "verdict": result["line"]}
+    write_model_card(model_dir, summary)
 
 
 def _final_step(model_dir: Path, fallback: int) -> int:
