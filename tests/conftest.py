@@ -50,6 +50,16 @@ def hepth_corpus(hepth_src: Path):
 
 
 @pytest.fixture(scope="session")
+def hepth_benchmark(hepth_corpus, tmp_path_factory) -> tuple[dict, Path]:
+    """The hep-th benchmark of seed 0 (what ``build_benchmark`` returned, and its folder), built once per session
+    (about 20 s) and only read: a test that writes puts its files elsewhere."""
+    from specter_utils.benchmark.build import build_benchmark
+
+    out = tmp_path_factory.mktemp("hepth_benchmark")
+    return build_benchmark(hepth_corpus, out, seed=0), out
+
+
+@pytest.fixture(scope="session")
 def random_tiny_model(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds.
 

@@ -77,9 +77,12 @@ def _fake_colab_site(folder: Path, log: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.notebooks
-def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path):
+def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path, random_tiny_model):
     """A clone of the repository (its last commit) stands for Colab's /content/specter-utils; the kernel has a
-    fake ``google.colab`` and a recording ``pip``; notebooks 01-04 of the smoke preset run from another folder."""
+    fake ``google.colab`` and a recording ``pip``; notebooks 01-04 of the smoke preset run from another folder.
+
+    What is checked is the bootstrap and the paths, not a score (tests/test_notebooks.py scores the smoke run):
+    the tiny random model is trained and embedded."""
     import papermill as pm
 
     clone = tmp_path / "specter-utils"
@@ -90,6 +93,7 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path):
         "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "SPECTER_UTILS_DIR": str(clone),
     }
+    overrides = {"training.base_model": str(random_tiny_model)}
     elsewhere = tmp_path / "content"
     elsewhere.mkdir()
     (tmp_path / "out").mkdir()
@@ -100,7 +104,7 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab(tmp_path):
             pm.execute_notebook(
                 str(clone / "notebooks" / f"{name}.ipynb"),
                 str(tmp_path / "out" / f"{name}.ipynb"),
-                parameters={"run_dir": "results/colab", "preset": "smoke", "overrides": {}},
+                parameters={"run_dir": "results/colab", "preset": "smoke", "overrides": overrides},
                 kernel_name="python3",
                 cwd=str(elsewhere),
                 progress_bar=False,
