@@ -56,20 +56,12 @@ def run_dir(tmp_path_factory):
     return run
 
 
-@pytest.fixture
-def script(run_experiment):
-    """The study's command line through its ``main(argv)`` in this process: no interpreter and torch start-up of
-    several seconds for each of the many invocations below (``test_the_command_line_has_help`` runs it as a command).
-    """
-    return lambda *args: run_experiment("recipe_levers", *args)
-
-
 def test_the_command_line_has_help():
     done = _script("--help")
     assert done.returncode == 0 and "--table" in done.stdout and "--settings" in done.stdout
 
 
-def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tmp_path, script):
+def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tmp_path):
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump(SETTINGS, sort_keys=False))
     args = [
@@ -87,7 +79,7 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
         "--split",
         "test",  # the final score's split; validation (the default) below, re-scored from the kept embeddings
     ]
-    done = script(*args)
+    done = _script(*args)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.count("running") == 4  # base, tfidf-svd and the two settings
@@ -112,7 +104,7 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     # resume: everything is there, nothing runs again; a partial line left by a kill is ignored, then cut
     with open(results, "a") as handle:
         handle.write('{"setting": "cut by a kill"')
-    done = script(*args)
+    done = _script(*args)
     assert done.returncode == 0, done.stderr
     assert "running" not in done.stdout
     assert len(read_rows(results)) == 4
@@ -124,20 +116,20 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
     # a setting that changed under the same name is refused
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump({**SETTINGS, "reference": {"training.max_steps": 2}}, sort_keys=False))
-    done = script(*args[:2], str(changed), *args[3:])
+    done = _script(*args[:2], str(changed), *args[3:])
     assert done.returncode == 2
     assert "rename the setting" in done.stderr
     # so is a finished row whose recorded values its setting no longer gives (a changed profile or default)
     assert reference["training"]["config"]["max_triplets"] == levers.STUDY_BASE["training.max_triplets"]
     kept_text = results.read_text()
     results.write_text(kept_text.replace('"learning_rate": 5e-05', '"learning_rate": 0.001', 1))
-    done = script(*args)
+    done = _script(*args)
     assert done.returncode == 2
     err = done.stderr
     assert "trained with learning_rate=0.001" in err and "Traceback" not in err
     results.write_text(kept_text)
 
-    done = script(str(run_dir), "--split", "test", "--table", "--n-resamples", "200")
+    done = _script(str(run_dir), "--split", "test", "--table", "--n-resamples", "200")
     assert done.returncode == 0, done.stderr
     table = done.stdout
     assert "cite Δ base" in table and "cite Δ tfidf-svd" in table and "cocite Δ reference" in table
@@ -148,27 +140,27 @@ def test_rows_are_trained_once_resumed_and_tabled(run_dir, random_tiny_model, tm
 
     # a results file kept elsewhere (a committed copy): the rows' work files stay in the run folder
     kept = tmp_path / "kept" / "results.jsonl"
-    assert script(*args, "--only", "reference", "--results", str(kept)).returncode == 0
+    assert _script(*args, "--only", "reference", "--results", str(kept)).returncode == 0
     assert [r["setting"] for r in read_rows(kept)] == ["base", "tfidf-svd", "reference"]
     assert sorted(p.name for p in kept.parent.iterdir()) == ["results.jsonl"]
     assert (run_dir / "levers" / "rows" / "reference" / "seed0" / "embeddings.jsonl").is_file()
 
     # validation: the finished test rows re-scored from their kept embeddings (both splits' papers), nothing trained
-    done = script(str(run_dir), "--rescore", str(results))
+    done = _script(str(run_dir), "--rescore", str(results))
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("(re-scored)") == 4 and "running" not in done.stdout
     val_rows = read_rows(run_dir / "levers" / "results_val.jsonl")
     assert {r["split"] for r in val_rows} == {"val"} and all(r["rescored_from"]["split"] == "test" for r in val_rows)
     assert all(len(r["per_query_ap"]["cite"]) == r["queries"]["cite"] for r in val_rows)
     assert val_rows[0]["queries"] != rows[0]["queries"]
-    table = script(str(run_dir), "--table", "--n-resamples", "200").stdout
+    table = _script(str(run_dir), "--table", "--n-resamples", "200").stdout
     assert "validation split" in table and "cite MAP (val)" in table and "cite Δ reference (val)" in table
     # a test results file is not a validation one: the table and the study refuse to mix them
-    done = script(*args[:-2], "--results", str(results))
+    done = _script(*args[:-2], "--results", str(results))
     assert done.returncode == 2 and "--split test" in done.stderr
     # a row whose embeddings are gone cannot be re-scored without training again: one line, before any row runs
     (run_dir / "levers" / "rows" / "levers" / "seed0" / "embeddings.jsonl").unlink()
-    done = script(str(run_dir), "--rescore", str(results), "--results", str(tmp_path / "val.jsonl"))
+    done = _script(str(run_dir), "--rescore", str(results), "--results", str(tmp_path / "val.jsonl"))
     assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "levers seed 0" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "val.jsonl").exists()
 
@@ -332,9 +324,7 @@ def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_
         levers.lever_table(val, n_resamples=50)
 
 
-def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other(
-    run_dir, random_tiny_model, tmp_path, script
-):
+def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other(run_dir, random_tiny_model, tmp_path):
     run = tmp_path / "run"  # a run folder of its own: notebook 01's benchmark as the module's run folder has it
     shutil.copytree(RunPaths.of(run_dir).benchmark_dir, RunPaths.of(run).benchmark_dir)
     shutil.copy(run_dir / "pipeline.json", run / "pipeline.json")
@@ -342,7 +332,7 @@ def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other
     settings.write_text(yaml.safe_dump({"reference": SETTINGS["reference"]}))
     small = ["--set", "training.max_length=32", "--set", "embedding.max_length=32"]
     model = ["--set", f"training.base_model={random_tiny_model}"]
-    done = script(str(run), "--settings", str(settings), "--seeds", "0", *model, *small, "--embed", "scored")
+    done = _script(str(run), "--settings", str(settings), "--seeds", "0", *model, *small, "--embed", "scored")
     assert done.returncode == 0, done.stderr
     rows = read_rows(run / "levers" / "results_val.jsonl")
     assert [r["setting"] for r in rows] == ["base", "tfidf-svd", "reference"]
@@ -351,12 +341,12 @@ def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other
     scidocs = RunPaths.of(run).scidocs_dir(load_spec("smoke")["evaluation.scidocs_dir"])
     assert set(embedded) == set(levers.study_papers(scidocs, levers.TASKS, ["val"]))
     assert set(embedded) < set(levers.study_papers(scidocs, levers.TASKS))
-    done = script(str(run), "--rescore", str(run / "levers" / "results_val.jsonl"), "--split", "test")
+    done = _script(str(run), "--rescore", str(run / "levers" / "results_val.jsonl"), "--split", "test")
     assert done.returncode == 2 and "cannot be re-scored" in done.stderr and "lacks" in done.stderr
     assert "Traceback" not in done.stderr and not (run / "levers" / "results.jsonl").exists()
 
 
-def test_a_pairwise_table_tests_every_pair_of_rows_once_in_one_family(tmp_path, script):
+def test_a_pairwise_table_tests_every_pair_of_rows_once_in_one_family(tmp_path):
     queries = [str(q) for q in range(30)]
 
     def ap(offset):
@@ -382,7 +372,7 @@ def test_a_pairwise_table_tests_every_pair_of_rows_once_in_one_family(tmp_path, 
     line = next(line for line in table.splitlines() if line.startswith("- `a` (3 seeds)"))
     assert line.index("`reference` on cite") < line.index("`base` on cite") < line.index("`b` on cite")
     assert "lower than `b` on cite (cite -2.00 [" in line and "`a` on cite" not in line
-    done = script(
+    done = _script(
         str(results.parent),
         "--results",
         str(results),
