@@ -21,6 +21,37 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 
 
+# The two workers (pyproject: -n 2 --dist loadgroup --no-loadscope-reorder) take whole groups in this order: these
+# files first, longest first (pytest --durations), so that neither worker starts a long file while the other is
+# nearly done; the rest follow in collection order. A file missing here costs time, never a test.
+LONGEST_FIRST = (
+    "tests/test_notebooks.py",
+    "tests/test_recipe_levers.py",
+    "tests/test_colab.py",
+    "tests/test_ray_engine.py",
+    "tests/test_preset_corpora.py",
+)
+# tests reading the same costly session fixture share a worker, so it is built once
+SHARED_FIXTURE_GROUPS = {"hepth_corpus": "hepth"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test file is one xdist group (what --dist loadfile did: its module fixtures are built once), except the
+    tests of ``SHARED_FIXTURE_GROUPS`` and those naming a group themselves; the groups of ``LONGEST_FIRST`` go first.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            shared = [group for name, group in SHARED_FIXTURE_GROUPS.items() if name in item.fixturenames]
+            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each file's tests keep their order
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` (or ``$SPECTER_SHARED_DATA``); skips where it is absent."""
@@ -44,6 +75,35 @@ def hepth_corpus(hepth_src: Path):
     from specter_utils.data.hepth import read_hepth
 
     return read_hepth(hepth_src)
+
+
+@pytest.fixture(scope="session")
+def hepth_benchmark(hepth_corpus, tmp_path_factory) -> tuple[dict, Path]:
+    """The hep-th benchmark of seed 0 (what ``build_benchmark`` returned, and its folder), built once per session
+    (about 20 s) and only read: a test that writes puts its files elsewhere."""
+    from specter_utils.benchmark.build import build_benchmark
+
+    out = tmp_path_factory.mktemp("hepth_benchmark")
+    return build_benchmark(hepth_corpus, out, seed=0), out
+
+
+@pytest.fixture(scope="session")
+def minilm_two_layers(tmp_path_factory) -> Path:
+    """all-MiniLM-L6-v2 with its first 2 of 6 layers only (pretrained weights), saved as a plain transformers model:
+    a real model where a test needs one that has learned something, at a third of the compute. Built once per
+    session and only read."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from specter_utils.models import resolve_model
+
+    source = resolve_model("minilm")
+    out = tmp_path_factory.mktemp("minilm_two_layers")
+    model = AutoModel.from_pretrained(source)
+    model.encoder.layer = model.encoder.layer[:2]
+    model.config.num_hidden_layers = 2
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(source).save_pretrained(out)
+    return out
 
 
 @pytest.fixture(scope="session")

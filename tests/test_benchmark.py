@@ -73,16 +73,16 @@ def test_build_benchmark_cli_synthetic(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.slow
-def test_hepth_benchmark_has_1000_queries_per_task_and_5_venues(hepth_corpus, tmp_path: Path) -> None:
-    info = build_benchmark(hepth_corpus, tmp_path, seed=0)
+def test_hepth_benchmark_has_1000_queries_per_task_and_5_venues(hepth_benchmark, tmp_path: Path) -> None:
+    info, bench = hepth_benchmark
     counts = info["counts"]
     assert counts["cite"]["queries"] == counts["cocite"]["queries"] == 1000
     assert counts["mag"]["classes"] >= 5
     assert counts["training_leakage"]["leak_free"]
     assert info["corpus"] == "hepth" and info["synthetic"] is False
-    _check_layout(tmp_path, min_classes=5)
-    mine_dir(tmp_path / "train", tmp_path / "mined")
-    audit = audit_leakage(tmp_path / "mined" / "train.jsonl", tmp_path)
+    _check_layout(bench, min_classes=5)
+    mine_dir(bench / "train", tmp_path / "mined")
+    audit = audit_leakage(tmp_path / "mined" / "train.jsonl", bench)
     assert audit["leak_free"] and audit["query_overlap"]["distinct_ids"] == 0 and audit["triplets"] > 30_000
 
 

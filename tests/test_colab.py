@@ -79,9 +79,12 @@ def _fake_colab_site(folder: Path, log: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.notebooks
-def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed_wheel, tmp_path):
+def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed_wheel, tmp_path, random_tiny_model):
     """The wheel installed in a fresh environment stands for Colab's; the kernel has a fake ``google.colab`` and a
-    recording ``pip``; notebooks 01-04 of the smoke preset run from an empty /content, from the wheel's own copies."""
+    recording ``pip``; notebooks 01-04 of the smoke preset run from an empty /content, from the wheel's own copies.
+
+    What is checked is the install and the paths, not a score (tests/test_notebooks.py scores the smoke run): the
+    tiny random model is trained and embedded."""
     python, wheel = installed_wheel
     log = tmp_path / "pip.log"
     site = _fake_colab_site(tmp_path / "site", log)
@@ -110,7 +113,8 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed
     )
     assert shipped.parent.name == "package_data" and REPO_ROOT not in shipped.parents
     for name in FIRST_FOUR:
-        parameters = json.dumps({"run_dir": "results/colab", "preset": "smoke", "overrides": {}})
+        overrides = {"training.base_model": str(random_tiny_model)}
+        parameters = json.dumps({"run_dir": "results/colab", "preset": "smoke", "overrides": overrides})
         run = (
             "import json, sys, papermill as pm; "
             f"pm.execute_notebook({str(shipped / (name + '.ipynb'))!r}, {str(tmp_path / (name + '.ipynb'))!r}, "

@@ -229,12 +229,10 @@ def test_scidocs_layout_without_graph_gets_bm25_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_hepth_structure_alone_scores_far_above_random(hepth_corpus, tmp_path: Path) -> None:
+def test_hepth_structure_alone_scores_far_above_random(hepth_benchmark) -> None:
     """On the real hep-th benchmark the text-free in-degree row is far above random's ~25 MAP on both tasks."""
-    from specter_utils.benchmark.build import build_benchmark
-
-    build_benchmark(hepth_corpus, tmp_path, seed=0)
-    results = score_rankers(tmp_path / "scidocs")
+    _, bench = hepth_benchmark
+    results = score_rankers(bench / "scidocs")
     for task in ("cite", "co-cite"):
         assert results["in-degree"][task]["map"] > 55 and results["bm25"][task]["map"] > 60
         assert results["year"][task]["map"] > 30

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
 
@@ -323,10 +324,10 @@ def test_the_table_names_the_split_of_every_number_and_refuses_mixed_splits(tmp_
         levers.lever_table(val, n_resamples=50)
 
 
-def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other(random_tiny_model, tmp_path):
-    run = tmp_path / "run"
-    prepare(load_spec("smoke"), RunPaths.of(run).benchmark_dir)
-    write_json(run / "pipeline.json", {"preset": "smoke", "overrides": {}})
+def test_rows_embedded_for_the_scored_split_only_cannot_be_rescored_on_the_other(run_dir, random_tiny_model, tmp_path):
+    run = tmp_path / "run"  # a run folder of its own: notebook 01's benchmark as the module's run folder has it
+    shutil.copytree(RunPaths.of(run_dir).benchmark_dir, RunPaths.of(run).benchmark_dir)
+    shutil.copy(run_dir / "pipeline.json", run / "pipeline.json")
     settings = tmp_path / "settings.yaml"
     settings.write_text(yaml.safe_dump({"reference": SETTINGS["reference"]}))
     small = ["--set", "training.max_length=32", "--set", "embedding.max_length=32"]

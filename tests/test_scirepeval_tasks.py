@@ -150,9 +150,9 @@ def test_dates_authors_and_coverage() -> None:
 
 
 @pytest.mark.slow
-def test_hepth_tasks_validate_against_the_layout(hepth_corpus, tmp_path: Path) -> None:
-    info = build_benchmark(hepth_corpus, tmp_path, seed=0)
-    configs = check_format_dir(tmp_path)
+def test_hepth_tasks_validate_against_the_layout(hepth_benchmark) -> None:
+    info, bench = hepth_benchmark
+    configs = check_format_dir(bench)
     assert set(configs) == set(TYPES)
     tasks = info["scirepeval"]["tasks"]
     assert tasks["citations-received"]["test"] == 1000 and tasks["citations-received"]["citing_dates"][0] == "1992-01"

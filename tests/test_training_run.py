@@ -28,20 +28,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    """all-MiniLM-L6-v2 with its first 2 layers only, saved as a plain transformers model."""
-    from transformers import AutoModel, AutoTokenizer
-
-    from specter_utils.models import resolve_model
-
-    source = resolve_model("minilm")
-    out = tmp_path_factory.mktemp("tiny_minilm")
-    model = AutoModel.from_pretrained(source)
-    model.encoder.layer = model.encoder.layer[:2]
-    model.config.num_hidden_layers = 2
-    model.save_pretrained(out)
-    AutoTokenizer.from_pretrained(source).save_pretrained(out)
-    return out
+def tiny_model(minilm_two_layers) -> Path:
+    """all-MiniLM-L6-v2 with its first 2 layers only, saved as a plain transformers model (tests/conftest.py)."""
+    return minilm_two_layers
 
 
 @pytest.fixture(scope="module")
