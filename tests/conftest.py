@@ -16,9 +16,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     # pytest-xdist workers share the cores: torch's default of one thread per core in each would oversubscribe them
+    # (the processes a test starts inherit the same number, so a run and its resumed copy add up alike)
+    threads = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    os.environ["OMP_NUM_THREADS"] = str(threads)
     import torch
 
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    torch.set_num_threads(threads)
 
 
 # The two workers (pyproject: -n 2 --dist loadgroup --no-loadscope-reorder) take whole groups in this order: these
