@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,6 +64,27 @@ def small_run(tmp_path_factory):
     return root
 
 
+def tiny_config(small_run: Path, out: Path, model: Path, **changes) -> TrainConfig:
+    """A training run of the tiny random model on the small benchmark's triplets, scored on its validation split."""
+    settings = dict(
+        triplets=str(small_run / "triplets"),
+        metadata=str(small_run / "bench" / "train" / "metadata.json"),
+        out=str(out),
+        base_model=str(model),
+        loss="mnrl",
+        max_length=32,
+        batch_size=8,
+        effective_batch_size=8,
+        max_val_triplets=8,
+        eval_steps=100,
+        logging_steps=1,
+        progress_bar=False,
+        benchmark=str(small_run / "bench"),
+        profile="cpu",
+    )
+    return TrainConfig(**settings | changes)
+
+
 def test_train_with_a_benchmark_scores_validation_only_and_records_the_verdict(
     small_run, random_tiny_model, monkeypatch
 ) -> None:
@@ -80,24 +102,7 @@ def test_train_with_a_benchmark_scores_validation_only_and_records_the_verdict(
 
     monkeypatch.setattr(verdict_module, "score_model", spy)
     out = small_run / "train"
-    config = TrainConfig(
-        triplets=str(small_run / "triplets"),
-        metadata=str(small_run / "bench" / "train" / "metadata.json"),
-        out=str(out),
-        base_model=str(random_tiny_model),
-        loss="mnrl",
-        max_length=32,
-        batch_size=8,
-        effective_batch_size=8,
-        max_triplets=32,
-        max_val_triplets=8,
-        save_steps=2,
-        eval_steps=100,
-        logging_steps=1,
-        progress_bar=False,
-        benchmark=str(small_run / "bench"),
-        profile="cpu",
-    )
+    config = tiny_config(small_run, out, random_tiny_model, max_triplets=32, save_steps=2)
     model_dir = train_model(config, EmbedConfig(max_length=32, batch_size=16))
     result = read_verdict(out)
     assert (
@@ -138,23 +143,7 @@ def test_a_kept_base_model_carries_the_run_summary_and_says_what_it_holds(
 
     monkeypatch.setattr(verdict_module, "decide", base_kept)
     out = small_run / "train_base_kept"
-    config = TrainConfig(
-        triplets=str(small_run / "triplets"),
-        metadata=str(small_run / "bench" / "train" / "metadata.json"),
-        out=str(out),
-        base_model=str(random_tiny_model),
-        loss="mnrl",
-        max_length=32,
-        batch_size=8,
-        effective_batch_size=8,
-        max_triplets=16,
-        max_val_triplets=8,
-        eval_steps=100,
-        logging_steps=1,
-        progress_bar=False,
-        benchmark=str(small_run / "bench"),
-        profile="cpu",
-    )
+    config = tiny_config(small_run, out, random_tiny_model, max_triplets=16)
     model_dir = train_model(config, EmbedConfig(max_length=32, batch_size=16))
     summary = json.loads((model_dir / "specter_training.json").read_text())
     assert summary["kept"]["model"].startswith("this folder holds the base model")
