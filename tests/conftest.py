@@ -127,6 +127,11 @@ def random_tiny_model(tmp_path_factory) -> Path:
     return out
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without PYTHONPATH: a fresh environment must not see a checkout put on the path."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+
 @pytest.fixture(scope="session")
 def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
     """The project's wheel, built once for every xdist worker (a file lock), installed without its dependencies
@@ -134,6 +139,7 @@ def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
     from filelock import FileLock
 
     shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this run
+    env = clean_env()
     with FileLock(str(shared / "wheel.lock")):
         wheels = sorted((shared / "wheel").glob("specter_utils-*.whl"))
         if not wheels:
@@ -151,13 +157,16 @@ def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
                     str(shared / "wheel"),
                 ],
                 check=True,
+                env=env,
             )
             wheels = sorted((shared / "wheel").glob("specter_utils-*.whl"))
         venv = shared / "wheel-venv"
         python = venv / "bin" / "python"
         if not python.exists():
-            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, env=env)
             subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[-1])], check=True
+                [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[-1])],
+                check=True,
+                env=env,
             )
     return str(python), wheels[-1]

@@ -17,6 +17,9 @@ import pytest
 from specter_utils import colab
 from specter_utils.paths import REPO_ROOT
 
+# a fresh environment must not see a checkout put on the path
+NO_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
 NOTEBOOKS = REPO_ROOT / "notebooks"
 FIRST_FOUR = ("01_prepare_data", "02_mine_triplets", "03_train_specter", "04_embed_papers")
 
@@ -97,7 +100,7 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed
     content = tmp_path / "content"
     content.mkdir()
     env = {
-        **os.environ,
+        **NO_PYTHONPATH,
         "PYTHONPATH": str(site),
         "SPECTER_UTILS_WHEEL": str(wheel),
     }

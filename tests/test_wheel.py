@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import zipfile
 from pathlib import Path
@@ -10,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from specter_utils.paths import REPO_ROOT, work_root
+
+# a fresh environment must not see a checkout put on the path
+NO_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
 
 
 def test_runs_write_below_the_folder_they_start_in(tmp_path):
@@ -38,10 +42,11 @@ def test_a_run_from_the_wheel_in_an_empty_folder_writes_there(installed_wheel, t
         check=True,
         capture_output=True,
         text=True,
+        env=NO_PYTHONPATH,
     ).stdout.strip()
     assert REPO_ROOT not in Path(where).parents  # the installed wheel, not this checkout
     command = [python, "-m", "specter_utils", "run", "--preset", "smoke", "--notebooks", "01", "--quiet"]
-    subprocess.run(command, cwd=empty, check=True, capture_output=True, text=True)
+    subprocess.run(command, cwd=empty, check=True, capture_output=True, text=True, env=NO_PYTHONPATH)
     run = empty / "results" / "smoke"
     assert json.loads((run / "01_prepare_data" / "metrics.json").read_text())
     assert json.loads((run / "pipeline.json").read_text())["notebooks"]["01_prepare_data"]["seconds"] > 0
