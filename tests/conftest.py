@@ -133,6 +133,12 @@ def clean_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+def fresh_env() -> dict[str, str]:
+    """The environment for a command of the wheel's fresh environment (:func:`clean_env`)."""
+    return clean_env()
+
+
+@pytest.fixture(scope="session")
 def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
     """The project's wheel, built once for every xdist worker (a file lock), installed without its dependencies
     into a fresh environment that sees this one's packages: ``(that environment's python, the wheel)``."""

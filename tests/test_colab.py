@@ -5,7 +5,6 @@ the wheel installed in a fresh environment."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import types
@@ -16,9 +15,6 @@ import pytest
 
 from specter_utils import colab
 from specter_utils.paths import REPO_ROOT
-
-# a fresh environment must not see a checkout put on the path
-NO_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 FIRST_FOUR = ("01_prepare_data", "02_mine_triplets", "03_train_specter", "04_embed_papers")
@@ -82,7 +78,9 @@ def _fake_colab_site(folder: Path, log: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.notebooks
-def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed_wheel, tmp_path, random_tiny_model):
+def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(
+    installed_wheel, fresh_env, tmp_path, random_tiny_model
+):
     """The wheel installed in a fresh environment stands for Colab's; the kernel has a fake ``google.colab`` and a
     recording ``pip``; notebooks 01-04 of the smoke preset run from an empty /content, from the wheel's own copies.
 
@@ -100,7 +98,7 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(installed
     content = tmp_path / "content"
     content.mkdir()
     env = {
-        **NO_PYTHONPATH,
+        **fresh_env,
         "PYTHONPATH": str(site),
         "SPECTER_UTILS_WHEEL": str(wheel),
     }

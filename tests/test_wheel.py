@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import zipfile
 from pathlib import Path
@@ -11,9 +10,6 @@ from pathlib import Path
 import pytest
 
 from specter_utils.paths import REPO_ROOT, work_root
-
-# a fresh environment must not see a checkout put on the path
-NO_PYTHONPATH = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
 
 
 def test_runs_write_below_the_folder_they_start_in(tmp_path):
@@ -32,7 +28,7 @@ def test_the_wheel_carries_every_notebook_and_preset(installed_wheel):
 
 @pytest.mark.slow
 @pytest.mark.notebooks
-def test_a_run_from_the_wheel_in_an_empty_folder_writes_there(installed_wheel, tmp_path):
+def test_a_run_from_the_wheel_in_an_empty_folder_writes_there(installed_wheel, fresh_env, tmp_path):
     python, _ = installed_wheel
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -42,11 +38,11 @@ def test_a_run_from_the_wheel_in_an_empty_folder_writes_there(installed_wheel, t
         check=True,
         capture_output=True,
         text=True,
-        env=NO_PYTHONPATH,
+        env=fresh_env,
     ).stdout.strip()
     assert REPO_ROOT not in Path(where).parents  # the installed wheel, not this checkout
     command = [python, "-m", "specter_utils", "run", "--preset", "smoke", "--notebooks", "01", "--quiet"]
-    subprocess.run(command, cwd=empty, check=True, capture_output=True, text=True, env=NO_PYTHONPATH)
+    subprocess.run(command, cwd=empty, check=True, capture_output=True, text=True, env=fresh_env)
     run = empty / "results" / "smoke"
     assert json.loads((run / "01_prepare_data" / "metrics.json").read_text())
     assert json.loads((run / "pipeline.json").read_text())["notebooks"]["01_prepare_data"]["seconds"] > 0

@@ -54,15 +54,7 @@ def detect_corpus_kind(src: str | Path) -> str:
     if not path.exists():
         raise DataError("corpus source not found", path)
     if path.is_dir():
-        kinds = [
-            kind
-            for kind, found in (
-                ("hepth", (path / EDGES_FILE).exists() and (path / ABSTRACTS_FILE).exists()),
-                ("citeseer", is_citeseer_dir(path)),
-                ("tables", is_tables_source(path)),
-            )
-            if found
-        ]
+        kinds = [kind for kind in ("hepth", "citeseer", "tables") if source_fits(kind, path)]
         if len(kinds) == 1:
             return kinds[0]
         if kinds:
