@@ -3,7 +3,7 @@
 # 3 seeds each, scored on validation queries only (splits decided per paper, so no report's test query is among
 # them). Resumable: each finished row is one line of experiments/measured/small_corpus_<name>_val.jsonl, and a row
 # already there is skipped. Seeds run in the outer loop, so every setting has a seed-0 row before any has a second.
-# SMALL_CORPORA, SMALL_CORE and SMALL_REST choose corpora and settings.
+# SMALL_CORPORA, SMALL_CORE and SMALL_REST choose corpora and settings (set empty: none of that group).
 #
 #   bash experiments/small_corpus.sh [RESULTS_DIR]      # default results/ (work files: run folders, models)
 #   python experiments/recipe_levers.py RESULTS_DIR/small-hepth2k --results experiments/measured/small_corpus_hepth2k_val.jsonl --table --pairwise
@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 results_dir=${1:-results}
 corpora=(${SMALL_CORPORA:-hepth2k hepth2k-mixarxiv citeseer citeseer-mixhepth hepth5k})
-core=${SMALL_CORE:-reference epochs3}  # on every corpus, mixed ones too
-rest=${SMALL_REST:-triplets15 epochs3-mix epochs3-scincl50 epochs3-lr2e-5}  # on the unmixed corpora
+core=${SMALL_CORE-reference epochs3}  # on every corpus, mixed ones too
+rest=${SMALL_REST-triplets15 epochs3-mix epochs3-scincl50 epochs3-lr2e-5}  # on the unmixed corpora
 declare -A preset=([hepth2k]=hepth [hepth2k-mixarxiv]=hepth [hepth5k]=hepth [citeseer]=citeseer [citeseer-mixhepth]=citeseer)
 declare -A extra=(
   [hepth2k]="data.max_papers=2000 data.n_queries=250 evaluation.time_split=false"
@@ -39,6 +39,7 @@ for seed in 0 1 2; do
     for name in "${corpora[@]}"; do
       prefix=${prefix_of[$name]:-}
       if [ "$group" = core ]; then wanted=$core; elif [ -z "$prefix" ]; then wanted=$rest; else continue; fi
+      [ -n "$wanted" ] || continue
       only=()
       for setting in $wanted; do only+=("$prefix$setting"); done
       python experiments/recipe_levers.py "$results_dir/small-$name" --settings experiments/small_corpus_levers.yaml \
