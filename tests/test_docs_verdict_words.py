@@ -15,7 +15,8 @@ verdict rule from the reports) is a verdict on a result unless its sentence show
    on purpose: a new phrase is added there, with its kind, not per line.
 4. **A stated test.** The sentence names its numbers and the test behind the word: a 95% interval written
    ``[low, high]``, an adjusted p value, an interval said to lie above or below 0, or a figure against a stated
-   limit ("0.9952, above the 0.99 limit").
+   limit ("0.9952, above the 0.99 limit"); or it names its numbers and says that their comparison is not tested
+   (the reader gets the figures and no verdict).
 
 Anything else fails with file:line, so a verdict is either generated or written as the numbers alone ("+6.98
 [+4.92, +9.13] against +5.62 [+3.95, +7.35], intervals overlap").
@@ -37,7 +38,7 @@ WORD = re.compile(
 PAGE = re.compile(
     r"\b(tables?|figures?|commands?|rows?|blocks?|rules?|lists?|sections?|runs?|experiments?|settings?|text|notes?|"
     r"folders?|one|ones|steps?|cells?|links?|files?|measurements?|sentences?|times?|ratios?|levers?|charts?|"
-    r"embeddings|it|here|see|as)"
+    r"embeddings|layers?|floors?|it|here|see|as)"
     r"\s+(above|below)\b|\b(above|below)\s*(?=[.,;:)]|$)",
     re.IGNORECASE,
 )
@@ -52,14 +53,15 @@ SETTING = re.compile(
 # 3. a condition: the word inside "when ...", "if ...", "unless ..." states a rule, not a result
 CONDITION = re.compile(r"\b(when|if|unless)\b[^.;:]{0,80}", re.IGNORECASE)
 DEFINITION = re.compile(
-    r"\bhigher or lower\b|\b(higher|lower) is better\b|\bthe worse one\b|\bscored above the clicked\b"
-    r"|\bremains? to be\b|\bdeviations that remain\b",
+    r"\bhigher or lower\b|\b(higher|lower) is better\b|\bremains? to be\b|\b(larger|smaller) seed sd\b",
     re.IGNORECASE,
 )
-# 4. a stated test: an interval, an adjusted p value, or an interval placed against 0
+# 4. a stated test: an interval, an adjusted p value, an interval placed against 0, a figure against a limit, or
+# numbers whose comparison the sentence says is not tested
 TEST = re.compile(
-    r"\[[-+]?\d[\d.]*,\s*[-+]?\d[\d.]*\]|\badj(usted|\.)?\s+p\b|\bp\s*[<=]\s*0?\.\d|\binterval\w*\s+(lies?\s+)?"
-    r"(above|below)\s+0\b|\b(above|below)\s+the\s+[\d.]+\s+(limit|threshold)\b",
+    r"\[[-+]?\d[\d.]*,\s*[-+]?\d[\d.]*\]|\badj(usted|\.)?\s+p\b|\bp\s*[<=]\s*0?\.\d"
+    r"|\binterval[^.;]{0,60}?\b(above|below)\s+0\b|\b(above|below)\s+the\s+[\d.]+\s+(limit|threshold)\b"
+    r"|^(?=.*\d)(?=.*\bnot\s+tested\b)",
     re.IGNORECASE,
 )
 MENTION = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”")
@@ -141,6 +143,9 @@ def test_the_four_reasons_allow_what_they_say_and_no_more():
     assert not verdicts("A difference is called higher or lower only where its adj. p is under 0.05.")
     assert not verdicts("Trained is higher on cite (+2.22 [+1.72, +2.74]).")
     assert not verdicts("Each matched-negative interval lies above 0.")
+    assert not verdicts("Its interval over the test queries lies above 0 on cite.")
+    assert not verdicts("TF-IDF has 56.72 against 78.97, the larger; the rows are not tested against each other.")
+    assert verdicts("TF-IDF falls far below the trained model; the rows are not tested.") == ["below"]
     assert verdicts("The trained model is higher than the table above.") == ["higher"]
 
 
