@@ -502,3 +502,20 @@ def test_the_controls_block_names_what_each_report_matched_on():
         keys = report_folder.matching_keys(report)
         assert keys and f"`{report.preset}` on {' and '.join(keys)}" in block
     assert report_folder.matching_keys(next(r for r in reports if r.preset == "citeseer")) == ["in-degree bucket"]
+
+
+def test_each_reports_table1_names_its_matching_features_and_time_split_years(tmp_path):
+    reports = report_folder.load_reports(REPO_ROOT / "reports")
+    for report in reports:
+        block = blocks.table1_block(report, f"reports/{report.preset}")
+        keys = report_folder.matching_keys(report)
+        assert f"Matched negatives: matched to the positives on {' and '.join(keys)}." in block
+    hepth = blocks.table1_block(next(r for r in reports if r.preset == "hepth"), "reports/hepth")
+    assert "Time split: queries from 1999 (" in hepth
+    folder = _minimal_report(tmp_path / "reports")
+    metrics = read_json(folder / "metrics" / "05_scidocs_eval.json")
+    metrics["time_split"] = {"made": {"split": {"cutoff_year": 2001, "queries_by_year": {"2001": 9, "2002": 3}}}}
+    write_json(folder / "metrics" / "05_scidocs_eval.json", metrics)
+    note = blocks.controls_note(report_folder.load_reports(tmp_path / "reports")[0])
+    assert note.endswith("Time split: queries from 2001 (9), 2002 (3).")
+    assert note.startswith("Matched negatives: the benchmark does not record")

@@ -92,7 +92,21 @@ def table1_block(report: Report, link: str, compact: bool = False) -> str:
         na = NOT_APPLICABLE if model in rankers else ""
         cells = [_cell(row.get(h)) or (na if h in RANKER_NOT_APPLICABLE else "") for h, _ in shown]
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines if compact else [*lines, "", controls_note(report)])
+
+
+def controls_note(report: Report) -> str:
+    """What a report's controls rest on, read from its notebooks' record of the benchmark: the features its matched
+    negatives were matched on and the publication years of its time split's queries."""
+    keys = matching_keys(report)
+    matched = (
+        f"Matched negatives: matched to the positives on {' and '.join(keys)}."
+        if keys
+        else "Matched negatives: the benchmark does not record what they were matched on."
+    )
+    time_split = (report.metrics.get("05_scidocs_eval") or {}).get("time_split") or {}
+    years = f"Time split: {query_years(time_split)}." if time_split.get("made") else "Time split: not run."
+    return f"{matched} {years}"
 
 
 def _metrics_link(report: Report, link_of: Mapping[str, str], notebook: str) -> str:
