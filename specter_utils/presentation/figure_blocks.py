@@ -93,6 +93,12 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
                     f"| {cells} |"
                 )
         name = f"**{benchmark_of(report).corpus}** ([`{report.preset}`]({link_of[report.preset]}))"
+        if not findings:
+            sentences.append(
+                f"- {name}: one projection seed and no full-space measures (the report predates them): "
+                "no direction is stated."
+            )
+            continue
         in_space = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "space"]
         on_maps = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "projection"]
         space_shown = {f["shown"] for f in findings if f["kind"] == "space"}
