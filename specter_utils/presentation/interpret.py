@@ -68,48 +68,37 @@ def difference_sentence(
     diff: float,
     ci: tuple[float, float] | None = None,
     p: float | None = None,
-    spread: float | None = None,
     decimals: int = 2,
 ) -> str:
-    """One sentence on ``name - reference`` on ``what``, chosen by: inside the seed ``spread`` (no difference),
-    else the CI (excludes 0: higher / lower; includes 0: no difference shown), else one run (not tested)."""
+    """One sentence on ``name - reference`` on ``what``, chosen by the CI (excludes 0: higher / lower; includes 0:
+    no difference shown), else one run (not tested)."""
     d = _fmt(diff, decimals)
-    if spread is not None and abs(diff) <= spread:
-        return f"{name} and {reference} do not differ on {what}: Δ {d} is inside the seed spread (sd {spread:.{decimals}f})."
-    lead = "" if spread is None else f"Δ {d} is outside the seed spread (sd {spread:.{decimals}f}); "
     if ci is not None:
         low, high = ci
         interval = f"95% CI [{_fmt(low, decimals)}, {_fmt(high, decimals)}]"
         p_text = "" if p is None else (", p < 0.001" if p < 0.001 else f", p {p:.3f}")
         if low > 0 or high < 0:
             verdict = "higher" if low > 0 else "lower"
-            return f"{lead}{name} scores {verdict} than {reference} on {what} (Δ {d}, {interval}{p_text}): the interval excludes 0."
+            return f"{name} scores {verdict} than {reference} on {what} (Δ {d}, {interval}{p_text}): the interval excludes 0."
         return (
-            f"{lead}{name} is {d} against {reference} on {what}, but the {interval}{p_text} includes 0: "
+            f"{name} is {d} against {reference} on {what}, but the {interval}{p_text} includes 0: "
             "no difference is shown."
         )
     direction = _direction(diff, decimals)
     if direction == "equal":
         return f"{name} and {reference} are equal on {what} at {decimals} decimals."
-    if spread is not None:
-        return f"{lead}{name} scores {direction} than {reference} on {what}."
     return (
         f"{name} scores {direction} than {reference} on {what} (Δ {d}) in one run; with no interval or seed spread "
         "this is not tested."
     )
 
 
-def evidence(diff: float, ci: tuple[float, float] | None = None, spread: float | None = None) -> int:
-    """+1 / -1 where a difference is shown (outside the seed spread, and the CI excluding 0 where there is one),
-    else 0."""
-    if spread is not None and abs(diff) <= spread:
+def evidence(ci: tuple[float, float] | None) -> int:
+    """+1 / -1 where a difference is shown (the CI excludes 0), else 0."""
+    if ci is None:
         return 0
-    if ci is not None:
-        low, high = ci
-        return 1 if low > 0 else -1 if high < 0 else 0
-    if spread is not None and diff != 0:
-        return 1 if diff > 0 else -1
-    return 0
+    low, high = ci
+    return 1 if low > 0 else -1 if high < 0 else 0
 
 
 def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -206,7 +195,7 @@ def interpret_table1(
             sentence = difference_sentence(
                 trained, base, header, delta.diff if delta else diff, ci, delta.p if delta else None
             )
-            shown = evidence(delta.diff, ci) if delta else 0
+            shown = evidence(ci)
             paper = paper_sentence(shown, paper_specter[header] - paper_scibert[header], "SPECTER vs SciBERT")
             lines.append(f"- {sentence} {paper}")
     lines.extend(_classification_vs_tfidf(rows, tfidf, exclude=(random, tfidf)))
