@@ -17,7 +17,6 @@ from packaging.requirements import Requirement
 
 DISTRIBUTION = "specter-utils"
 EXTRAS = ("search",)  # the optional dependencies the notebooks import (faiss for notebook 04's similar papers)
-WHEEL_GLOB = "/content/specter_utils-*.whl"  # where the first cell looks for the uploaded wheel
 
 
 def in_colab() -> bool:

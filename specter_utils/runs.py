@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.io import read_json, write_json
-
-# RESULTS_TABLE: written by 05_scidocs_eval beside its metrics.json; importable from here as before
-from specter_utils.layout import BENCHMARK_FILE, METRICS_FILE, RESULTS_TABLE  # noqa: F401
+from specter_utils.layout import BENCHMARK_FILE, METRICS_FILE
 from specter_utils.paths import WORK_ROOT
 
 

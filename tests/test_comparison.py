@@ -96,19 +96,6 @@ def test_delta_forest_axis_names_what_is_plotted():
         comparison.delta_forest([])
 
 
-def test_classification_figure_has_its_three_panels():
-    X, y = blobs()
-    details = classify(X[:160], y[:160], X[160:], y[160:]).as_dict()
-    fig = comparison.classification_figure(details)
-    xlabels = [ax.get_xlabel() for ax in fig.axes]
-    assert "F1 of the class on the test split (x 100)" in xlabels
-    assert "predicted class" in xlabels
-    assert "C of the linear SVM (log scale)" in xlabels
-    grid = next(ax for ax in fig.axes if ax.get_xlabel().startswith("C of"))
-    assert grid.get_ylabel() == "mean 3-fold CV accuracy on train (%)"
-    assert any(f"chosen C = {details['C']:g}" in t.get_text() for t in grid.get_legend().get_texts())
-
-
 def test_svm_variants_protocol_matches_classify_and_each_variant_changes_one_setting():
     from specter_utils.evaluation.svm_variants import VARIANTS, svm_variants
 

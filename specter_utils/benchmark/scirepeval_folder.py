@@ -23,7 +23,6 @@ from specter_utils.layout import SCIREPEVAL_DIR, SCIREPEVAL_TASKS_FILE
 
 META_FILE, TEST_DIR, TRAIN_CSV, TEST_CSV, QREL_FILE = "meta.jsonl", "test", "train.csv", "test.csv", "test_qrel.jsonl"
 LABELLED_TYPES = ("classification", "regression")
-RANKED_TYPES = ("proximity", "adhoc_search")
 KNOWN_ITEM_SCORE = 2  # adhoc_search: the paper a query was made from (its neighbours score 1)
 LABEL_SEPARATOR = "|"
 

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a small S2ORC sample) has no citations to convert. Not allowed with synthetic",
         labels=False,  # the SPECTER training format holds no class labels: build-benchmark takes --label-field
     )
-    convert.add_argument(  # the old name, kept for one release
+    convert.add_argument(  # the old name
         "--format", dest="corpus", choices=CORPUS_KINDS, action=DeprecatedAlias, new="--corpus", help=argparse.SUPPRESS
     )
     add_out(convert, "output folder (created if missing; replaced whole with --overwrite)")

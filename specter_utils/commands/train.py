@@ -32,7 +32,7 @@ from specter_utils.train_config import TrainConfig
 # The four flags a training run needs come first; the rest follow in TrainConfig order.
 MAIN_FLAGS = ("triplets", "metadata", "base_model", "out")
 METAVARS = {"triplets": "DIR", "metadata": "FILE", "base_model": "NAME", "out": "DIR"}
-# The old spellings of renamed fields: hidden flags that still work for one release and say so.
+# The old spellings of renamed fields: hidden flags that still work and say so.
 OLD_FLAGS = {
     "max_length": "--max-seq-length",
     "batch_size": "--per-device-batch-size",

@@ -49,10 +49,6 @@ class CitationGraph:
             for cited in refs:
                 yield citing, cited
 
-    def subgraph(self, keep: set[str]) -> CitationGraph:
-        """Only edges whose both ends are in ``keep``."""
-        return CitationGraph.from_edges((a, b) for a, b in self.edges() if a in keep and b in keep)
-
     def without_edges_of(self, papers: set[str]) -> CitationGraph:
         """Drop every edge touching ``papers`` (for held-out evaluation queries)."""
         return CitationGraph.from_edges((a, b) for a, b in self.edges() if a not in papers and b not in papers)

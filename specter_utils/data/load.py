@@ -23,7 +23,6 @@ from specter_utils.errors import DataError
 from specter_utils.paths import hepth_dir, shared_data_dir
 from specter_utils.vocabularies import CORPUS_KINDS
 
-FILE_KINDS = ("s2orc", "openalex", "jsonl")  # read from one record file (.jsonl, .jsonl.gz, .parquet)
 # The labels each kind classifies by default: hep-th has its journal, the synthetic corpus its topic (both in
 # Paper.venue); S2ORC and OpenAlex have fields of study (SCIDOCS's MAG task); the generic format its ``labels``;
 # CiteSeer its topic; a tables corpus its ``label`` column (or labels file).

@@ -57,7 +57,7 @@ class EmbeddingSet:
     def as_dict(self) -> dict[str, np.ndarray]:
         return {pid: self.vectors[i] for pid, i in self._index.items()}
 
-    def lookup(self, paper_ids: list[str], fill_zero: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(self, paper_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors for ``paper_ids`` and a boolean mask of which were found (missing rows are zeros)."""
         found = np.array([pid in self._index for pid in paper_ids], dtype=bool)
         out = np.zeros((len(paper_ids), self.dim), dtype=self.vectors.dtype)

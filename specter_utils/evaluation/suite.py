@@ -1,7 +1,7 @@
-"""The whole SCIDOCS evaluation: a drop-in for the original ``scidocs`` package.
+"""The whole SCIDOCS evaluation, as the original ``scidocs`` package scores it.
 
-Same directory layout and files (``data.scidocs``), same result keys and nesting as
-``scidocs.get_scidocs_metrics``::
+Same directory layout and files (``data.scidocs``), same result keys and nesting as the original's
+``get_scidocs_metrics``::
 
     {"mag": {"f1": ..}, "mesh": {"f1": ..},
      "co-view": {"map": .., "ndcg": ..}, "co-read": {..}, "cite": {..}, "co-cite": {..},
@@ -322,30 +322,6 @@ class SuiteOptions:
 def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """Only the original's keys (``{"mag": {"f1": ..}, ...}``) of an :func:`evaluate` result."""
     return {key: {m: result[key][m] for m in METRIC_KEYS[key]} for key in METRIC_KEYS if key in result}
-
-
-def get_scidocs_metrics(
-    data_dir: str | Path,
-    classification_embeddings_path: EmbeddingSource | None,
-    user_activity_and_citations_embeddings_path: EmbeddingSource | None,
-    recomm_embeddings_path: EmbeddingSource | None,
-    val_or_test: str = "test",
-    n_jobs: int = 1,
-    cuda_device: int = -1,
-) -> dict[str, dict[str, float]]:
-    """The original ``scidocs.get_scidocs_metrics`` call (a data directory instead of ``DataPaths``)."""
-    del cuda_device  # the ranker is tiny; it always runs on the CPU
-    result = evaluate(
-        data_dir,
-        {
-            "cls": classification_embeddings_path,
-            "user-citation": user_activity_and_citations_embeddings_path,
-            "recomm": recomm_embeddings_path,
-        },
-        split=val_or_test,
-        n_jobs=n_jobs,
-    )
-    return scidocs_metrics(result)
 
 
 def write_results(path: str | Path, result: Mapping[str, Any]) -> None:

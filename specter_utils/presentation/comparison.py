@@ -1,13 +1,10 @@
-"""Figures that show a comparison: differences to a reference row with their intervals, and what a classifier did.
+"""Figures that show a comparison: differences to a reference row with their intervals.
 
 - :func:`delta_forest`: one point per row and task, ``row - reference`` with its 95% paired-bootstrap CI, on
   an axis centred on 0 (so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis), filled where
-  the difference is detected (``Delta.detected``: the Holm-adjusted p under 0.05 where the test has one);
-- :func:`classification_figure`: per-class F1 (with each class's test support), the confusion matrix
-  (rows normalised) and the cross-validation accuracy of every ``C`` of the grid, the chosen one marked;
-  its parts are :func:`per_class_f1_chart`, :func:`confusion_chart` and :func:`c_grid_chart`.
+  the difference is detected (``Delta.detected``: the Holm-adjusted p under 0.05 where the test has one).
 
-Every function returns a matplotlib Figure and reads no file; ``plots.save_figure`` and ``plots.show``
+It returns a matplotlib Figure and reads no file; ``plots.save_figure`` and ``plots.show``
 write and display it.
 """
 
@@ -86,92 +83,5 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
     )
     ax.set_title(title or f"each row minus {' / '.join(references)}, per task")
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig
-
-
-# ---------------------------------------------------------------- classification
-def per_class_f1_chart(per_class: Mapping[str, Mapping[str, Any]], title: str = "", ax: Any = None):
-    """Horizontal bars: each class's test F1 (x 100), the class labelled with its test support and prediction count."""
-
-    order = sorted(per_class, key=lambda c: (-per_class[c].get("support", 0), c))
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.28 * len(order)))
-    else:
-        fig = ax.figure
-    values = [per_class[c]["f1"] for c in order]
-    names = [
-        f"{c[:28]} (n={per_class[c].get('support', '?')}, predicted {per_class[c].get('predicted', '?')})"
-        for c in order
-    ]
-    ax.barh(range(len(order)), values, color="tab:blue")
-    ax.set_yticks(range(len(order)), names, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("F1 of the class on the test split (x 100)")
-    ax.set_title(title or "per-class F1 (classes by test support)")
-    return fig
-
-
-def confusion_chart(confusion: Mapping[str, Any], title: str = "", ax: Any = None, max_label: int = 18):
-    """The confusion matrix, each row divided by its true class's test papers (rows: true class, columns: predicted)."""
-
-    labels = list(confusion["labels"])
-    matrix = np.asarray(confusion["matrix"], dtype=float)
-    shares = np.divide(
-        matrix,
-        matrix.sum(axis=1, keepdims=True),
-        out=np.zeros_like(matrix),
-        where=matrix.sum(axis=1, keepdims=True) > 0,
-    )
-    if ax is None:
-        size = 2.5 + 0.3 * len(labels)
-        fig, ax = plt.subplots(figsize=(size + 1.2, size))
-    else:
-        fig = ax.figure
-    image = ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
-    short = [label[:max_label] for label in labels]
-    ax.set_xticks(range(len(labels)), short, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(labels)), short, fontsize=7)
-    ax.set_xlabel("predicted class")
-    ax.set_ylabel("true class")
-    ax.set_title(title or "confusion matrix (share of each true class)")
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class's test papers")
-    return fig
-
-
-def c_grid_chart(cv_accuracy: Mapping[str | float, float], best_c: float, title: str = "", ax: Any = None):
-    """Mean 3-fold CV accuracy on train for every C of the grid, the chosen C marked."""
-
-    points = sorted((float(c), float(a)) for c, a in cv_accuracy.items())
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5.0, 3.2))
-    else:
-        fig = ax.figure
-    cs, accs = zip(*points, strict=True)
-    ax.plot(cs, [100 * a for a in accs], "o-", color="tab:blue")
-    best = dict(points).get(float(best_c))
-    if best is not None:
-        ax.plot([best_c], [100 * best], "*", color="tab:red", markersize=14, label=f"chosen C = {best_c:g}")
-        ax.legend(fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("C of the linear SVM (log scale)")
-    ax.set_ylabel("mean 3-fold CV accuracy on train (%)")
-    ax.set_title(title or "the C grid: cross-validation score of every C")
-    return fig
-
-
-def classification_figure(details: Mapping[str, Any], title: str = ""):
-    """One figure of a classification result (``suite.evaluate``'s ``details["mag"]``): per-class F1, the
-    confusion matrix and the C grid with the chosen C."""
-
-    n = len(details["per_class"])
-    height = max(4.0, 0.6 + 0.28 * n)
-    fig = plt.figure(figsize=(17, height))
-    grid = fig.add_gridspec(1, 3, width_ratios=[1.1, 1.2, 0.9])
-    per_class_f1_chart(details["per_class"], ax=fig.add_subplot(grid[0]))
-    confusion_chart(details["confusion"], ax=fig.add_subplot(grid[1]))
-    c_grid_chart(details["cv_accuracy"], details["C"], ax=fig.add_subplot(grid[2]))
-    fig.suptitle(title or f"linear SVM: macro-F1 {details['f1']:.2f} on {details['n_eval']} test papers")
     fig.tight_layout()
     return fig

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.presentation import overview
@@ -21,7 +20,7 @@ from specter_utils.presentation.report_folder import (
     load_reports,
     training_length,
 )
-from specter_utils.presentation.tables import interval_text
+from specter_utils.presentation.tables import interval_text, mean_sd_text
 
 
 # ---------------------------------------------------------------- Figure 2 (the full space, then DBSCAN on the maps)
@@ -30,11 +29,6 @@ def _figure2_where(report: Report, link_of: Mapping[str, str]) -> str:
     source = f"{link_of[report.preset]}/{METRICS_DIR}/06_embedding_analysis.json"
     papers = f"{analysis['n_papers']:,}" if analysis.get("n_papers") is not None else "?"
     return f"[{benchmark_of(report).corpus}]({source}), {papers} `mag` papers of {analysis.get('n_classes')} classes"
-
-
-def _mean_sd(row: Mapping[str, Any], key: str) -> str:
-    sd = row.get(f"{key}_sd")
-    return f"{row[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
 
 
 def _grid_cell(grid: Mapping[str, int]) -> str:
@@ -95,7 +89,7 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
                     else f"{trained[measure] - base[measure]:+.2f} | not tested ({seeds}) | "
                 )
                 map_lines.append(
-                    f"| {where} | {method} | {measure} | {_mean_sd(base, measure)} | {_mean_sd(trained, measure)} "
+                    f"| {where} | {method} | {measure} | {mean_sd_text(base, measure)} | {mean_sd_text(trained, measure)} "
                     f"| {cells} |"
                 )
         name = f"**{benchmark_of(report).corpus}** ([`{report.preset}`]({link_of[report.preset]}))"

@@ -4,8 +4,7 @@ Every sentence is chosen by a condition on the numbers it states, never fixed in
 
 - Table 2, the heads and Figure 2: one rule (``evaluation.hierarchical``): the two-level bootstrap over seeds and
   units, its interval and p from the same resamples, each notebook's comparisons one Holm family; higher / lower
-  only where the adjusted p is under 0.05, else "no difference detected"; metrics written before that test read
-  as pending;
+  only where the adjusted p is under 0.05, else "no difference detected";
 - elsewhere (Table 1, the SVM gap): the direction of a difference (higher, lower, equal at the shown precision),
   whether its 95% paired-bootstrap interval excludes 0 (a difference shown) or not (no difference shown), and
   whether it lies inside the seed spread (then it reads "no difference");
@@ -30,7 +29,6 @@ from specter_utils.evaluation.hierarchical import (
     adjust_family,
     is_hierarchical,
     reading_sentence,
-    seeds_only_test,
     verdict,
 )
 from specter_utils.loss_kinds import LOSS_REGISTRY
@@ -70,59 +68,45 @@ def difference_sentence(
     diff: float,
     ci: tuple[float, float] | None = None,
     p: float | None = None,
-    spread: float | None = None,
     decimals: int = 2,
 ) -> str:
-    """One sentence on ``name - reference`` on ``what``, chosen by: inside the seed ``spread`` (no difference),
-    else the CI (excludes 0: higher / lower; includes 0: no difference shown), else one run (not tested)."""
+    """One sentence on ``name - reference`` on ``what``, chosen by the CI (excludes 0: higher / lower; includes 0:
+    no difference shown), else one run (not tested)."""
     d = _fmt(diff, decimals)
-    if spread is not None and abs(diff) <= spread:
-        return f"{name} and {reference} do not differ on {what}: Δ {d} is inside the seed spread (sd {spread:.{decimals}f})."
-    lead = "" if spread is None else f"Δ {d} is outside the seed spread (sd {spread:.{decimals}f}); "
     if ci is not None:
         low, high = ci
         interval = f"95% CI [{_fmt(low, decimals)}, {_fmt(high, decimals)}]"
         p_text = "" if p is None else (", p < 0.001" if p < 0.001 else f", p {p:.3f}")
         if low > 0 or high < 0:
             verdict = "higher" if low > 0 else "lower"
-            return f"{lead}{name} scores {verdict} than {reference} on {what} (Δ {d}, {interval}{p_text}): the interval excludes 0."
+            return f"{name} scores {verdict} than {reference} on {what} (Δ {d}, {interval}{p_text}): the interval excludes 0."
         return (
-            f"{lead}{name} is {d} against {reference} on {what}, but the {interval}{p_text} includes 0: "
+            f"{name} is {d} against {reference} on {what}, but the {interval}{p_text} includes 0: "
             "no difference is shown."
         )
     direction = _direction(diff, decimals)
     if direction == "equal":
         return f"{name} and {reference} are equal on {what} at {decimals} decimals."
-    if spread is not None:
-        return f"{lead}{name} scores {direction} than {reference} on {what}."
     return (
         f"{name} scores {direction} than {reference} on {what} (Δ {d}) in one run; with no interval or seed spread "
         "this is not tested."
     )
 
 
-def evidence(diff: float, ci: tuple[float, float] | None = None, spread: float | None = None) -> int:
-    """+1 / -1 where a difference is shown (outside the seed spread, and the CI excluding 0 where there is one),
-    else 0."""
-    if spread is not None and abs(diff) <= spread:
+def evidence(ci: tuple[float, float] | None) -> int:
+    """+1 / -1 where a difference is shown (the CI excludes 0), else 0."""
+    if ci is None:
         return 0
-    if ci is not None:
-        low, high = ci
-        return 1 if low > 0 else -1 if high < 0 else 0
-    if spread is not None and diff != 0:
-        return 1 if diff > 0 else -1
-    return 0
+    low, high = ci
+    return 1 if low > 0 else -1 if high < 0 else 0
 
 
 def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A projection comparison (``analysis.geometry.seed_difference``) as the one test reads it: as stored where
-    it is that test, else recomputed from each seed's stored difference (older metrics); None with under 2 seeds."""
+    """A projection comparison (``analysis.geometry.seed_difference``) as the one test reads it; None with under 2
+    seeds."""
     if not test or test.get("seeds", 0) < 2:
         return None
-    if is_hierarchical(test):
-        return dict(test)
-    again = seeds_only_test(test["diffs"], [0.0] * len(test["diffs"]))
-    return {**test, "ci_low": again.ci_low, "ci_high": again.ci_high, "p": again.p, "method": again.method}
+    return dict(test)
 
 
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
@@ -211,7 +195,7 @@ def interpret_table1(
             sentence = difference_sentence(
                 trained, base, header, delta.diff if delta else diff, ci, delta.p if delta else None
             )
-            shown = evidence(delta.diff, ci) if delta else 0
+            shown = evidence(ci)
             paper = paper_sentence(shown, paper_specter[header] - paper_scibert[header], "SPECTER vs SciBERT")
             lines.append(f"- {sentence} {paper}")
     lines.extend(_classification_vs_tfidf(rows, tfidf, exclude=(random, tfidf)))
@@ -265,9 +249,7 @@ def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: 
     """Each Figure 2 difference of ``trained`` against ``base`` with its verdict (``shown``: +1 / -1 / 0) by the one
     rule: the full-space measures (paired over papers) and each projection's homogeneity and completeness at the
     knee (paired over projection seeds) are one family, Holm-adjusted; the verdicts at every ``eps`` of the grid
-    (``grid``) another. Each ``test`` carries its ``p_adjusted``. A full-space test of older metrics (a permutation
-    p beside a separate interval, no per-paper values kept) is no part of the family: ``shown`` None, its reading
-    pending the next regeneration. Empty for metrics without seeds or full-space measures."""
+    (``grid``) another. Each ``test`` carries its ``p_adjusted``."""
     findings = []
     space = analysis.get("space") or {}
     for measure, what in SPACE_WHAT.items():
@@ -298,16 +280,13 @@ def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: 
     if grid_tests:
         adjust_family(grid_tests)
     for f in findings:
-        if f["kind"] == "space" and not is_hierarchical(f["test"]):
-            f["shown"] = None  # an older per-paper test (a permutation p beside a separate interval): pending
-        else:
-            f["shown"] = verdict(f["test"]) if f["test"].get("p") is not None else 0
+        f["shown"] = verdict(f["test"]) if f["test"].get("p") is not None else 0
         if f["kind"] == "projection":
             f["grid"] = {factor: verdict(t) if t else 0 for factor, t in f.pop("tests").items()}
     return findings
 
 
-VERDICT = {1: "higher", -1: "lower", 0: "no difference detected", None: "pending regeneration"}
+VERDICT = {1: "higher", -1: "lower", 0: "no difference detected"}
 
 
 def _grid_sentence(grid: Mapping[str, int]) -> str:
@@ -317,16 +296,10 @@ def _grid_sentence(grid: Mapping[str, int]) -> str:
     return f"over eps = {factors[0]} to {factors[-1]} x the knee: {', '.join(parts)} of {len(grid)} values"
 
 
-def interpret_geometry(
-    analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
-) -> str:
-    """Notebook 06 (and 08's before/after): ``trained`` against ``base`` in the full space (paired over papers),
-    then on each projection (paired over projection seeds, with the eps grid), each read by the verdict rule
-    (:func:`geometry_findings`). Metrics from one projection seed read as before: a rise or fall smaller than
-    ``spread`` (when measured over seeds) is no change, and one map is a direction, not a measured difference."""
+def interpret_geometry(analysis: Mapping[str, Any], base: str = "base", trained: str = "trained") -> str:
+    """Notebook 06: ``trained`` against ``base`` in the full space (paired over papers), then on each projection
+    (paired over projection seeds, with the eps grid), each read by the verdict rule (:func:`geometry_findings`)."""
     findings = geometry_findings(analysis, base, trained)
-    if not findings:
-        return _geometry_one_map(analysis, base, trained, spread)
     paper = PAPER_FIGURE2
     paper_h = paper["SPECTER"]["homogeneity"] - paper["SciBERT"]["homogeneity"]
     space = analysis.get("space") or {}
@@ -345,15 +318,6 @@ def interpret_geometry(
                 if f["measure"] == "knn_agreement"
                 else f"{f['what']} (cosine, full space)"
             )
-            if shown is None:
-                lines.append(
-                    f"- {trained} against {base} on {what}: Δ {_fmt(test['diff'], 3)} ({base} "
-                    f"{means[base][f['measure']]:.3f}, {trained} {means[trained][f['measure']]:.3f}); the reading by "
-                    "the rule is pending the next regeneration of this report: its metrics keep an older per-paper "
-                    "test (a permutation p beside a separate interval) and not each paper's values. "
-                    + pending_paper_sentence(paper_h, "SPECTER vs SciBERT homogeneity", decimals=2)
-                )
-                continue
             sentence = reading_sentence(trained, base, what, test, decimals=3, units="papers")
             lines.append(
                 f"- {sentence} ({base} {means[base][f['measure']]:.3f}, {trained} {means[trained][f['measure']]:.3f}; "
@@ -392,41 +356,6 @@ def _sd(scores: Mapping[str, Any], measure: str) -> str:
     return f" ± {sd:.2f}" if sd is not None else ""
 
 
-def _geometry_one_map(
-    analysis: Mapping[str, Any], base: str = "base", trained: str = "trained", spread: float | None = None
-) -> str:
-    """An older report's Figure 2 (one projection seed, no full-space measures)."""
-    lines = []
-    paper = PAPER_FIGURE2
-    for method, scores in analysis.get("scores", {}).items():
-        if base not in scores or trained not in scores:
-            continue
-        for measure in ("homogeneity", "completeness"):
-            before, after = scores[base][measure], scores[trained][measure]
-            diff = after - before
-            if spread is not None and abs(diff) <= spread:
-                change = f"does not change beyond the seed spread ({before:.2f} to {after:.2f}, sd {spread:.2f})"
-                shown = 0
-            elif round(diff, 2) == 0:
-                change = f"is unchanged at 2 decimals ({before:.2f})"
-                shown = 0
-            else:
-                change = f"{'rises' if diff > 0 else 'falls'} from {before:.2f} to {after:.2f}"
-                shown = 1 if diff > 0 else -1
-            paper_diff = paper["SPECTER"][measure] - paper["SciBERT"][measure]
-            if spread is None and shown:
-                tail = (
-                    f"One projection and one seed: a direction, not a measured difference; "
-                    f"the paper's SPECTER vs SciBERT {measure} goes {'up' if paper_diff > 0 else 'down'} "
-                    f"({paper['SciBERT'][measure]:.2f} to {paper['SPECTER'][measure]:.2f}), "
-                    f"{'the same way' if (shown > 0) == (paper_diff > 0) else 'the other way'}."
-                )
-            else:
-                tail = paper_sentence(shown, paper_diff, f"SPECTER vs SciBERT {measure}", decimals=2)
-            lines.append(f"- {method}: {measure} of {trained} against {base} {change}. {tail}")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------- notebook 07: Tables 2 and 3
 # No hard negatives under in-batch negatives (the run's recipe) and under the paper's triplet loss (against the
 # paper's recipe with hard negatives): the pair that tests why the first disagrees with the paper
@@ -460,27 +389,11 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
     return f"{lead} {reading}"
 
 
-PENDING = (
-    "The reading by the rule (the two-level bootstrap over seeds and queries, Holm-adjusted over the table) is "
-    "pending the next regeneration of this report: its metrics keep each seed's MAP but not each query's AP, which "
-    "the test needs; until then the differences below are stated, not read"
-)
-
-
 def row_verdict(signs: Sequence[int]) -> int:
     """A row's verdict from its tasks' verdicts: the sign every detected difference shares; 0 with none detected
     or with detected differences of both signs."""
     detected = {s for s in signs if s}
     return detected.pop() if len(detected) == 1 else 0
-
-
-def pending_paper_sentence(paper_diff: float, paper_what: str, decimals: int = 1) -> str:
-    """The paper's direction while the reading is pending: stated, neither confirmed nor contradicted."""
-    paper_dir = "higher" if paper_diff > 0 else "lower" if paper_diff < 0 else "unchanged"
-    return (
-        f"The paper's direction ({paper_what}: {paper_dir}, Δ {_fmt(paper_diff, decimals)}) is neither confirmed nor "
-        "contradicted until then."
-    )
 
 
 def interpret_ablations(
@@ -490,7 +403,7 @@ def interpret_ablations(
     bootstrap over seeds and queries (``evaluation.hierarchical``), every comparison of the table one Holm family:
     higher / lower only where the adjusted p is under 0.05. A row is higher (lower) when at least one task is and no
     task goes the other way; only then is the paper's direction for that row confirmed or contradicted. The
-    average over seeds is stated, not tested. Metrics written before the test kept per-query AP read as pending."""
+    average over seeds is stated, not tested."""
     groups, paired = statistics["groups"], statistics.get("paired") or {}
     paper_rows = dict(paper_rows or {})
     lines = []
@@ -521,53 +434,29 @@ def interpret_ablations(
         average = (
             f"Δ {_fmt(diff)} on the average against {against} ({groups_used}; {seeds}, mean over seeds, not tested)."
         )
-        sentences, signs, pending = [], [], False
+        sentences, signs = [], []
         for task, task_stats in (paired.get("rows", {}).get(name, {}).get("tasks") or {}).items():
             test = task_stats["versus"].get(against)
-            if not test:
-                continue
-            if is_hierarchical(test):
+            if test:
                 sentences.append(reading_sentence(name, against, f"{task} MAP", test))
                 signs.append(verdict(test))
-            else:
-                pending = True
-                sentences.append(f"per query {task} MAP Δ {_fmt(test['diff'])}")
         paper_name = paper_rows.get(name)
         paper_values = PAPER_ABLATION_ROWS.get(paper_name or "")
         paper_what = f"'{paper_name}' vs SPECTER, average of all 12 metrics"
-        if not sentences:
-            shown = 0
-            body = f"{average} No ranking task compares it per query, so nothing is read from it."
-            paper = (
-                paper_sentence(0, paper_values[4] - paper_ref[4], paper_what)
-                if paper_values
-                else "The paper has no row for this variant."
-            )
-        elif pending:
-            shown = 0
-            body = average.rstrip(".") + f"; {', '.join(sentences)}."
-            paper = (
-                pending_paper_sentence(paper_values[4] - paper_ref[4], paper_what)
-                if paper_values
-                else "The paper has no row for this variant."
-            )
-        else:
-            shown = row_verdict(signs)
+        shown = row_verdict(signs)
+        if sentences:
             body = f"{average} {' '.join(sentences)}"
-            paper = (
-                paper_sentence(shown, paper_values[4] - paper_ref[4], paper_what)
-                if paper_values
-                else "The paper has no row for this variant."
-            )
-        lines.append(f"- **{name}**: {body} {paper}".rstrip())
-        effects[name] = (diff, shown, against) if not pending else (diff, 0, "")
-    if all(name in effects for name in HARD_NEGATIVE_ROWS):
-        if any(effects[name][2] == "" for name in HARD_NEGATIVE_ROWS):
-            lines.append("- **hard negatives under two losses**: pending, as every row above.")
         else:
-            lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
-    if any(not effects[name][2] for name in effects):
-        lines.insert(0, f"- {PENDING}.")
+            body = f"{average} No ranking task compares it per query, so nothing is read from it."
+        paper = (
+            paper_sentence(shown, paper_values[4] - paper_ref[4], paper_what)
+            if paper_values
+            else "The paper has no row for this variant."
+        )
+        lines.append(f"- **{name}**: {body} {paper}".rstrip())
+        effects[name] = (diff, shown, against)
+    if all(name in effects for name in HARD_NEGATIVE_ROWS):
+        lines.append(hard_negative_sentence(*(effects[name] for name in HARD_NEGATIVE_ROWS)))
     run = set(paper_rows.get(n) for n in groups)
     missing = [row for row in PAPER_TABLE2 if row != "SPECTER" and row not in run]
     if missing:

@@ -333,8 +333,8 @@ def ablation_table_seeds(
     return frame, text
 
 
-def _mean_sd(scores: Mapping[str, Any], key: str) -> str:
-    """``mean ± sd`` over projection seeds (one seed, or an older report: the value alone)."""
+def mean_sd_text(scores: Mapping[str, Any], key: str) -> str:
+    """``mean ± sd`` over projection seeds (one seed: the value alone)."""
     sd = scores.get(f"{key}_sd")
     return f"{scores[key]:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
 
@@ -362,8 +362,8 @@ def scores_table(result: dict[str, Any]) -> str:
     for method, per_model in result["scores"].items():
         for model, s in per_model.items():
             lines.append(
-                f"| {method} | {model} | {_mean_sd(s, 'homogeneity')} | {_mean_sd(s, 'completeness')} "
-                f"| {_mean_sd(s, 'v_measure')} | {s['n_clusters']:g} | {s['noise_fraction']:.2f} | {seeds} |"
+                f"| {method} | {model} | {mean_sd_text(s, 'homogeneity')} | {mean_sd_text(s, 'completeness')} "
+                f"| {mean_sd_text(s, 'v_measure')} | {s['n_clusters']:g} | {s['noise_fraction']:.2f} | {seeds} |"
             )
     for model, s in PAPER_FIGURE2.items():
         lines.append(f"| tsne (paper, MAG) | {model} | {s['homogeneity']:.2f} | {s['completeness']:.2f} | | | | 1 |")
@@ -402,7 +402,7 @@ def eps_grid_table(result: Mapping[str, Any]) -> str:
                 s = cells[factor]
                 tests = versus.get(model, {}).get(factor, {})
                 lines.append(
-                    f"| {method} | {factor} | {model} | {_mean_sd(s, 'homogeneity')} | {_mean_sd(s, 'completeness')} "
+                    f"| {method} | {factor} | {model} | {mean_sd_text(s, 'homogeneity')} | {mean_sd_text(s, 'completeness')} "
                     f"| {s['noise_fraction']:.2f} | {interval_text(tests.get('homogeneity'))} "
                     f"| {interval_text(tests.get('completeness'))} |"
                 )

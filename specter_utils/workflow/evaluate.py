@@ -18,6 +18,7 @@ from specter_utils.evaluation.rankers import score_rankers
 from specter_utils.evaluation.recomm import DEFAULT_SEEDS
 from specter_utils.evaluation.suite import SuiteOptions, task_name, write_results
 from specter_utils.io import atomic_write, write_json
+from specter_utils.layout import RESULTS_TABLE
 from specter_utils.presentation.tables import (
     FIRST_ROWS,
     HEADERS,
@@ -26,7 +27,7 @@ from specter_utils.presentation.tables import (
     to_markdown,
     with_rankers,
 )
-from specter_utils.runs import RESULTS_TABLE, corpus_label, resolve
+from specter_utils.runs import corpus_label, resolve
 from specter_utils.tasks import BY_NAME
 from specter_utils.workflow.embed import papers_to_embed
 
