@@ -85,34 +85,28 @@ def local_ray():
     ray.shutdown()
 
 
-def test_ray_vectors_match_the_local_embedder(local_ray, tmp_path: Path) -> None:
-    papers = make_papers(24)
-    spec = EmbedConfig(batch_size=4, max_length=48)
-    local = embed_to_file(spec, papers, tmp_path / "local.jsonl", EmbedRun(progress=False))
-    result = embed_with_ray(spec, papers, tmp_path / "ray.jsonl", EmbedRun(chunk_size=8, progress=False), workers=2)
-    written = read_embeddings(tmp_path / "ray.jsonl")
-    assert written.ids == local.ids == [p.paper_id for p in papers]
-    assert cosine_rows(written.vectors, local.vectors).min() >= 0.9999
-    assert written.info["engine"] == "ray" and written.info["device"] == "ray: 2 cpu actor(s)"
-    assert written.info["pooling_detail"] == local.info["pooling_detail"]
-    assert len(result) == len(papers)
-    assert not Path(f"{tmp_path / 'ray.jsonl'}.ray").exists()  # the work folder goes once the files are written
-
-
-def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypatch) -> None:
+def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunks(
+    local_ray, tmp_path: Path, monkeypatch
+) -> None:
+    """One Ray run killed before its files were written, then resumed: its vectors match the local embedder's, and
+    the rerun sends only the chunk that lost rows back through Ray (one test, so the actor pool starts twice, not
+    three times)."""
     papers, out = make_papers(24), tmp_path / "ray.jsonl"
     spec, run = EmbedConfig(batch_size=4, max_length=48), EmbedRun(chunk_size=8, progress=False)
+    local = embed_to_file(spec, papers, tmp_path / "local.jsonl", EmbedRun(progress=False))
 
     def crash(*args, **kwargs):
         raise KeyboardInterrupt("killed before the files were written")
 
     monkeypatch.setattr(ray_engine, "write_embeddings", crash)
     with pytest.raises(KeyboardInterrupt):
-        embed_with_ray(spec, papers, out, run, workers=1)
+        embed_with_ray(spec, papers, out, run, workers=2)
     monkeypatch.undo()
     vectors_dir = Path(f"{out}.ray") / "vectors"
     first = ray_engine.finished_rows(vectors_dir, 384)
     assert sorted(first) == list(range(len(papers))) and not out.exists()
+    by_row = np.vstack([first[r] for r in range(len(papers))])
+    assert cosine_rows(by_row, local.vectors).min() >= 0.9999  # Ray's actors embed as the local embedder does
 
     # lose the shard holding row 0 (as a kill would before it was written), and leave a truncated one
     import pyarrow.parquet as pq
@@ -136,11 +130,16 @@ def test_rerun_embeds_only_unfinished_chunks(local_ray, tmp_path: Path, monkeypa
         return original(paths, **kwargs)
 
     monkeypatch.setattr(local_ray.data, "read_parquet", spy)
-    result = embed_with_ray(spec, papers, out, run, workers=1)
+    result = embed_with_ray(spec, papers, out, run, workers=2)
     # only the chunk that lost rows went back through Ray
     assert sorted(Path(p).name for p in read) == [f"chunk-{c:06d}.parquet" for c in sorted(lost_chunks)]
     assert result.info["resumed_papers"] == len(papers) - 8 * len(lost_chunks)
-    again = read_embeddings(out)
-    by_row = np.vstack([first[r] for r in range(len(papers))])
-    assert cosine_rows(again.vectors, by_row).min() >= 0.9999
+    assert len(result) == len(papers)
+    written = read_embeddings(out)
+    assert written.ids == local.ids == [p.paper_id for p in papers]
+    assert cosine_rows(written.vectors, by_row).min() >= 0.9999
+    assert cosine_rows(written.vectors, local.vectors).min() >= 0.9999
+    assert written.info["engine"] == "ray" and written.info["device"] == "ray: 2 cpu actor(s)"
+    assert written.info["pooling_detail"] == local.info["pooling_detail"]
     assert "resumed_papers" not in json.loads(out.with_suffix(".meta.json").read_text())
+    assert not Path(f"{out}.ray").exists()  # the work folder goes once the files are written
