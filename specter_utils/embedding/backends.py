@@ -171,19 +171,30 @@ def _chosen(choice: BackendChoice, precision: str, papers: dict, log: Log) -> En
     return build(dataclasses.replace(choice, spec=spec, probe=False), papers=papers, devices=None, log=log)[0]
 
 
+def _unprobed(choice: BackendChoice, papers: dict, log: Log, say: Log, reason: str) -> tuple[Encoder, dict[str, Any]]:
+    """float32 on OpenVINO, without a probe, for ``reason``, said in one line."""
+    say(f"precision: float32 (auto: {reason})")
+    return _chosen(choice, "float32", papers, log), {"precision_choice": {"chosen": "float32", "reason": reason}}
+
+
 def _probe(choice: BackendChoice, papers: dict, log: Log, say: Log, **_: Any) -> tuple[Encoder, dict[str, Any]]:
     """dtype auto on a CPU: the fastest precision within the parity limit, from the probe cached on this machine
     (:mod:`~specter_utils.embedding.precision_cache`) or measured now and cached; and its record for the meta."""
-    from specter_utils.embedding.openvino_backend import BackendUnavailable
+    from specter_utils.embedding.openvino_light import BackendUnavailable
     from specter_utils.embedding.precision_cache import cache_path, probe_key, read_entry, write_entry
-    from specter_utils.embedding.precision_probe import bf16_reason, choose, choose_precision, measured, precision_line
+    from specter_utils.embedding.precision_probe import (
+        PROBE_PAPERS,
+        bf16_reason,
+        choose,
+        choose_precision,
+        measured,
+        precision_line,
+    )
 
     min_cosine = choice.min_cosine if choice.min_cosine is not None else choice.spec.min_cosine
     int8_missing = missing_int8_packages()
     if int8_missing and bf16_reason():  # nothing to choose from: no probe, no cache entry
-        record = {"chosen": "float32", "reason": f"int8 needs {' and '.join(int8_missing)}; no bf16 instructions"}
-        say(f"precision: float32 (auto: {record['reason']})")
-        return _chosen(choice, "float32", papers, log), {"precision_choice": record}
+        return _unprobed(choice, papers, log, say, f"int8 needs {' and '.join(int8_missing)}; no bf16 instructions")
     key = probe_key(choice.spec, choice.int8_scheme, choice.calibration_size)
     entry = read_entry(key)
     if entry is not None:
@@ -191,6 +202,10 @@ def _probe(choice: BackendChoice, papers: dict, log: Log, say: Log, **_: Any) ->
         record.update(chosen=choose(measured(record["candidates"]), min_cosine), probed_at=entry["probed_at"])
         say(precision_line(record, f"probe cached {entry['probed_at']}"))
         return _chosen(choice, record["chosen"], papers, log), {"precision_choice": record}
+    if len(papers) < PROBE_PAPERS:  # too few to time; a later, larger run probes
+        return _unprobed(
+            choice, papers, log, say, f"{len(papers)} papers, too few to time (the probe takes {PROBE_PAPERS})"
+        )
     encoder = encoder_for(choice.spec.but(dtype="fp32"))
 
     def plan(lengths):
@@ -201,7 +216,7 @@ def _probe(choice: BackendChoice, papers: dict, log: Log, say: Log, **_: Any) ->
             encoder,
             _texts(encoder, papers),
             plan,
-            min_cosine=choice.min_cosine if choice.min_cosine is not None else choice.spec.min_cosine,
+            min_cosine=min_cosine,
             int8_scheme=choice.int8_scheme,
             calibration_size=choice.calibration_size,
             log=say,

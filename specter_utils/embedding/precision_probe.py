@@ -20,7 +20,7 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.embedding.encoder import Encoder
-from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+from specter_utils.embedding.openvino_light import BackendUnavailable  # light: a cached choice loads no torch
 from specter_utils.embedding.quantize import calibration_sample
 from specter_utils.executed import cpu_flags
 from specter_utils.vocabularies import INT8_CALIBRATION
@@ -138,6 +138,7 @@ def choose_precision(
     ``encoder`` is the loaded float32 model; ``texts`` are every paper to embed (int8 calibrates on a
     sample of them, the probe times another). Raises BackendUnavailable when OpenVINO cannot run the model.
     """
+    from specter_utils.embedding.openvino_backend import to_openvino  # torch: only where the probe runs
 
     sample = calibration_sample(texts, probe_papers, PROBE_SEED)
     encoders: dict[str, Encoder] = {"float32": to_openvino(encoder, "float32")}
