@@ -50,6 +50,11 @@ def missing_int8_packages() -> list[str]:
     return [name for name in INT8_PACKAGES if importlib.util.find_spec(name) is None]
 
 
+def openvino_installed() -> bool:
+    """Whether the ``openvino`` package is installed (not imported)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
 def wants_openvino(choice: BackendChoice, devices: list[str] | None) -> bool:
     """``backend auto``: OpenVINO for a float32 run on the CPU, when it is installed (it is faster there
     at cosine 1.0 to torch; docs/benchmarks.md). Explicit ``openvino`` always tries it."""
@@ -72,7 +77,7 @@ def no_probe_reason(choice: BackendChoice, devices: list[str] | None) -> str | N
     device = resolve_device(spec.torch_device)
     if not device.startswith("cpu"):
         return f"device {device}"
-    if importlib.util.find_spec("openvino") is None:
+    if not openvino_installed():
         return "openvino is not installed"
     return None
 
