@@ -8,15 +8,20 @@ child process; CPU time is the operating system's accounting of the finished chi
 
 The papers are two disjoint seeded samples of the hep-th abstracts (``--n`` each). The cases:
 
-- ``default, cold``: ``embed`` with default flags on sample 1, every OpenVINO cache of the model emptied before
-  each run (so each pays the conversion);
-- ``default, warm``: default flags on sample 2 (the converted model cached);
+- ``default, cold``: ``embed`` with default flags (``--dtype auto``: the precision probe's choice) on sample 1,
+  every OpenVINO cache of the model and the probe's cache emptied before each run (so each pays the conversion,
+  int8's calibration and the probe);
+- ``default, warm``: default flags on sample 2 (the converted models and the probe's choice cached): the second
+  sample, papers the probe never saw;
 - ``torch backend, warm``: ``--backend torch`` on sample 2: what an install without the ``openvino`` extra runs;
 - ``int8, cold``: ``--dtype int8`` on sample 1, caches emptied before each run (conversion and calibration paid);
 - ``int8, new corpus``: ``--dtype int8`` on sample 2: the int8 model cached by the run before, on other papers;
 - ``default, 10 papers``: the start-up floor, default flags on 10 papers of sample 1 (warm).
 
-After the runs, the int8 vectors of sample 1 are compared with the default (OpenVINO float32) ones by cosine.
+Each run's precision is read from its ``.meta.json`` (``dtype``, and for the default the probe's ``chosen`` with its
+speed-up over float32), and the machine's load average is taken before each pair. The probe's cache lives in a folder
+of the run's own (``SPECTER_UTILS_CACHE``), so the user's is left alone. After the runs, the int8 vectors of sample 1
+are compared with the default ones by cosine (when the default chose float32; skipped otherwise).
 Results go to ``--out`` (JSON, with the machine's CPU flags, the date and the commit) and a Markdown table beside it.
 
     python bench/bench_commands.py --n 1000 --runs 2                     # about 15 minutes on 2 cores
@@ -51,6 +56,7 @@ from measured_files import provenance, write_measured  # noqa: E402
 from specter_utils.config import EmbedConfig  # noqa: E402
 from specter_utils.embedding.io import read_embeddings_fast  # noqa: E402
 from specter_utils.embedding.openvino_backend import cache_folder  # noqa: E402
+from specter_utils.embedding.precision_cache import CACHE_FILE  # noqa: E402
 from specter_utils.executed import machine_info, machine_label  # noqa: E402
 from specter_utils.models import resolve_model  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
@@ -62,7 +68,7 @@ class Case:
     name: str
     sample: int  # 0 or 1
     flags: list[str] = field(default_factory=list)
-    cold: bool = False  # empty the model's OpenVINO caches before each run of ours
+    cold: bool = False  # empty the model's OpenVINO caches and the probe's cache before each run of ours
     limit: int | None = None  # the first N papers of the sample only
 
 
@@ -120,6 +126,22 @@ def timed(command: list[str], env: dict[str, str]) -> dict[str, float]:
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
 
 
+def precision_of(out: Path) -> dict[str, object]:
+    """The precision a finished run embedded at (its meta's ``dtype``) and, for ``--dtype auto``, the probe's choice
+    and its speed-up over float32."""
+    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    found: dict[str, object] = {"dtype": meta.get("dtype")}
+    choice = meta.get("precision_choice")
+    if choice:
+        found["chosen"] = choice.get("chosen")
+        rows = choice.get("candidates", {})
+        base = rows.get("float32", {}).get("docs_per_s")
+        found["probe_speedup"] = {
+            name: round(row["docs_per_s"] / base, 3) for name, row in rows.items() if base and "docs_per_s" in row
+        }
+    return found
+
+
 def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path, env: dict) -> dict:
     metadata = files[case.sample]
     if case.limit:
@@ -145,12 +167,16 @@ def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path
             path.unlink()
         if case.cold:
             empty_openvino_caches(args.model_path)
+            (Path(env["SPECTER_UTILS_CACHE"]) / CACHE_FILE).unlink(missing_ok=True)
+        load = round(os.getloadavg()[0], 2)
         a = timed(ours, env)
+        precision = precision_of(ours_out)
         b = timed(recipe, env)
         pairs.append({"ours": a, "recipe": b, "speedup": round(b["wall_s"] / a["wall_s"], 3)})
+        pairs[-1].update(precision=precision, load_before=load)
         print(
-            f"  [{case.name} {run + 1}/{args.runs}] ours {a['wall_s']:.1f} s, recipe {b['wall_s']:.1f} s: "
-            f"{pairs[-1]['speedup']:.2f}x",
+            f"  [{case.name} {run + 1}/{args.runs}] ours {a['wall_s']:.1f} s ({precision['dtype']}), recipe "
+            f"{b['wall_s']:.1f} s: {pairs[-1]['speedup']:.2f}x (load {load})",
             flush=True,
         )
     speedups = [p["speedup"] for p in pairs]
@@ -166,6 +192,8 @@ def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path
         "speedup_median": statistics.median(speedups),
         "speedup_min": min(speedups),
         "speedup_max": max(speedups),
+        "precision": sorted({p["precision"]["dtype"] for p in pairs}),
+        "chosen": sorted({p["precision"]["chosen"] for p in pairs if "chosen" in p["precision"]}),
         "output": str(ours_out),
     }
 
@@ -199,6 +227,8 @@ def int8_cosine(results: list[dict]) -> dict[str, float] | None:
     by_case = {r["case"]: r for r in results}
     if "default, cold" not in by_case or "int8, cold" not in by_case:
         return None
+    if by_case["default, cold"]["precision"] != ["openvino-f32"]:
+        return None
     f32 = read_embeddings_fast(Path(by_case["default, cold"]["output"]))
     int8 = read_embeddings_fast(Path(by_case["int8, cold"]["output"]))
     a, _ = f32.lookup(f32.ids)
@@ -217,15 +247,26 @@ def table(record: dict) -> str:
         f"Machine: {machine_label(record['machine'])}; {record['date']}, commit {record['commit']}.",
         f"Command: `{record['argv']}`",
         "",
-        "| case | sample | papers | ours, s (median) | recipe, s (median) | speed-up per pair: median [min, max] |",
-        "|---|---|---|---|---|---|",
+        "| case | sample | papers | precision | ours, s (median) | recipe, s (median) "
+        "| speed-up per pair: median [min, max] |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in record["cases"]:
+        precision = ", ".join(r.get("precision", [])) or "?"
+        if r.get("chosen"):
+            precision += f" (auto chose {', '.join(r['chosen'])})"
         lines.append(
             f"| {r['case']}: `{' '.join(r['flags']) or 'default flags'}` | {r['sample']} | {r['papers']:,} "
-            f"| {r['ours_wall_median_s']:.1f} | {r['recipe_wall_median_s']:.1f} | **{r['speedup_median']:.2f}x** "
-            f"[{r['speedup_min']:.2f}, {r['speedup_max']:.2f}] |"
+            f"| {precision} | {r['ours_wall_median_s']:.1f} | {r['recipe_wall_median_s']:.1f} "
+            f"| **{r['speedup_median']:.2f}x** [{r['speedup_min']:.2f}, {r['speedup_max']:.2f}] |"
         )
+    probes = [p["precision"] for r in record["cases"] for p in r["pairs"] if p["precision"].get("probe_speedup")]
+    if probes:
+        figures = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in probes[0]["probe_speedup"].items())
+        lines += ["", f"The probe's figures (docs/s against float32, on its own papers): {figures}."]
+    loads = [p["load_before"] for r in record["cases"] for p in r["pairs"] if "load_before" in p]
+    if loads:
+        lines += ["", f"Load average (1 min) before each pair: {min(loads):.2f} to {max(loads):.2f}."]
     if record.get("imports_s"):
         parts = ", ".join(f"{name} {sec:.2f}" for name, sec in record["imports_s"].items() if name != "all")
         lines += [
@@ -269,6 +310,7 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
         work = Path(tmp)
+        env["SPECTER_UTILS_CACHE"] = str(work / "cache")  # the probe's cache, the run's own
         files = []
         for i, papers in enumerate(samples(args.hepth, args.n, count=1 if args.one_sample else 2)):
             files.append(work / f"sample{i + 1}.json")

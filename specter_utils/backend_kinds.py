@@ -23,7 +23,7 @@ class BackendSpec:
     name: str
     label: str  # what --help says of it
     applies: str | Callable[..., bool] | None  # (choice, devices) -> bool; None: never by itself (auto)
-    build: str | Callable[..., Any] | None  # (choice, papers=, devices=, log=) -> (encoder, meta)
+    build: str | Callable[..., Any] | None  # (choice, papers=, devices=, log=, say=) -> (encoder, meta)
     selectable: bool = True  # --backend takes it by name (int8 and the probe come from --dtype instead)
 
     def picks(self, choice: Any, devices: list[str] | None) -> bool:

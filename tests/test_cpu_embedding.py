@@ -131,16 +131,19 @@ def test_choose_takes_the_fastest_within_the_cosine_limit() -> None:
     assert choose(figures, 0.999) == "bfloat16"
 
 
-def test_dtype_auto_records_its_choice_and_figures_in_the_meta(random_tiny_model: Path, tmp_path: Path) -> None:
+def test_dtype_auto_records_its_choice_and_figures_in_the_meta(
+    random_tiny_model: Path, tmp_path: Path, monkeypatch
+) -> None:
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
-    meta = write_metadata(tmp_path / "paper_metadata.json", make_papers(20))
+    monkeypatch.setenv("SPECTER_UTILS_CACHE", str(tmp_path / "cache"))  # the probe's cache: the test's own
+    meta = write_metadata(tmp_path / "paper_metadata.json", make_papers(140))
     out = tmp_path / "auto.jsonl"
     argv = ["embed", "--model", str(random_tiny_model), "--metadata", str(meta), "--out", str(out)]
     assert main([*argv, "--max-length", "32", "--batch-size", "4", "--dtype", "auto", "--min-cosine", "0.5"]) == 0
     info = json.loads(out.with_suffix(".meta.json").read_text())
     record = info["precision_choice"]
-    assert record["min_cosine"] == 0.5 and record["probe_papers"] == 20
+    assert record["min_cosine"] == 0.5 and record["probe_papers"] == 128
     measured = {name: row for name, row in record["candidates"].items() if "docs_per_s" in row}
     assert {"float32", "int8"} <= set(measured) and set(record["candidates"]) == {"float32", "bfloat16", "int8"}
     assert measured["float32"]["cos_min"] == pytest.approx(1.0, abs=1e-5)
@@ -179,7 +182,7 @@ def test_token_budget_gives_the_same_vectors(random_tiny_model: Path) -> None:
     [
         (["--dtype", "int8", "--backend", "torch"], ("--dtype", "openvino backend", "--backend torch")),
         (["--dtype", "int8", "--engine", "ray"], ("--dtype", "--engine ray")),
-        (["--min-cosine", "0.99"], ("--min-cosine", "add --dtype auto")),
+        (["--dtype", "fp32", "--min-cosine", "0.99"], ("--min-cosine", "--dtype auto (the default)", "float32")),
         (["--dtype", "auto", "--min-cosine", "1.5"], ("--min-cosine", "(0, 1]")),
         (["--token-budget", "0"], ("--token-budget",)),
         (["--token-budget", "4096", "--multi-gpu"], ("--token-budget", "one device")),

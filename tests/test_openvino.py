@@ -98,6 +98,7 @@ def test_backend_registry_names(monkeypatch) -> None:
     from specter_utils.embedding.backends import ENCODERS, BackendChoice, backend_name
 
     monkeypatch.setattr(backends, "wants_openvino", lambda choice, devices: choice.spec.backend != "torch")
+    monkeypatch.setattr(backends, "openvino_installed", lambda: True)
     assert set(ENCODERS) == {"torch", "openvino", "int8", "probe"}
     assert backend_name(BackendChoice(EmbedConfig(dtype="int8"))) == "int8"
     assert backend_name(BackendChoice(EmbedConfig(backend="auto", device="cpu"), probe=True)) == "probe"
@@ -108,3 +109,5 @@ def test_backend_registry_names(monkeypatch) -> None:
     # every stage's default is the embed command's: backend auto (OpenVINO float32 on a CPU where it is installed)
     assert BackendChoice().spec.backend == "auto" and backend_name(BackendChoice()) == "openvino"
     assert backend_name(BackendChoice(EmbedConfig(backend="torch"))) == "torch"
+    monkeypatch.setattr(backends, "openvino_installed", lambda: False)  # no probe without openvino
+    assert backend_name(BackendChoice(EmbedConfig(backend="auto", device="cpu"), probe=True)) == "openvino"

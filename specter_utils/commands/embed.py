@@ -50,10 +50,10 @@ examples:
   # (cached beside the model folder); the plain torch path:
   specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --backend torch
   # int8 on the CPU (OpenVINO + NNCF), calibrated on a sample of these papers and cached per
-  # model, length and scheme; or the fastest of
-  # float32, bf16 and int8 measured on this CPU whose vectors keep a cosine of 0.99 to float32:
+  # model, length and scheme; by default (--dtype auto) the fastest of float32, bf16 and int8,
+  # timed once on this CPU and cached, whose vectors keep a cosine of 0.99 to float32 (bf16: 0.999):
   specter-utils embed --model minilm --metadata F --out emb/minilm-int8.jsonl --dtype int8
-  specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --dtype auto --min-cosine 0.99
+  specter-utils embed --model minilm --metadata F --out emb/minilm.jsonl --min-cosine 0.995
   # a baseline (sgc needs citations: the metadata's references/cited_by, or --edges):
   specter-utils embed --baseline sgc --metadata F --held-out scidocs/cite/test.qrel --out emb/sgc.jsonl
   # the pipeline's SIF vectors (fitted on the training papers too):
@@ -94,15 +94,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser,
         DTYPE_CHOICES,
         None,
-        "default: fp32 on a CPU, bf16 autocast on a GPU (torch's float32 and bfloat16 are accepted spellings); int8: "
-        "post-training quantization with NNCF on the openvino backend, calibrated on a seeded sample of the "
-        "papers (--calibration) and cached; auto: on a CPU, the fastest of float32, bf16 and int8 in a short timed probe whose "
-        "vectors keep --min-cosine to float32 (the choice and figures go into the .meta.json); on a GPU, bf16",
+        "default auto: on a CPU with openvino, the fastest of float32, bf16 and int8 in a short timed probe whose "
+        "vectors keep --min-cosine to float32 (bf16: at least 0.999), run once per machine, model, length and "
+        "pooling and cached in $SPECTER_UTILS_CACHE (~/.cache/specter_utils); one line on stderr names the choice "
+        "and the .meta.json keeps the figures; elsewhere (--backend torch, a GPU, --engine ray) fp32 on a CPU, "
+        "bf16 autocast on a GPU. fp32, bf16 (torch's float32 and bfloat16 are accepted spellings): as asked; int8: "
+        "post-training quantization with NNCF on the openvino backend, calibrated on a seeded sample of the papers "
+        "(--calibration) and cached",
     )
     parser.add_argument(
         "--min-cosine",
         type=float,
-        help=f"--dtype auto: least cosine to float32 over the probe's papers (default {EmbedConfig.min_cosine})",
+        help=f"--dtype auto: least cosine to float32 over the probe's papers for int8 (default {EmbedConfig.min_cosine}"
+        "; bf16 needs at least 0.999); a cached probe is chosen from again, not re-run",
     )
     parser.add_argument(
         "--int8-scheme",
@@ -183,7 +187,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check_arguments(args: argparse.Namespace) -> None:
     """Every flag and path, before any model is loaded or file written (the paths first: a missing file is one
     line before the embedding stack is imported)."""
-    args.probe = args.dtype == "auto"  # asked for by name: the timed probe (on a CPU)
+    args.probe = args.dtype in (None, "auto")  # the default: the probe's choice, cached per machine (on a CPU)
     args.dtype = torch_dtype_name(args.dtype) if args.dtype else "auto"
     if args.merge:
         for path in args.merge:
@@ -199,7 +203,9 @@ def _check_precision(args: argparse.Namespace) -> None:
     """--dtype int8 / auto, --min-cosine and --token-budget: what they need and what they clash with."""
     if args.min_cosine is not None:
         if not args.probe:
-            raise DataError("the parity limit of --dtype auto; add --dtype auto", "--min-cosine")
+            raise DataError(
+                f"the parity limit of --dtype auto (the default), not of --dtype {args.dtype}", "--min-cosine"
+            )
         if not 0.0 < args.min_cosine <= 1.0:
             raise DataError(f"must be in (0, 1], got {args.min_cosine}", "--min-cosine")
     if args.token_budget and (args.multi_gpu or args.engine == "ray"):

@@ -8,6 +8,7 @@ the cached model, without torch) and build the encoder with torch only where it 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -37,7 +38,7 @@ class BackendChoice:
     backend: every stage that embeds defaults to embed's) and what picks among the encoders that can run it."""
 
     spec: EmbedConfig = field(default_factory=EmbedConfig)
-    probe: bool = False  # dtype auto was asked for by name: time float32, bf16 and int8 on a CPU
+    probe: bool = False  # dtype auto from the embed command: on a CPU, the probe's (cached) choice of precision
     int8_scheme: str = "default"
     calibration_size: int = INT8_CALIBRATION  # int8's calibration sample (the cached model is keyed by it)
     min_cosine: float | None = None  # the probe's parity limit (default EmbedConfig.min_cosine)
@@ -47,6 +48,11 @@ class BackendChoice:
 def missing_int8_packages() -> list[str]:
     """The packages int8 needs that are not installed."""
     return [name for name in INT8_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def openvino_installed() -> bool:
+    """Whether the ``openvino`` package is installed (not imported)."""
+    return importlib.util.find_spec("openvino") is not None
 
 
 def wants_openvino(choice: BackendChoice, devices: list[str] | None) -> bool:
@@ -60,10 +66,25 @@ def wants_openvino(choice: BackendChoice, devices: list[str] | None) -> bool:
     return resolve_device(spec.torch_device).startswith("cpu")
 
 
-def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
-    """``dtype auto`` runs the timed probe on one CPU, unless the torch backend is asked for."""
+def no_probe_reason(choice: BackendChoice, devices: list[str] | None) -> str | None:
+    """Why ``dtype auto`` cannot take the probe's choice here (None: it can): it runs on one CPU, with OpenVINO,
+    unless the torch backend is asked for."""
     spec = choice.spec
-    return not devices and spec.backend != "torch" and resolve_device(spec.torch_device).startswith("cpu")
+    if spec.backend == "torch":
+        return "--backend torch"
+    if devices:
+        return "several GPUs"
+    device = resolve_device(spec.torch_device)
+    if not device.startswith("cpu"):
+        return f"device {device}"
+    if not openvino_installed():
+        return "openvino is not installed"
+    return None
+
+
+def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
+    """``dtype auto`` takes the probe's choice on one CPU with OpenVINO, unless the torch backend is asked for."""
+    return no_probe_reason(choice, devices) is None
 
 
 def wants_int8(choice: BackendChoice, devices: list[str] | None) -> bool:
@@ -147,11 +168,49 @@ def _int8(choice: BackendChoice, papers: dict, **_: Any) -> tuple[Encoder, dict]
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
 
-def _probe(choice: BackendChoice, papers: dict, log: Log, **_: Any) -> tuple[Encoder, dict[str, Any]]:
-    """dtype auto on a CPU: the fastest precision within the parity limit, and its record for the meta."""
-    from specter_utils.embedding.openvino_backend import BackendUnavailable
-    from specter_utils.embedding.precision_probe import choose_precision
+def _chosen(choice: BackendChoice, precision: str, papers: dict, log: Log) -> Encoder:
+    """The encoder of a precision the probe chose, by its own route (warm where its model is cached)."""
+    short = {"float32": "fp32", "bfloat16": "bf16", "int8": "int8"}[precision]
+    spec = choice.spec.but(dtype=short, backend="openvino")
+    build = _int8 if precision == "int8" else _openvino
+    return build(dataclasses.replace(choice, spec=spec, probe=False), papers=papers, devices=None, log=log)[0]
 
+
+def _unprobed(choice: BackendChoice, papers: dict, log: Log, say: Log, reason: str) -> tuple[Encoder, dict[str, Any]]:
+    """float32 on OpenVINO, without a probe, for ``reason``, said in one line."""
+    say(f"precision: float32 (auto: {reason})")
+    return _chosen(choice, "float32", papers, log), {"precision_choice": {"chosen": "float32", "reason": reason}}
+
+
+def _probe(choice: BackendChoice, papers: dict, log: Log, say: Log, **_: Any) -> tuple[Encoder, dict[str, Any]]:
+    """dtype auto on a CPU: the fastest precision within the parity limit, from the probe cached on this machine
+    (:mod:`~specter_utils.embedding.precision_cache`) or measured now and cached; and its record for the meta."""
+    from specter_utils.embedding.openvino_light import BackendUnavailable
+    from specter_utils.embedding.precision_cache import cache_path, probe_key, read_entry, write_entry
+    from specter_utils.embedding.precision_probe import (
+        PROBE_PAPERS,
+        bf16_reason,
+        choose,
+        choose_precision,
+        measured,
+        precision_line,
+    )
+
+    min_cosine = choice.min_cosine if choice.min_cosine is not None else choice.spec.min_cosine
+    int8_missing = missing_int8_packages()
+    if int8_missing and bf16_reason():  # nothing to choose from: no probe, no cache entry
+        return _unprobed(choice, papers, log, say, f"int8 needs {' and '.join(int8_missing)}; no bf16 instructions")
+    key = probe_key(choice.spec, choice.int8_scheme, choice.calibration_size)
+    entry = read_entry(key)
+    if entry is not None:
+        record = dict(entry["record"], min_cosine=min_cosine, probe_cache=str(cache_path()))
+        record.update(chosen=choose(measured(record["candidates"]), min_cosine), probed_at=entry["probed_at"])
+        say(precision_line(record, f"probe cached {entry['probed_at']}"))
+        return _chosen(choice, record["chosen"], papers, log), {"precision_choice": record}
+    if len(papers) < PROBE_PAPERS:  # too few to time; a later, larger run probes
+        return _unprobed(
+            choice, papers, log, say, f"{len(papers)} papers, too few to time (the probe takes {PROBE_PAPERS})"
+        )
     encoder = encoder_for(choice.spec.but(dtype="fp32"))
 
     def plan(lengths):
@@ -162,19 +221,22 @@ def _probe(choice: BackendChoice, papers: dict, log: Log, **_: Any) -> tuple[Enc
             encoder,
             _texts(encoder, papers),
             plan,
-            min_cosine=choice.min_cosine if choice.min_cosine is not None else choice.spec.min_cosine,
+            min_cosine=min_cosine,
             int8_scheme=choice.int8_scheme,
             calibration_size=choice.calibration_size,
-            log=log,
+            log=say,
         )
     except BackendUnavailable as exc:
         log(f"embed: --dtype auto: openvino cannot run this model ({exc}); float32 with torch")
         return encoder, {"precision_choice": {"chosen": "float32", "reason": str(exc)}}
-    return chosen, {"precision_choice": record}
+    probed_at = write_entry(key, record)
+    where = f"probed now, cached in {cache_path()}" if probed_at else "probed now; the cache could not be written"
+    say(precision_line(record, where))
+    return chosen, {"precision_choice": {**record, "probed_at": probed_at, "probe_cache": str(cache_path())}}
 
 
 # The backends that build an encoder (a live view of backend_kinds.BACKEND_REGISTRY); each builder is called as
-# builder(choice, papers=, devices=, log=) -> (encoder, meta info)
+# builder(choice, papers=, devices=, log=, say=) -> (encoder, meta info)
 ENCODERS = BACKEND_REGISTRY.names(lambda spec: spec.build is not None)
 
 
@@ -184,13 +246,19 @@ def load_backend(
     *,
     devices: list[str] | None = None,
     log: Log = _stderr,
+    say: Log | None = None,
 ) -> tuple[Encoder, dict[str, Any]]:
     """The encoder ``choice`` asks for, and what it adds to the meta.
 
-    ``papers`` are every paper to embed: int8 calibrates on a sample of them, the probe times another.
+    ``papers`` are every paper to embed: int8 calibrates on a sample of them, the probe times another. ``log``
+    takes warnings; ``say`` (default ``log``) the precision ``dtype auto`` picked, in one line.
     """
-    build = BACKEND_REGISTRY.get(backend_name(choice, devices)).builder()
-    return build(choice, papers=papers, devices=devices, log=log)
+    say = say or log
+    name = backend_name(choice, devices)
+    encoder, info = BACKEND_REGISTRY.get(name).builder()(choice, papers=papers, devices=devices, log=log, say=say)
+    if choice.probe and name != "probe":
+        say(f"precision: {encoder.info().get('dtype')} (auto without the probe: {no_probe_reason(choice, devices)})")
+    return encoder, info
 
 
 def load_text_encoder(choice: BackendChoice, papers: dict | None = None, log: Log = _stderr) -> Encoder:

@@ -3,9 +3,11 @@
 A short timed probe embeds a seeded sample of the user's papers (sorted by length and batched as the
 run batches them) with each precision on the OpenVINO backend, twice in alternating order, and keeps
 the faster pass of each, so that a load change on a shared machine favours no one. int8's vectors must
-have a minimum cosine to f32 over the probe sample of at least the user's limit; bf16 is left out, with
-the reason, on a CPU without bf16 instructions (OpenVINO would run it at f32). The choice and every
-figure go into the embeddings' meta (``precision_choice``).
+have a minimum cosine to f32 over the probe sample of at least the user's limit (default 0.99: the int8
+model's task scores are within 0.3 MAP of f32's, bench/measured/int8_calibration_hepth.md); bf16's at
+least 0.999, and bf16 is left out, with the reason, on a CPU without bf16 instructions (OpenVINO would
+run it at f32). The choice and every figure go into the embeddings' meta (``precision_choice``);
+:mod:`specter_utils.embedding.precision_cache` keeps them per machine, so a later run does not probe.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.embedding.encoder import Encoder
-from specter_utils.embedding.openvino_backend import BackendUnavailable, to_openvino
+from specter_utils.embedding.openvino_light import BackendUnavailable  # light: a cached choice loads no torch
 from specter_utils.embedding.quantize import calibration_sample
 from specter_utils.executed import cpu_flags
 from specter_utils.vocabularies import INT8_CALIBRATION
@@ -27,10 +29,11 @@ PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
 PROBE_ROUNDS = 2
 DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
+BF16_MIN_COSINE = 0.999  # bf16 only rounds: below this its vectors are not the same model's
 CANDIDATES = ("float32", "bfloat16", "int8")
 
 
-def _bf16_reason() -> str | None:
+def bf16_reason() -> str | None:
     """Why bf16 would not run as bf16 on this CPU (None when OpenVINO reports bf16 support)."""
     import openvino as ov
 
@@ -86,10 +89,38 @@ def probe(
     return figures
 
 
+def limit(name: str, min_cosine: float) -> float:
+    """The least cosine to f32 candidate ``name`` must keep: ``min_cosine``, and at least 0.999 for bf16."""
+    return max(min_cosine, BF16_MIN_COSINE) if name == "bfloat16" else min_cosine
+
+
+def measured(candidates: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The candidates the probe timed (not those it skipped, with their reason)."""
+    return {name: row for name, row in candidates.items() if "skipped" not in row}
+
+
 def choose(figures: dict[str, dict[str, float]], min_cosine: float) -> str:
-    """The fastest candidate whose minimum cosine to f32 reaches ``min_cosine`` (f32 always does)."""
-    allowed = [name for name, row in figures.items() if name == "float32" or row["cos_min"] >= min_cosine]
+    """The fastest candidate whose minimum cosine to f32 reaches its :func:`limit` (f32 always does)."""
+    allowed = [name for name, row in figures.items() if name == "float32" or row["cos_min"] >= limit(name, min_cosine)]
     return max(allowed, key=lambda name: figures[name]["docs_per_s"])
+
+
+def precision_line(record: dict[str, Any], source: str) -> str:
+    """The one line ``embed`` says of its choice: "precision: int8 (probe cached ...: int8 2.10x float32, min
+    cosine 0.9951 >= 0.99; bfloat16 skipped: this CPU has no bf16 instructions)"."""
+    candidates = record["candidates"]
+    base = candidates["float32"]["docs_per_s"]
+    parts = []
+    for name, row in candidates.items():
+        if name == "float32":
+            continue
+        if "skipped" in row:
+            parts.append(f"{name} skipped: {row['skipped'].split(' (')[0]}")
+            continue
+        bar = limit(name, record["min_cosine"])
+        sign = ">=" if row["cos_min"] >= bar else "<"
+        parts.append(f"{name} {row['docs_per_s'] / base:.2f}x float32, min cosine {row['cos_min']:.4f} {sign} {bar}")
+    return f"precision: {record['chosen']} ({source}: {'; '.join(parts) or 'float32 only'})"
 
 
 def choose_precision(
@@ -107,11 +138,12 @@ def choose_precision(
     ``encoder`` is the loaded float32 model; ``texts`` are every paper to embed (int8 calibrates on a
     sample of them, the probe times another). Raises BackendUnavailable when OpenVINO cannot run the model.
     """
+    from specter_utils.embedding.openvino_backend import to_openvino  # torch: only where the probe runs
 
     sample = calibration_sample(texts, probe_papers, PROBE_SEED)
     encoders: dict[str, Encoder] = {"float32": to_openvino(encoder, "float32")}
     skipped: dict[str, str] = {}
-    reason = _bf16_reason()
+    reason = bf16_reason()
     if reason:
         skipped["bfloat16"] = reason
     else:
@@ -122,7 +154,7 @@ def choose_precision(
         )
     except BackendUnavailable as exc:  # nncf missing: int8 is not a candidate, f32 and bf16 still are
         skipped["int8"] = str(exc)
-    log(f"embed: --dtype auto: timing {', '.join(encoders)} on {len(sample)} of the papers")
+    log(f"embed: --dtype auto: timing {', '.join(encoders)} on {len(sample)} of the papers, once on this machine")
     figures = probe(encoders, sample, plan)
     chosen = choose(figures, min_cosine)
     record = {
@@ -134,8 +166,4 @@ def choose_precision(
         "candidates": {**figures, **{name: {"skipped": why} for name, why in skipped.items()}},
         "cpu_flags": cpu_flags(),
     }
-    summary = "; ".join(
-        f"{name} {row['docs_per_s']:.1f} docs/s, min cos {row['cos_min']:.4f}" for name, row in figures.items()
-    )
-    log(f"embed: --dtype auto chose {chosen} ({summary}; limit {min_cosine})")
     return encoders[chosen], record

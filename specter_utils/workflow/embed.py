@@ -5,6 +5,7 @@ search."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -90,6 +91,14 @@ class Placement:
     multi_gpu: bool = False
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _silent(message: str) -> None:
+    """What --quiet does with a progress message."""
+
+
 def embed_file(
     choice: BackendChoice,
     papers: dict[str, Any],
@@ -103,7 +112,10 @@ def embed_file(
     torch encoder on Ray Data instead. ``run.shard=(i, n)`` embeds one shard (:func:`shard_range`).
     """
     run, placement = run or EmbedRun(), placement or Placement()
+    say = _stderr if run.progress else _silent  # the precision line is progress: --quiet drops it
     if placement.engine == "ray":
+        if choice.probe:
+            say("precision: auto on Ray (bf16 autocast on GPU actors, else float32; the probe is for the local engine)")
         from specter_utils.embedding.ray_engine import embed_with_ray  # pyarrow and ray: the scale extra
 
         return embed_with_ray(
@@ -115,7 +127,7 @@ def embed_file(
             address=placement.ray_address,
         )
     devices = visible_gpus() if placement.multi_gpu else None
-    encoder, backend_info = load_backend(choice, papers, devices=devices)
+    encoder, backend_info = load_backend(choice, papers, devices=devices, say=say)
     extra = {**(run.info or {}), **backend_info}
     return embed_to_file(
         encoder,
