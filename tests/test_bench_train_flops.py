@@ -1,0 +1,89 @@
+"""The CPU training benchmark's arithmetic (bench/train_flops.py): peak FLOP/s from flags and clock, FLOPs per
+token and padding shares. No timing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from train_flops import (  # noqa: E402
+    CpuKind,
+    batch_flops,
+    flops_per_token,
+    grouped_padding,
+    padding_share,
+    parse_cpuinfo,
+    peak_flops,
+)
+
+CPUINFO = """processor\t: 0
+model name\t: AMD EPYC
+cpu MHz\t\t: 2445.424
+flags\t\t: fpu sse sse2 avx fma avx2
+processor\t: 1
+model name\t: AMD EPYC
+cpu MHz\t\t: 1800.000
+flags\t\t: fpu
+"""
+
+
+def test_parse_cpuinfo_reads_the_first_core_and_prefers_the_max_clock():
+    cpu = parse_cpuinfo(CPUINFO)
+    assert cpu.model == "AMD EPYC"
+    assert cpu.mhz == pytest.approx(2445.424)
+    assert {"avx2", "fma"} <= cpu.flags
+    assert parse_cpuinfo(CPUINFO, max_mhz=3500.0).mhz == 3500.0
+
+
+def test_peak_of_an_avx2_cpu_is_cores_clock_and_32_flop_per_cycle():
+    peak = peak_flops(parse_cpuinfo(CPUINFO), cores=2, dtype="fp32")
+    assert peak.flop_per_cycle == 32
+    assert peak.flops == pytest.approx(2 * 2445.424e6 * 32)
+    assert "2 cores x 2445 MHz x 32" in peak.formula
+    assert peak_flops(parse_cpuinfo(CPUINFO), cores=2, dtype="bf16") is None  # no bf16 unit
+
+
+def test_wider_units_give_higher_peaks_and_avx2_needs_fma():
+    avx512 = CpuKind("x", frozenset({"avx2", "fma", "avx512f"}), 2000.0)
+    amx = CpuKind("x", frozenset({"avx512f", "avx512_bf16", "amx_bf16"}), 2000.0)
+    assert peak_flops(avx512, 1, "fp32").flop_per_cycle == 64
+    assert peak_flops(amx, 1, "bf16").flop_per_cycle == 1024
+    assert peak_flops(CpuKind("x", frozenset({"avx512_bf16"}), 2000.0), 1, "bf16").flop_per_cycle == 128
+    assert peak_flops(CpuKind("x", frozenset({"avx", "avx2"}), 2000.0), 1, "fp32").flop_per_cycle == 16
+    assert peak_flops(CpuKind("x", frozenset({"avx2", "fma"}), None), 1, "fp32") is None  # no clock
+
+
+def test_a_minilm_triplet_of_64_wordpieces_is_about_12_6_gflop():
+    per_token = flops_per_token(non_embedding_params=10_646_784, layers=6, hidden=384, seq_len=64)
+    assert per_token == 6 * 10_646_784 + 12 * 6 * 384 * 64
+    assert 3 * 64 * per_token == pytest.approx(12.6e9, rel=0.01)
+
+
+def test_batch_flops_count_real_tokens_for_the_model_and_every_position_when_executed():
+    model, executed = batch_flops([64, 32], width=64, non_embedding_params=100, layers=2, hidden=4)
+    assert model == 64 * flops_per_token(100, 2, 4, 64) + 32 * flops_per_token(100, 2, 4, 32)
+    assert executed == 2 * 64 * flops_per_token(100, 2, 4, 64)
+    assert executed > model
+
+
+def test_padding_share():
+    assert padding_share(75, 100) == pytest.approx(0.25)
+    assert padding_share(0, 0) == 0.0
+    with pytest.raises(ValueError):
+        padding_share(101, 100)
+
+
+def test_length_grouping_pads_less_than_random_order():
+    anchors = [10, 60, 12, 58, 11, 61, 9, 59]
+    columns = [anchors, anchors, anchors]
+    order = list(range(8))
+    real, random_positions = grouped_padding(columns, batch=2, order=order, sort_window=2)
+    assert real == 3 * sum(anchors)
+    assert random_positions == 3 * 2 * (60 + 58 + 61 + 59)
+    grouped_real, grouped_positions = grouped_padding(columns, batch=2, order=order, sort_window=8)
+    assert grouped_real == real
+    assert grouped_positions == 3 * 2 * (61 + 59 + 12 + 10)
