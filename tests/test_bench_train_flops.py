@@ -87,3 +87,31 @@ def test_length_grouping_pads_less_than_random_order():
     grouped_real, grouped_positions = grouped_padding(columns, batch=2, order=order, sort_window=8)
     assert grouped_real == real
     assert grouped_positions == 3 * 2 * (61 + 59 + 12 + 10)
+
+
+def _record(wall: float, cpu: float, lengths: list[int], width: int) -> dict:
+    split = {"tokenize": 0.1, "forward": 0.3, "backward": 0.5, "optimiser": 0.05, "other": 0.05}
+    step = {"wall_s": wall, "cpu_s": cpu, "split_s": {k: v * wall for k, v in split.items()}}
+    step |= {"tokenized_real": sum(lengths), "tokenized_positions": len(lengths) * width}
+    step["executed"] = [(lengths, width)]
+    return {"setting": "fp32", "dtype": "fp32", "threads": 2, "batch": 2, "max_length": 64, "steps": [step, step]}
+
+
+def test_summarise_and_verdict_read_the_figures_from_the_steps():
+    from bench_train_cpu import summarise, verdict
+
+    shape = {"layers": 6, "hidden": 384, "non_embedding": 10_646_784}
+    row = summarise(_record(wall=2.0, cpu=2.0, lengths=[64, 60, 64, 64, 64, 64], width=64), shape)
+    assert row["triplets_per_s"] == pytest.approx(1.0)  # 2 steps of 2 triplets in 4 s
+    assert row["cores_got"] == pytest.approx(1.0)
+    assert row["padding_share_executed"] == pytest.approx(4 / 384, abs=1e-4)
+    assert row["split"]["backward"] == pytest.approx(0.5)
+    assert row["profile_minutes"] == pytest.approx(24_000 / 60, abs=0.1)
+    kind = {"cores": 2, "peaks": {"fp32": {"gflop_per_s": 100.0}, "bf16": None}}
+    row |= {"share_of_peak": 0.2, "share_of_core_peak_per_cpu_s": 0.3}
+    text = verdict([row], kind)
+    assert "misses the 60% target" in text and "not padding" in text and "fp32 is this CPU's best" in text
+    row |= {"share_of_peak": 0.3, "share_of_core_peak_per_cpu_s": 0.7}
+    assert "the shared CPU, not the arithmetic, stops it" in verdict([row], kind)
+    row |= {"share_of_peak": 0.65}
+    assert "meets the 60% target" in verdict([row], kind)
