@@ -332,23 +332,23 @@ def markdown(records: dict[str, dict[str, Any]]) -> str:
             f"Load average (1 min) {rec['load'][0]:.2f} before, {rec['load'][-1]:.2f} after; `uptime` at the start: "
             f"`{rec['uptime']}`. {rec['date']}, commit {rec['commit']}. Command: `{rec['argv']}`",
             "",
-            "| setting | threads | triplets/s | real tokens/s | model GFLOP/s | share of peak | cores got "
+            "| setting | threads | runs | triplets/s | real tokens/s | model GFLOP/s | share of peak | cores got "
             "| share of peak per CPU-second | executed GFLOP/s | padding (tokenized) | padding (executed) "
             "| 24,000 triplets | x fp32 |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in rec["settings"]:
             share = f"{100 * row['share_of_peak']:.1f}%" if row["share_of_peak"] is not None else "n/a"
             busy = row["share_of_core_peak_per_cpu_s"]
             busy = f"{100 * busy:.1f}%" if busy is not None else "n/a"
             out.append(
-                f"| {row['setting']} | {row['threads']} | {row['triplets_per_s']:.2f} | {row['real_tokens_per_s']:.0f} "
+                f"| {row['setting']} | {row['threads']} | {row['rounds']} | {row['triplets_per_s']:.2f} | {row['real_tokens_per_s']:.0f} "
                 f"| {row['model_gflop_per_s']:.1f} | {share} | {row['cores_got']:.2f} | {busy} "
                 f"| {row['executed_gflop_per_s']:.1f} "
                 f"| {100 * row['padding_share_tokenized']:.1f}% | {100 * row['padding_share_executed']:.1f}% "
                 f"| {row['profile_minutes']:.1f} min | {row['x_fp32']:.2f}x |"
             )
-        out += ["", "Split of a step (share of its wall time, median over rounds):", ""]
+        out += ["", "Split of a step (share of its wall time, median over a setting's runs):", ""]
         out += ["| setting | " + " | ".join(PHASES) + " |", "|---|" + "---|" * len(PHASES)]
         for row in rec["settings"]:
             out.append(f"| {row['setting']} | " + " | ".join(f"{100 * row['split'][p]:.1f}%" for p in PHASES) + " |")
@@ -420,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compile-rounds", type=int, default=1, help="rounds that run the torch.compile setting (default 1)"
     )
+    parser.add_argument(
+        "--render-only", action="store_true", help="rewrite the Markdown table from the results JSON, measure nothing"
+    )
     parser.add_argument("--out", type=Path, help="default bench/measured/train_cpu_<corpus>.json")
     parser.add_argument("--worker", nargs=2, metavar=("SETTING", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -435,6 +438,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.worker:
         run_setting(args.run_dir, args.worker[0], args.steps, args.warmup, Path(args.worker[1]))
+        return 0
+    out = args.out or REPO / "bench" / "measured" / f"train_cpu_{corpus_label(paths.run_dir)}.json"
+    if args.render_only:
+        if not out.is_file():
+            print(f"error: {out}: no results to render (run the benchmark first)", file=sys.stderr)
+            return 2
+        machines = json.loads(out.read_text())["machines"]
+        write_measured(out, {"machines": machines}, markdown(machines))
         return 0
     machine = machine_info()
     kind = cpu_kind()
@@ -485,7 +496,6 @@ def main(argv: list[str] | None = None) -> int:
         ratios = [m["triplets_per_s"] / b for m, b in zip(measured, baseline, strict=False)] if baseline else [1.0]
         row["x_fp32"] = round(statistics.median(ratios), 3)
         rows.append(row)
-    out = args.out or REPO / "bench" / "measured" / f"train_cpu_{corpus_label(paths.run_dir)}.json"
     label = machine_label({**machine, "cpu": kind["model"] or machine["cpu"]})
     first = rows[0]
     record = {

@@ -115,3 +115,35 @@ def test_summarise_and_verdict_read_the_figures_from_the_steps():
     assert "the shared CPU, not the arithmetic, stops it" in verdict([row], kind)
     row |= {"share_of_peak": 0.65}
     assert "meets the 60% target" in verdict([row], kind)
+
+
+def test_markdown_has_one_section_per_cpu_kind_with_its_peak_and_left_out_settings():
+    from bench_train_cpu import markdown, summarise
+
+    shape = {"layers": 6, "hidden": 384, "non_embedding": 10_646_784}
+    row = summarise(_record(wall=2.0, cpu=1.0, lengths=[64, 60, 64, 64, 64, 64], width=64), shape)
+    row |= {"rounds": 2, "share_of_peak": 0.1, "share_of_core_peak_per_cpu_s": 0.2, "x_fp32": 1.0}
+    peak = {"gflop_per_s": 156.5, "formula": "2 cores x 2445 MHz x 32 fp32 FLOP/cycle = 156.5 GFLOP/s", "unit": "AVX2"}
+    record = {
+        "cpu_kind": {"cores": 2, "clock_source": "/proc/cpuinfo cpu MHz", "peaks": {"fp32": peak, "bf16": None}},
+        "benchmark": "hepth",
+        "load": [2.0, 3.0],
+        "uptime": "up",
+        "date": "today",
+        "commit": "abc",
+        "argv": "python bench/bench_train_cpu.py RUN_DIR",
+        "settings": [row],
+        "left_out": {"fp32-compile": "no result within 600 s (round 1); left out"},
+        "length_grouping": {
+            "triplets": 100,
+            "batch": 64,
+            "random": {"padding_share": 0.01},
+            "grouped": {"padding_share": 0.005},
+            "positions_saved": 0.005,
+        },
+        "verdict": "best fp32 at 10.0% of the fp32 peak: misses the 60% target.",
+    }
+    text = markdown({"2 cores, AMD EPYC, avx2": record, "2 cores, Intel, amx_bf16": record})
+    assert text.count("| fp32 | 2 | 2 | 1.00 |") == 2
+    assert "bf16: no native unit, not run" in text and "156.5 GFLOP/s" in text
+    assert "fp32-compile: no result within 600 s" in text and "| 10.0% | 0.50 | 20.0% |" in text
