@@ -21,6 +21,8 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``train_dtype``: bf16 against fp32 training: throughput, ``bench/measured/train_dtype_*.md``
   (``bench/bench_train_dtype.py``), and MAP over seeds, ``experiments/measured/train_dtype_*.md``
   (``experiments/train_dtype.sh``).
+- ``train_cpu``: the cpu profile's training against the CPU's peak FLOP/s, ``bench/measured/train_cpu_*.md``
+  (``bench/bench_train_cpu.py``).
 - ``structure``: what rows that read no text score on a preset's ranking tasks, random and matched negatives,
   ``experiments/measured/structure_controls_*.md`` (``experiments/structure_controls.py``).
 - ``embedding``: the in-process embedding benchmark, ``bench/measured/embedding_*.md`` (``bench/bench_embedding.py
@@ -110,6 +112,11 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             ],
             target,
             "No bf16-against-fp32 training table is committed yet (bench/bench_train_dtype.py, experiments/train_dtype.sh).",
+        ),
+        "train_cpu": measured_block(
+            sorted((reports_root.parent / "bench" / "measured").glob("train_cpu_*.md")),
+            target,
+            "No CPU training benchmark is committed yet (python bench/bench_train_cpu.py RUN_DIR).",
         ),
         "structure": measured_block(
             sorted((reports_root.parent / "experiments" / "measured").glob("structure_controls_*.md")),
