@@ -92,11 +92,8 @@ def _cocitations(graph: CitationGraph, text: set[str]) -> dict[str, dict[str, in
     papers = sorted(graph.cited_by)
     col = {p: i for i, p in enumerate(papers)}
     citing = sorted(graph.references)
-    rows, cols = [], []
-    for r, paper in enumerate(citing):
-        for cited in graph.references[paper]:
-            rows.append(r)
-            cols.append(col[cited])
+    rows = [r for r, paper in enumerate(citing) for _ in graph.references[paper]]
+    cols = [col[cited] for paper in citing for cited in graph.references[paper]]
     incidence = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(citing), len(papers)))
     with_text = np.array([p in text for p in papers], dtype=np.int64)
     co = (incidence.T @ incidence.multiply(with_text).tocsr()).tocsr()  # co[i, j]: papers citing both i and j
@@ -280,9 +277,7 @@ def build_benchmark(
     config: BenchmarkConfig | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
-
-    ``n_queries`` (per ranking task, val + test), when given, overrides the config's value.
-    """
+    ``n_queries`` (per ranking task, val + test), when given, overrides the config's value."""
     config = config or BenchmarkConfig()
     if n_queries is not None:
         config = replace(config, n_queries=n_queries)
@@ -414,14 +409,10 @@ def build_benchmark(
     scidocs = ScidocsData(root=out_dir / SCIDOCS_DIR)
     if ranking_ids:
         scidocs.metadata["view_cite_read"] = {pid: record(pid) for pid in ranking_ids}
-    if cite_qrels:
-        scidocs.ranking["cite"] = _split_qrels(cite_qrels, config, seed)
-    if cocite_qrels:
-        scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed)
-    if cite_matched:  # the same rule as the random version: the same queries in val and in test
-        scidocs.ranking["cite-matched"] = _split_qrels(cite_matched, config, seed)
-    if cocite_matched:
-        scidocs.ranking["cocite-matched"] = _split_qrels(cocite_matched, config, seed)
+    tasks = {"cite": cite_qrels, "cocite": cocite_qrels, "cite-matched": cite_matched, "cocite-matched": cocite_matched}
+    for name, qrels in tasks.items():  # matched or not, the same rule: the same queries in val and in test
+        if qrels:
+            scidocs.ranking[name] = _split_qrels(qrels, config, seed)
     if not classes["why_absent"] and not all(classes["rows"].values()):
         classes["why_absent"] = "a class sample too small to fill train, val and test"
     if not classes["why_absent"]:
@@ -445,10 +436,10 @@ def build_benchmark(
         "papers_with_text": len(text),
         "edges": graph.num_edges,
         "held_out_queries": len(held_out),
-        "cite": ranking_counts(scidocs.ranking.get("cite", {}), len(cite_eligible)),
-        "cocite": ranking_counts(scidocs.ranking.get("cocite", {}), len(cocite_eligible)),
-        "cite-matched": ranking_counts(scidocs.ranking.get("cite-matched", {}), len(cite_eligible)),
-        "cocite-matched": ranking_counts(scidocs.ranking.get("cocite-matched", {}), len(cocite_eligible)),
+        **{
+            name: ranking_counts(scidocs.ranking.get(name, {}), len(cocite_eligible if "co" in name else cite_eligible))
+            for name in tasks
+        },
         "mag": {
             "classes": len(classes["classes"]) if "mag" in scidocs.classification else 0,
             "labelled_papers": classes["labelled"],
@@ -498,16 +489,7 @@ def build_benchmark(
         + (f", and every edge touching a paper of {cutoff} or later" if cutoff is not None else ""),
         "scirepeval": scirepeval,
         "negatives": _negatives_info(
-            {
-                "cite": cite_qrels,
-                "cocite": cocite_qrels,
-                "cite-matched": cite_matched,
-                "cocite-matched": cocite_matched,
-            },
-            {"cite-matched": cite_widened, "cocite-matched": cocite_widened},
-            sampler,
-            years,
-            degree,
+            tasks, {"cite-matched": cite_widened, "cocite-matched": cocite_widened}, sampler, years, degree
         ),
         "split": _split_info(config, cutoff, later, years, scidocs.ranking),
     }
