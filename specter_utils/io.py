@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -44,6 +45,15 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, read in 1 MB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:

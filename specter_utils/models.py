@@ -16,7 +16,6 @@ poolings here, starts without torch (docs/architecture.md).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specter_utils.errors import DataError, OfflineError
+from specter_utils.io import file_sha256
 from specter_utils.vocabularies import DEFAULT_MODEL, canonical_pooling
 
 if TYPE_CHECKING:
@@ -87,14 +87,6 @@ def mpnet_parts() -> list[tuple[Path, tuple[str, int] | None]]:
             f"(about 470 MB; missing: {', '.join(missing)}). Or pass a local copy of the model as a path."
         )
     return parts
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def reassemble_parts(

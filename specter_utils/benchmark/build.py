@@ -32,6 +32,7 @@ from specter_utils.benchmark.splits import (
     draw_queries,
     later_papers,
     latest_cutoff,
+    random_negatives,
     sample_ids,
     split_ids,
     split_queries,
@@ -72,21 +73,6 @@ def require_years(corpus: Corpus, needs: str, ids: set[str] | None = None) -> No
         )
 
 
-def _random_negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
-    """``n`` distinct papers of ``pool`` outside ``taken`` (fewer only if the pool runs out)."""
-    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
-        rest = [p for p in pool if p not in taken]
-        return rng.sample(rest, min(n, len(rest)))
-    chosen: list[str] = []
-    seen = set(taken)
-    while len(chosen) < n:
-        paper = pool[rng.randrange(len(pool))]
-        if paper not in seen:
-            seen.add(paper)
-            chosen.append(paper)
-    return chosen
-
-
 def _cocitations(graph: CitationGraph, text: set[str]) -> dict[str, dict[str, int]]:
     """For each paper with text: how often each other paper with text is cited together with it."""
     papers = sorted(graph.cited_by)
@@ -121,7 +107,7 @@ def _ranking_task(
     qrels: dict[str, dict[str, int]] = {}
     for query in queries:
         positives = positives_of[query]
-        negatives = _random_negatives(pool, config.negatives, exclude_of[query] | {query} | set(positives), rng)
+        negatives = random_negatives(pool, config.negatives, exclude_of[query] | {query} | set(positives), rng)
         qrels[query] = {**dict.fromkeys(positives, 1), **dict.fromkeys(negatives, 0)}
     return qrels
 

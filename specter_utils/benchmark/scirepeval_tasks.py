@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.scirepeval_folder import KNOWN_ITEM_SCORE, FormatTask, write_format_dir
-from specter_utils.benchmark.splits import sample_ids, split_ids
+from specter_utils.benchmark.splits import random_negatives, sample_ids, split_ids
 from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
@@ -134,19 +134,6 @@ def _preferring(eligible: list[str], preferred: set[str], n: int, seed: int) -> 
     return sorted(first + sample_ids(eligible, n - len(first), seed + 1, exclude=first))
 
 
-def _negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
-    """``n`` distinct random papers of ``pool`` outside ``taken`` (fewer only if the pool runs out)."""
-    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
-        rest = [p for p in pool if p not in taken]
-        return sorted(rng.sample(rest, min(n, len(rest))))
-    chosen: set[str] = set()
-    while len(chosen) < n:
-        paper = pool[rng.randrange(len(pool))]
-        if paper not in taken:
-            chosen.add(paper)
-    return sorted(chosen)
-
-
 def _cap(config: BenchmarkConfig, text: set[str]) -> int:
     """Held-out items per task: ``n_queries``, at most SCIDOCS's per-task share of the papers with text."""
     return min(config.n_queries, int(config.max_heldout_fraction * len(text) / 2))
@@ -237,9 +224,8 @@ def same_author(
     if not keys:
         return "no paper with a title names an author"
     by_author: dict[str, set[str]] = defaultdict(set)
-    for pid, ks in keys.items():
-        for k in ks:
-            by_author[k].add(pid)
+    for pid, k in ((pid, k) for pid, ks in keys.items() for k in ks):
+        by_author[k].add(pid)
     shared = {p: set().union(*(by_author[k] for k in ks)) - {p} for p, ks in keys.items()}
     eligible = sorted(p for p, others in shared.items() if len(others) >= config.min_positives)
     if len(eligible) < MIN_TASK_ITEMS:
@@ -250,7 +236,7 @@ def same_author(
     qrels: dict[str, dict[str, int]] = {}
     for q in queries:
         positives = sorted(rng.sample(sorted(shared[q]), min(config.positives, len(shared[q]))))
-        negatives = _negatives(pool, config.negatives, shared[q] | {q}, rng)
+        negatives = sorted(random_negatives(pool, config.negatives, shared[q] | {q}, rng))
         qrels[q] = {**dict.fromkeys(positives, 1), **dict.fromkeys(negatives, 0)}
     meta = [
         {"doc_id": q, "query": _paper_row(corpus, q), "candidates": [_paper_row(corpus, c) for c in qrels[q]]}
@@ -298,7 +284,7 @@ def title_search(
     meta = []
     for pid in queries:
         related = sorted(rng.sample(sorted(neighbours[pid]), min(config.positives, len(neighbours[pid]))))
-        negatives = _negatives(pool, config.negatives, neighbours[pid] | {pid}, rng)
+        negatives = sorted(random_negatives(pool, config.negatives, neighbours[pid] | {pid}, rng))
         docs = {pid: KNOWN_ITEM_SCORE, **dict.fromkeys(related, 1), **dict.fromkeys(negatives, 0)}
         qrels[f"title:{pid}"] = docs
         meta.append(

@@ -30,6 +30,21 @@ def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str
     return sorted(chosen)
 
 
+def random_negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
+    """``n`` distinct papers of ``pool`` outside ``taken`` (fewer only if the pool runs out), in draw order."""
+    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
+        rest = [p for p in pool if p not in taken]
+        return rng.sample(rest, min(n, len(rest)))
+    chosen: list[str] = []
+    seen = set(taken)
+    while len(chosen) < n:
+        paper = pool[rng.randrange(len(pool))]
+        if paper not in seen:
+            seen.add(paper)
+            chosen.append(paper)
+    return chosen
+
+
 def paper_draw(pid: str, seed: int, purpose: str) -> float:
     """A paper's own seeded number in [0, 1) for ``purpose``: the same for that paper in every benchmark of the seed,
     whatever else the benchmark holds (blake2b of seed, purpose and id)."""

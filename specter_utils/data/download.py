@@ -13,7 +13,6 @@ its SHA-256, where one is known). Offline, a download fails at once with an Offl
 from __future__ import annotations
 
 import gzip
-import hashlib
 import http.client
 import os
 import shutil
@@ -29,7 +28,7 @@ from urllib.parse import urlsplit
 
 from specter_utils.data.scidocs import task_paths
 from specter_utils.errors import DataError, DownloadError, OfflineError
-from specter_utils.io import atomic_write, read_json, write_json
+from specter_utils.io import atomic_write, file_sha256, read_json, write_json
 
 BUCKET_URL = "https://ai2-s2-research-public.s3-us-west-2.amazonaws.com/"
 SCIDOCS_URL = BUCKET_URL + "specter/scidocs/"
@@ -107,14 +106,6 @@ def check_reachable(url: str, dest: Path, timeout: float = 5.0) -> None:
         raise _offline_error(url, dest, f"{parts.hostname}:{port} is not reachable ({exc})") from None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _total_from_content_range(value: str | None) -> tuple[int | None, int | None]:
     """``bytes 100-199/1000`` -> (100, 1000); ``bytes */1000`` -> (None, 1000)."""
     if not value or not value.startswith("bytes "):
@@ -141,16 +132,12 @@ def download_file(
     timeout: float = 60.0,
     progress: Progress | None = None,
 ) -> DownloadResult:
-    """Fetch ``url`` to ``dest``, resuming from ``dest.part``; the size (and checksum) are checked first.
-
-    Raises:
-        OfflineError: the host cannot be reached.
-        DownloadError: HTTP error, interrupted transfer (the .part is kept for resuming), or a size
-            or checksum mismatch.
-    """
+    """Fetch ``url`` to ``dest``, resuming from ``dest.part``; the size (and checksum) are checked first. An
+    unreachable host is an OfflineError; an HTTP error, an interrupted transfer (the .part is kept for resuming) or a
+    size or checksum mismatch a DownloadError."""
     dest = Path(dest)
     if dest.exists():  # only ever renamed into place after its checks passed
-        digest = _sha256(dest) if sha256 is not None else None
+        digest = file_sha256(dest) if sha256 is not None else None
         if digest is not None and digest != sha256.lower():
             raise DownloadError(f"existing file's SHA-256 {digest} differs from the expected {sha256}", dest)
         return DownloadResult(dest, dest.stat().st_size, digest, 0, skipped=True)
@@ -227,7 +214,7 @@ def _finish(
             else:
                 hint = f"the partial file is kept; run again to resume from {part.name}"
             raise DownloadError(f"size mismatch for {url}: got {size:,} bytes, {what} says {want:,}; {hint}", part)
-    digest = _sha256(part)
+    digest = file_sha256(part)
     if sha256 is not None and digest != sha256.lower():
         part.unlink()
         raise DownloadError(f"SHA-256 mismatch for {url}: got {digest}, expected {sha256}; file removed", part)
@@ -250,10 +237,8 @@ def download_dataset(
     include_embeddings: bool = True,
     progress: Progress | None = print,
 ) -> list[DownloadResult]:
-    """Download every file of dataset ``name`` into ``out_dir`` (already complete files are skipped).
-
-    Writes ``out_dir/download_manifest.json`` with each file's URL, size and SHA-256.
-    """
+    """Download every file of dataset ``name`` into ``out_dir`` (already complete files are skipped), with
+    ``out_dir/download_manifest.json`` naming each file's URL, size and SHA-256."""
     out_dir = Path(out_dir)
     files = dataset_files(name, include_embeddings)
     manifest_path = out_dir / MANIFEST_FILE

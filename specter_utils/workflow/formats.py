@@ -70,10 +70,7 @@ def _texts(papers: dict[str, Paper], fields: tuple[str, ...], prompt: str) -> tu
     out = {}
     for pid, paper in papers.items():
         values = [paper.title if field == "title" else paper.abstract for field in fields]
-        if len(values) == 2:
-            out[pid] = Paper(pid, prompt + values[0], values[1])
-        else:
-            out[pid] = Paper(pid, prompt + values[0], "")
+        out[pid] = Paper(pid, prompt + values[0], values[1] if len(values) == 2 else "")
     return out, len(fields) == 1
 
 
@@ -126,10 +123,9 @@ def embed_tasks(
         )
         by_fields[fields] = parts[part].embeddings
     queries: dict[str, Paper] = {}
-    for task in tasks:
-        if task.type == ADHOC_SEARCH:
-            for qid, query in data[task.name].queries.items():
-                queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
+    for task in [task for task in tasks if task.type == ADHOC_SEARCH]:
+        for qid, query in data[task.name].queries.items():
+            queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
     query_vectors = None
     if queries:
         path = cache_file(
@@ -162,11 +158,9 @@ def score_formats(
     cache_dir: Path | None = None,
     n_jobs: int = 1,
 ) -> dict[str, Any]:
-    """Score a SciRepEval-format folder with ``model`` (embedded here, cached in ``cache_dir``) or with ``embeddings`` (a file or a
-    set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``, keyed by the queries' ``doc_id``).
-
-    Every task config, file and row is checked before anything is embedded. The result (see
-    :func:`evaluation.formats.scoring.score_tasks`, plus ``config``) is written to ``out`` as JSON when given.
+    """Score a SciRepEval-format folder with ``model`` (embedded here, cached in ``cache_dir``) or with
+    ``embeddings`` (a file or a set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``), every
+    task config, file and row checked first; the result (``score_tasks``'s, plus ``config``) goes to ``out`` if given.
     """
     started = time.perf_counter()
     data_dir = Path(data_dir)
@@ -191,19 +185,15 @@ def score_formats(
             model, chosen, data, embeddings_cache_dir(data_dir, cache_dir)
         )
     else:
-        vectors = embeddings if isinstance(embeddings, EmbeddingSet) else read_embeddings_fast(embeddings)
+
+        def read(given: Any) -> tuple[EmbeddingSet, str | None]:
+            return (given, None) if isinstance(given, EmbeddingSet) else (read_embeddings_fast(given), str(given))
+
+        vectors, file = read(embeddings)
+        config["embeddings"] = {"file": file}
         query_vectors = None
         if adhoc:
-            query_vectors = (
-                query_embeddings
-                if isinstance(query_embeddings, EmbeddingSet)
-                else read_embeddings_fast(query_embeddings)  # type: ignore[arg-type]
-            )
-        config["embeddings"] = {"file": None if isinstance(embeddings, EmbeddingSet) else str(embeddings)}
-        if adhoc:
-            config["embeddings"]["queries"] = (
-                None if isinstance(query_embeddings, EmbeddingSet) else str(query_embeddings)
-            )
+            query_vectors, config["embeddings"]["queries"] = read(query_embeddings)
     result = score_tasks(chosen, data, vectors, query_vectors, n_jobs=n_jobs)
     config["fields_default"] = list(DEFAULT_FIELDS)
     config["protocol"] = (
