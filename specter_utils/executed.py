@@ -1,11 +1,5 @@
-"""Executed notebooks without logs or machine paths, and the machine they ran on.
-
-:func:`clean_executed_notebook` moves every stream output (progress bars, training logs, warnings, prints) of an
-executed notebook to a log file beside it and makes the paths in what remains relative to the repository. The
-notebooks show what a reader wants through ``display`` (tables, figures, Markdown), never through streams.
-:func:`machine_info` names the cores, the CPU and the CPU flags that decide the fast paths; :class:`PeakMemory`
-measures the peak resident memory of the processes a notebook runs in.
-"""
+"""Executed notebooks without logs or machine paths (the notebooks show what a reader wants through ``display``:
+tables, figures, Markdown, never through streams), and the machine they ran on."""
 
 from __future__ import annotations
 
@@ -64,9 +58,7 @@ def clean_executed_notebook(path: str | Path, root: Path = WORK_ROOT, log_path: 
     notebook = json.loads(path.read_text(encoding="utf-8"))
     log_lines: list[str] = []
     for index, cell in enumerate(notebook.get("cells", [])):
-        outputs = cell.get("outputs")
-        if not outputs:
-            continue
+        outputs = cell.get("outputs") or []
         streams = [o for o in outputs if o.get("output_type") == "stream"]
         if not streams:
             continue
@@ -131,11 +123,9 @@ def machine_label(machine: Mapping[str, Any]) -> str:
 
 
 class PeakMemory:
-    """The peak resident memory of this process's descendants (a notebook's kernel and what it starts), sampled.
-
-    ``with PeakMemory() as peak: ...`` then ``peak.mb``: the largest sum of their RSS seen, in MiB, sampled every
-    ``interval`` seconds on a background thread (a peak shorter than that can be missed).
-    """
+    """The peak resident memory of this process's descendants (a notebook's kernel and what it starts):
+    ``with PeakMemory() as peak: ...`` then ``peak.mb``, the largest sum of their RSS seen, in MiB, sampled every
+    ``interval`` seconds on a background thread (a peak shorter than that can be missed)."""
 
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval

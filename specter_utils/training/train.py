@@ -32,6 +32,8 @@ from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set
 
 from specter_utils.errors import DataError
 from specter_utils.executed import native_bf16_cpu
+from specter_utils.io import write_json
+from specter_utils.layout import LOG_HISTORY_FILE
 from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.models import (
     base_model_id,
@@ -63,7 +65,6 @@ from specter_utils.training.run_folder import (
     record_config,
     run_summary,
     save_final_model,
-    write_log_history,
 )
 from specter_utils.training.sampler import EpochSeededBatchSampler, training_batch_sampler
 from specter_utils.vocabularies import IN_BATCH_LOSSES
@@ -345,7 +346,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         logger.info("merged %d weight tensors with the base model (alpha %.2f)", merged, config.merge_with_base)
     masked = mask_counts(loss)  # a collective: every process takes part
     if trainer.is_world_process_zero():
-        write_log_history(run_dir, trainer.state.log_history)
+        write_json(run_dir / LOG_HISTORY_FILE, trainer.state.log_history)  # every logged loss, as the trainer kept it
         summary = run_summary(
             config,
             sep_token=sep_token,
