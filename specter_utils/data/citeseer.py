@@ -65,10 +65,7 @@ _STRIP = "()[]\"',.:;?!"
 
 def find_file(src: Path, name: str) -> Path | None:
     """``src/name`` or ``src/name.gz``, whichever exists."""
-    for candidate in (src / name, src / f"{name}.gz"):
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((path for path in (src / name, src / f"{name}.gz") if path.is_file()), None)
 
 
 def is_citeseer_dir(src: Path) -> bool:
@@ -93,10 +90,7 @@ def _is_capitalised(word: str) -> bool:
 
 
 def split_title_abstract(text: str) -> tuple[str, str] | None:
-    """``(title, abstract)`` of a CiteSeer text line, or None where no title/abstract boundary is found.
-
-    The rule is in this module's docstring.
-    """
+    """``(title, abstract)`` of a CiteSeer text line, or None where no boundary is found (the module's rule)."""
     words = text.split()
     last_capitalised = None
     i = 0

@@ -266,10 +266,9 @@ def read_generic_papers(path: str | Path, report: ReadReport | None = None) -> d
         lines[paper.paper_id] = line
         if references:
             paper.extras["references"] = references
-        if report is not None and not paper.title:
-            report.note("empty_title", paper.paper_id)
-        if report is not None and not paper.abstract:
-            report.note("empty_abstract", paper.paper_id)
+        for kind, text in (("empty_title", paper.title), ("empty_abstract", paper.abstract)):
+            if report is not None and not text:
+                report.note(kind, paper.paper_id)
         papers[paper.paper_id] = paper
     if not papers:
         raise DataError("empty file: no papers", path)

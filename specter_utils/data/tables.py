@@ -332,7 +332,6 @@ def _edge_ends(fields: list[Any], by: str, known: set[str]) -> tuple[str, str] |
 def _read_edges(
     layout: TablesLayout,
     row_ids: list[str],
-    papers: dict[str, Paper],
     untitled: set[str],
     report: ReadReport,
     unknown: str,
@@ -412,7 +411,7 @@ def read_tables(
     layout = _checked(replace(layout, **changes), Path(src))
     report = ReadReport(source=str(src))
     papers, row_ids, untitled = _read_papers(layout, report)
-    edges = _read_edges(layout, row_ids, papers, untitled, report, unknown)
+    edges = _read_edges(layout, row_ids, untitled, report, unknown)
     label_field = layout.column_names["label"] if layout.papers is not None else "label"
     corpus = Corpus(name="tables", papers=papers, edges=edges, report=report, label_field=label_field)
     corpus.info.update(
