@@ -152,7 +152,7 @@ def iter_citeseer_texts(path: str | Path) -> Iterator[tuple[int, str, str, str]]
 
 def read_citeseer_texts(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
     """``{key: Paper}`` of a texts file; the label goes to ``extras["class_labels"]`` (the ``topic`` label field)."""
-    path = Path(path)
+    path, report = Path(path), report if report is not None else ReadReport()
     papers: dict[str, Paper] = {}
     lines: dict[str, int] = {}
     for key_line, key, text, label in iter_citeseer_texts(path):
@@ -163,11 +163,8 @@ def read_citeseer_texts(path: str | Path, report: ReadReport | None = None) -> d
             raise DataError("empty text line (3 lines per paper: key, text, label)", path, key_line + 1, key)
         split = split_title_abstract(text)
         if split is None:
-            title, abstract = text, ""
-            if report is not None:
-                report.note("text_not_split", key)
-        else:
-            title, abstract = split
+            report.note("text_not_split", key)
+        title, abstract = split or (text, "")
         papers[key] = Paper(paper_id=key, title=title, abstract=abstract, extras={"class_labels": [label]})
     return papers
 
@@ -178,7 +175,7 @@ def read_citeseer_edges(
     """``(citing, cited)`` edges of a ``CITED<TAB>CITING`` file, streaming; the rule is in the module docstring."""
     if unknown not in UNKNOWN_POLICIES:
         raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
-    path = Path(path)
+    path, report = Path(path), report if report is not None else ReadReport()
     without_text = keys_without_text()
     edges: list[tuple[str, str]] = []
     seen: dict[tuple[str, str], int] = {}
@@ -207,12 +204,10 @@ def read_citeseer_edges(
                     path,
                     line_number,
                 )
-            if report is not None:
-                report.note("edge_to_key_without_text" if known_gap else "edge_to_unknown_key", missing[0])
+            report.note("edge_to_key_without_text" if known_gap else "edge_to_unknown_key", missing[0])
             continue
         if citing == cited:
-            if report is not None:
-                report.note("self_link_dropped", citing)
+            report.note("self_link_dropped", citing)
             continue
         edges.append((citing, cited))
     if not seen:

@@ -56,9 +56,8 @@ def corpus_records(corpus: Corpus, fmt: str) -> Iterator[dict[str, Any]]:
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {fmt!r}")
     references: dict[str, list[str]] = {}
-    for citing, cited in corpus.edges:
-        if citing in corpus.papers:
-            references.setdefault(citing, []).append(cited)
+    for citing, cited in [(citing, cited) for citing, cited in corpus.edges if citing in corpus.papers]:
+        references.setdefault(citing, []).append(cited)
     labels = corpus.label_lists()
     openalex_id = {pid: f"W{i + 1}" for i, pid in enumerate(corpus.papers)}
     for pid, paper in corpus.papers.items():
@@ -115,10 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help=".jsonl, .jsonl.gz or .parquet")
     args = parser.parse_args(argv)
 
-    if args.corpus == "hepth":
-        corpus = load_corpus("hepth", args.src)
-    else:
-        corpus = load_corpus("synthetic", n_papers=args.papers, n_topics=args.topics, seed=args.seed)
+    synthetic = {"n_papers": args.papers, "n_topics": args.topics, "seed": args.seed}
+    corpus = load_corpus("hepth", args.src) if args.corpus == "hepth" else load_corpus("synthetic", **synthetic)
     n = export_corpus(corpus, args.format, args.out)
     print(f"wrote {n:,} {args.format} records of the {corpus.name} corpus to {args.out}")
     return 0

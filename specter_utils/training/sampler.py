@@ -71,9 +71,7 @@ class EpochSeededBatchSampler(DefaultBatchSampler):
             yield batch
 
     def __len__(self) -> int:
-        if self.drop_last:
-            return self.num_rows // self.batch_size
-        return (self.num_rows + self.batch_size - 1) // self.batch_size
+        return (self.num_rows + (0 if self.drop_last else self.batch_size - 1)) // self.batch_size
 
 
 class ShardedNoDuplicatesBatchSampler(DefaultBatchSampler):
@@ -131,12 +129,5 @@ def training_batch_sampler(
             dataset, batch_size, True, valid_label_columns, generator, seed, world_size=world_size
         )
     return EpochSeededBatchSampler(
-        dataset,
-        batch_size,
-        False,
-        valid_label_columns,
-        generator,
-        seed,
-        group_by_length=group_by_length,
-        world_size=world_size,
+        dataset, batch_size, False, valid_label_columns, generator, seed, group_by_length, world_size
     )
