@@ -26,10 +26,8 @@ _UMASK = _read_umask()  # read once at import: os.umask is process-wide, so neve
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Write to a temporary file beside ``path`` and rename it into place only on success.
-
-    A crash part-way leaves the previous file (or no file) untouched, never a half-written one.
-    """
+    """Write to a temporary file beside ``path`` and rename it into place only on success: a crash part-way leaves
+    the previous file (or no file) untouched, never a half-written one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -101,10 +99,8 @@ def _reject_duplicate_keys(path: Path):
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, rejecting duplicate keys (``json`` would silently keep the last); errors name file and line.
-
-    The one JSON reader of the package: metadata, SCIDOCS files, metrics and configs all come through here.
-    """
+    """Parse a JSON file (the package's one JSON reader), rejecting duplicate keys (``json`` would silently keep the
+    last); errors name file and line."""
     path = Path(path)
     text = read_text(path)
     try:
@@ -138,10 +134,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def iter_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped.
-
-    Every line is yielded, blank ones included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError.
-    """
+    """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped,
+    blank lines included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError."""
 
     path = Path(path)
     if not path.exists():

@@ -65,11 +65,8 @@ def write_report(
     preset: str | None = None,
     allow_mixed: bool = False,
 ) -> Path:
-    """Copy a finished run to ``out_dir`` (default ``reports/<preset>/``) as one report at one commit.
-
-    Raises ``DataError`` when the run is not every notebook at one clean commit, unless ``allow_mixed`` (the README
-    then lists each notebook's commit and says the report is mixed). ``FileNotFoundError`` without notebooks.
-    """
+    """Copy a finished run to ``out_dir`` (default ``reports/<preset>/``) as one report at one commit: a DataError
+    when the run is not every notebook at one clean commit, unless ``allow_mixed`` (the README then says so)."""
     run_dir = resolve(run_dir)
     root = checkout_root(run_dir)
     info = read_json(run_dir / PIPELINE_FILE) if (run_dir / PIPELINE_FILE).exists() else {}

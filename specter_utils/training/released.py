@@ -107,10 +107,8 @@ def slanted_triangular_scheduler(optimizer, total_steps: int, cut_frac: float = 
 
 
 def clamp_gradient_values(parameters: Iterable[torch.nn.Parameter], limit: float) -> list[Any]:
-    """AllenNLP's ``grad_clipping``: a hook on each parameter clamping its gradient to ``[-limit, limit]``.
-
-    Returns the hook handles (``handle.remove()`` takes a hook off).
-    """
+    """AllenNLP's ``grad_clipping``: a hook on each parameter clamping its gradient to ``[-limit, limit]``; returns
+    the hook handles (``handle.remove()`` takes a hook off)."""
     return [
         p.register_hook(functools.partial(torch.clamp, min=-limit, max=limit)) for p in parameters if p.requires_grad
     ]

@@ -59,9 +59,8 @@ def figure2(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figures")
     ``analysis.task`` labels, project it (t-SNE / UMAP, each projection seed), score DBSCAN clusters against the
     labels and draw ``figures_dir/figure2_<run>.png`` (and .pdf).
 
-    Returns the analysis (``geometry``'s: the full space, then per model and method homogeneity, completeness, ...
-    over seeds and eps) with ``labelled_by`` (what the
-    labels are), ``papers`` and ``classes`` (the labelled sample) and ``figure`` (the PNG).
+    Returns ``geometry``'s analysis with ``labelled_by`` (what the labels are), ``papers`` and ``classes`` (the
+    labelled sample) and ``figure`` (the PNG).
     """
     config = spec.analysis
     scidocs = paths.scidocs_dir(spec.evaluation.scidocs_dir)
