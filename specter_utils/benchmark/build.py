@@ -361,13 +361,6 @@ def build_benchmark(
     leakage = training_leakage(train, excluded, sorted(later) if cutoff is not None else None)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
-    if not cite_qrels and not cocite_qrels:  # checked before anything is written
-        if cite_eligible or cocite_eligible:
-            raise DataError(
-                f"corpus {corpus.name!r}: no ranking query fits: at most {per_task_cap} held-out queries per task "
-                f"({config.max_heldout_fraction} of {len(text)} papers with text, halved)"
-            )
-        raise DataError(f"corpus {corpus.name!r}: no paper has {config.min_positives}+ references with text")
     for stale in (TRAIN_DIR, SCIDOCS_DIR):  # a rebuild replaces the benchmark whole: no task of an earlier build
         shutil.rmtree(out_dir / stale, ignore_errors=True)
     write_specter_dir(out_dir / TRAIN_DIR, train)

@@ -8,12 +8,10 @@ One record per paper (``data/README.md`` has the schema and an example):
   strings, or one string), ``synthetic`` (true on generated data; a corpus whose every record says so is
   labelled synthetic). Any other field is ignored unless ``label_field`` names it.
 
-Reading streams: JSON Lines are parsed one line at a time (stdlib ``json``, so that an error names its line;
-``gzip`` for ``.gz``), Parquet one record batch at a time (pyarrow). Only the compact ``Paper`` and the
-citation edges of each record are kept, never the parsed rows. :class:`CorpusBuilder` is shared with the
-S2ORC and OpenAlex readers: duplicate ids are errors, untitled papers are dropped and counted, and a cited id
-that is not a paper of the file is counted (``unknown_reference``) and dropped, or an error with
-``dangling="error"``.
+Reading streams (JSON Lines a line at a time, so that an error names its line; Parquet a record batch at a time):
+only the compact ``Paper`` and the citation edges of each record are kept. Duplicate ids are errors, untitled
+papers are dropped and counted, and a cited id that is not a paper of the file is counted (``unknown_reference``)
+and dropped, or an error with ``dangling="error"``.
 """
 
 from __future__ import annotations

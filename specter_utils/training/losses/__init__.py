@@ -12,12 +12,9 @@ declared in ``specter_utils.loss_kinds`` (the registry every list of losses read
 - ``gist``: ``GISTEmbedLoss`` with the frozen base model as guide: an in-batch negative that the guide
   scores above the query's positive is dropped (the library's own false-negative filter).
 
-Under ``torchrun`` each process embeds only its slice of the global batch. With
-``gather_across_devices`` the in-batch losses use the library's option of that name: every process
-all-gathers the embeddings (with their gradients) so that its queries are scored against the
-candidates of *every* process, as one process with the global batch would score them. For
-``mnrl-citation`` the row indices are gathered too and the mask is built over the gathered batch
-with global row indices.
+Under ``torchrun`` with ``gather_across_devices`` the in-batch losses use the library's option of that name: every
+process all-gathers the embeddings (with their gradients) so that its queries are scored against the candidates of
+every process (for ``mnrl-citation`` the row indices too, the mask built over the gathered batch).
 """
 
 from __future__ import annotations
