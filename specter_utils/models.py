@@ -211,9 +211,7 @@ def prepare_offline_env() -> None:
 def is_sentence_transformers_model(path: str) -> bool:
     """True when ``path`` (a directory or a cached hub id) holds a sentence-transformers ``modules.json``."""
     local = Path(path)
-    if local.is_dir():
-        return (local / "modules.json").exists()
-    return _in_hub_cache(path, "modules.json")
+    return (local / "modules.json").exists() if local.is_dir() else _in_hub_cache(path, "modules.json")
 
 
 def model_pooling_detail(path: str) -> str:

@@ -55,6 +55,4 @@ def shared_data_dir() -> Path | None:
 def hepth_dir() -> Path | None:
     """The SNAP hep-th folder inside the shared data, if present."""
     root = shared_data_dir()
-    if root is not None and (root / "hepth" / "cit-HepTh.txt").exists():
-        return root / "hepth"
-    return None
+    return root / "hepth" if root is not None and (root / "hepth" / "cit-HepTh.txt").exists() else None

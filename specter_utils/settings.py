@@ -43,9 +43,7 @@ def setting(
 def setting_choices(f: dataclasses.Field) -> tuple[Any, ...] | None:
     """The values field ``f`` allows (its aliases not included); None where any value of its type goes."""
     choices = f.metadata.get("choices")
-    if choices is None:
-        return None
-    return tuple(choices() if callable(choices) else choices)
+    return None if choices is None else tuple(choices() if callable(choices) else choices)
 
 
 def _number(x: float) -> str:
@@ -104,9 +102,7 @@ def setting_problem(f: dataclasses.Field, value: Any) -> str | None:
                 return f"must hold only {allowed}; {', '.join(map(repr, unknown))} is not one"
         elif canonical_value(f, value) not in choices:
             return f"must be one of {allowed}"
-    if _out_of_range(f, value):
-        return f"must be {setting_range(f)}"
-    return None
+    return f"must be {setting_range(f)}" if _out_of_range(f, value) else None
 
 
 def setting_problems(config: Any) -> Iterator[tuple[str, str]]:

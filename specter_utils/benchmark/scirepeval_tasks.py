@@ -98,9 +98,7 @@ def author_key(name: str) -> str | None:
     tokens = [t for t in re.split(r"[\s.]+", plain) if t and t not in _NOT_A_NAME]
     tokens = [re.sub(r"[^a-z-]", "", t).strip("-") for t in tokens]
     tokens = [t for t in tokens if t]
-    if len(tokens) < 2:
-        return None
-    return f"{tokens[-1]} {tokens[0][0]}"
+    return None if len(tokens) < 2 else f"{tokens[-1]} {tokens[0][0]}"
 
 
 # ---------------------------------------------------------------- shared helpers

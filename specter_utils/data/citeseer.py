@@ -111,9 +111,7 @@ def split_title_abstract(text: str) -> tuple[str, str] | None:
     while start > 1 and words[start - 1][:1].isupper() and words[start - 1].lower() in _SENTENCE_OPENERS:
         start -= 1  # a title does not end in "The", "If", "In": "... Bipartite Graphs The Web harbors ..."
     title, abstract = " ".join(words[:start]).rstrip(" .:"), " ".join(words[start:])
-    if not title or len(title.split()) > MAX_TITLE_WORDS:
-        return None
-    return title, abstract
+    return None if not title or len(title.split()) > MAX_TITLE_WORDS else (title, abstract)
 
 
 def iter_citeseer_texts(path: str | Path) -> Iterator[tuple[int, str, str, str]]:

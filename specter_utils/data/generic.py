@@ -294,6 +294,4 @@ def paper_to_record(paper: Paper, references: list[str], labels: list[str] | Non
 def read_any_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
     """``{paper_id: Paper}`` of a metadata file of either kind: a generic record file (``.jsonl``, ``.jsonl.gz``,
     ``.parquet``; ``references`` optional) or a JSON metadata file (``records.read_paper_file``)."""
-    if is_record_file(path):
-        return read_generic_papers(path, report)
-    return read_paper_file(path, report)
+    return read_generic_papers(path, report) if is_record_file(path) else read_paper_file(path, report)

@@ -29,9 +29,7 @@ HYPERPARAMETERS = tuple(
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
-    if value is None or value == "":
-        return "-"
-    return str(value)
+    return "-" if value is None or value == "" else str(value)
 
 
 def _data_rows(data: dict[str, Any]) -> list[str]:
