@@ -131,10 +131,7 @@ def search(index: PaperIndex, query: str | PaperLike, k: int = 10, model: Encode
 
 
 def score(
-    data_dir: str | Path,
-    embeddings: EmbeddingSet | str | Path,
-    tasks: list[str] | None = None,
-    split: str = "test",
+    data_dir: str | Path, embeddings: EmbeddingSet | str | Path, tasks: list[str] | None = None, split: str = "test"
 ) -> dict[str, Any]:
     """SCIDOCS scores of ``embeddings`` on a SCIDOCS-layout folder (``build-benchmark``'s ``scidocs/``, or the
     original SCIDOCS data), as ``specter-utils evaluate --embeddings``: one entry per task, x 100, and

@@ -289,11 +289,7 @@ class HeadsConfig:
     patience: int = setting(15, "epochs without a better validation macro-F1 before stopping", low=1)
     standardize: bool = setting(True, "z-score inputs with training-split statistics (the SVM sees raw vectors)")
     val_fraction: float = setting(
-        0.1,
-        "carved from train (stratified) when the task has no val split",
-        low=0.0,
-        high=1.0,
-        open_ends="both",
+        0.1, "carved from train (stratified) when the task has no val split", low=0.0, high=1.0, open_ends="both"
     )
     svm: bool = setting(True, "the linear SVM beside the heads")
     svm_variants: bool = setting(

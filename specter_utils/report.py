@@ -60,10 +60,7 @@ def _format_seconds(seconds: float) -> str:
 
 # ---------------------------------------------------------------- the report
 def write_report(
-    run_dir: str | Path,
-    out_dir: str | Path | None = None,
-    preset: str | None = None,
-    allow_mixed: bool = False,
+    run_dir: str | Path, out_dir: str | Path | None = None, preset: str | None = None, allow_mixed: bool = False
 ) -> Path:
     """Copy a finished run to ``out_dir`` (default ``reports/<preset>/``) as one report at one commit: a DataError
     when the run is not every notebook at one clean commit, unless ``allow_mixed`` (the README then says so)."""

@@ -11,11 +11,7 @@ from specter_utils.data.specter_format import SpecterData
 
 
 def corpus_to_specter(
-    corpus: Corpus,
-    exclude: Iterable[str] = (),
-    val_fraction: float = 0.1,
-    test_fraction: float = 0.0,
-    seed: int = 0,
+    corpus: Corpus, exclude: Iterable[str] = (), val_fraction: float = 0.1, test_fraction: float = 0.0, seed: int = 0
 ) -> SpecterData:
     """SPECTER data from a corpus, leaving out ``exclude`` (held-out papers) and every edge touching them.
 

@@ -232,10 +232,7 @@ def gunzip_file(src: Path, dest: Path) -> None:
 
 
 def download_dataset(
-    name: str,
-    out_dir: str | Path,
-    include_embeddings: bool = True,
-    progress: Progress | None = print,
+    name: str, out_dir: str | Path, include_embeddings: bool = True, progress: Progress | None = print
 ) -> list[DownloadResult]:
     """Download every file of dataset ``name`` into ``out_dir`` (already complete files are skipped), with
     ``out_dir/download_manifest.json`` naming each file's URL, size and SHA-256."""

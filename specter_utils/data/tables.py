@@ -330,11 +330,7 @@ def _edge_ends(fields: list[Any], by: str, known: set[str]) -> tuple[str, str] |
 
 
 def _read_edges(
-    layout: TablesLayout,
-    row_ids: list[str],
-    untitled: set[str],
-    report: ReadReport,
-    unknown: str,
+    layout: TablesLayout, row_ids: list[str], untitled: set[str], report: ReadReport, unknown: str
 ) -> list[tuple[str, str]]:
     path, by = layout.edges, layout.resolved_edges_by()
     known = set(row_ids)
@@ -404,8 +400,7 @@ def read_tables(
     if label_field and label_field != "label":
         if layout.papers is None:
             raise DataError(
-                f"--label-field {label_field}: aligned one-column files take their labels from the labels file",
-                src,
+                f"--label-field {label_field}: aligned one-column files take their labels from the labels file", src
             )
         changes["column_names"] = {**layout.column_names, "label": label_field}
     layout = _checked(replace(layout, **changes), Path(src))

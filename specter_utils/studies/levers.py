@@ -289,11 +289,7 @@ def check_one_split(rows: Any, split: str, results: Path) -> None:
 
 
 def rescore(
-    source: str | Path,
-    run_dir: str | Path,
-    split: str = SPLIT,
-    results: str | Path | None = None,
-    echo: Any = print,
+    source: str | Path, run_dir: str | Path, split: str = SPLIT, results: str | Path | None = None, echo: Any = print
 ) -> list[dict[str, Any]]:
     """Score the finished rows of ``source`` (a results file of another split) on ``split`` from their kept
     embeddings, without training again; each row is written to ``results`` (default: the split's results file of

@@ -67,12 +67,7 @@ class TripletTexts:
 
 
 def triplet_texts(
-    path: str | Path,
-    metadata: dict[str, Paper],
-    sep: str,
-    limit: int = 0,
-    seed: int = 0,
-    drop_unknown: bool = False,
+    path: str | Path, metadata: dict[str, Paper], sep: str, limit: int = 0, seed: int = 0, drop_unknown: bool = False
 ) -> TripletTexts:
     """Read a triplet file and look up ``title + sep + abstract`` (``sep``: the tokenizer's) for each paper, keeping
     a seeded sample of at most ``limit`` usable triplets (0: all). A triplet naming a paper missing from

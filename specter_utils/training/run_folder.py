@@ -32,12 +32,7 @@ from specter_utils.io import read_json, write_json
 from specter_utils.layout import TRAIN_CONFIG_FILE
 from specter_utils.models import base_model_id
 from specter_utils.train_config import TrainConfig
-from specter_utils.training.distributed import (
-    global_batch_size,
-    is_main_process,
-    wait_for_other_processes,
-    world_size,
-)
+from specter_utils.training.distributed import global_batch_size, is_main_process, wait_for_other_processes, world_size
 from specter_utils.training.model_card import write_model_card
 
 logger = logging.getLogger(__name__)

@@ -35,13 +35,7 @@ from specter_utils.executed import native_bf16_cpu
 from specter_utils.io import write_json
 from specter_utils.layout import LOG_HISTORY_FILE
 from specter_utils.loss_kinds import LOSS_REGISTRY
-from specter_utils.models import (
-    base_model_id,
-    build_model,
-    model_pooling_detail,
-    resolve_model,
-    resolve_pooling,
-)
+from specter_utils.models import base_model_id, build_model, model_pooling_detail, resolve_model, resolve_pooling
 from specter_utils.train_config import TrainConfig
 from specter_utils.training.data import load_training_data
 from specter_utils.training.distributed import (
@@ -165,11 +159,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
             raise DataError("best_by_val_loss needs validation triplets (val.jsonl)", config.triplets)
         # The released code validates after each epoch and keeps the best: evaluate and save per epoch, reload the best.
         eval_strategy = "epoch"
-        per_epoch = {
-            "load_best_model_at_end": True,
-            "metric_for_best_model": "eval_loss",
-            "greater_is_better": False,
-        }
+        per_epoch = {"load_best_model_at_end": True, "metric_for_best_model": "eval_loss", "greater_is_better": False}
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,

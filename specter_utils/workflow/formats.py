@@ -242,9 +242,7 @@ def compare_formats(
     length = spec.embedding.max_length
     results = {
         name: score_formats(
-            data_dir,
-            model=ModelRun(str(model), length, spec.embedding.batch_size, progress=progress),
-            cache_dir=cache,
+            data_dir, model=ModelRun(str(model), length, spec.embedding.batch_size, progress=progress), cache_dir=cache
         )
         for name, model in models.items()
     }
