@@ -343,11 +343,7 @@ class RunSpec(Mapping[str, Any]):
                     declared = FIELDS[name]
                     allowed = setting_allowed(declared)
                     help_text = declared.metadata.get("help", "")
-                    default = (
-                        declared.default if declared.default is not dataclasses.MISSING else declared.default_factory()  # type: ignore[misc]
-                    )
-                    if isinstance(default, tuple):
-                        default = list(default)
+                    default = list(DEFAULTS[name]) if isinstance(DEFAULTS[name], tuple) else DEFAULTS[name]
                     # the help gives the default's reason: say so where this run holds another value
                     differs = (
                         ""

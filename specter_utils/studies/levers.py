@@ -448,12 +448,8 @@ def lever_table(
             "Test-split numbers are for the chosen recipe's one final score; a choice between settings made from "
             "them is made on test. Settings are chosen on the validation split (`--split val`, the default).",
         ]
-    header = [
-        "setting",
-        "seeds",
-        *(h for t in tasks for h in (f"{t} MAP ({split})", *(f"{t} Δ {ref} ({split})" for ref in references))),
-    ]
-    header.append("train min")
+    columns = (h for t in tasks for h in (f"{t} MAP ({split})", *(f"{t} Δ {ref} ({split})" for ref in references)))
+    header = ["setting", "seeds", *columns, "train min"]
     speeds = {name: _triplets_per_second(results) for name, results in by_setting.items()}
     if any(speeds.values()):
         header.append("triplets/s")
