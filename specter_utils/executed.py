@@ -47,12 +47,9 @@ def checkout_root(run_dir: Path) -> Path:
 
 # ---------------------------------------------------------------- executed notebooks
 def clean_executed_notebook(path: str | Path, root: Path = WORK_ROOT, log_path: str | Path | None = None) -> Path:
-    """Move every stream output of an executed notebook to ``log_path`` and make its paths relative to ``root``.
-
-    The log (default: the notebook's name with ``.log``) gets each stream under a ``## cell N`` header, progress-bar
-    redraws collapsed to their last state. Errors, figures, tables and Markdown stay. Idempotent: a notebook without
-    streams keeps its log. Both files are written atomically. Returns the log's path.
-    """
+    """Move every stream output of an executed notebook to ``log_path`` (default: its name with ``.log``; each
+    stream under a ``## cell N`` header, progress-bar redraws collapsed to their last state) and make its paths
+    relative to ``root``; return the log's path. Idempotent: a notebook without streams keeps its log."""
     path = Path(path)
     log_path = Path(log_path) if log_path else path.with_suffix(LOG_SUFFIX)
     notebook = json.loads(path.read_text(encoding="utf-8"))

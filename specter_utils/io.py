@@ -67,8 +67,7 @@ def write_jsonl(path: str | Path, rows: Any) -> int:
     count = 0
     with atomic_write(path) as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False))
-            handle.write("\n")
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     return count
 
@@ -111,7 +110,6 @@ def read_json(path: str | Path) -> Any:
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz``: gzip-compressed)."""
-
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)
@@ -136,7 +134,6 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 def iter_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped,
     blank lines included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError."""
-
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)

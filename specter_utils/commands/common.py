@@ -244,11 +244,8 @@ def check_out_file(path: Path, overwrite: bool, suffix: str | None = None, resum
 
 
 def check_out_dir(path: Path, overwrite: bool, owned_by: tuple[str, ...] = (), resumable: bool = False) -> Path:
-    """An ``--out`` folder: not a file; empty or absent unless ``overwrite`` (or ``resumable``); writable.
-
-    With ``overwrite``, a non-empty folder is replaced only when it holds one of ``owned_by`` (a file the
-    command writes): ``--overwrite --out .`` never deletes a folder the command did not make.
-    """
+    """An ``--out`` folder: not a file; empty or absent unless ``overwrite`` (or ``resumable``); writable. With
+    ``overwrite``, a non-empty folder is replaced only when it holds one of ``owned_by`` (a file the command writes)."""
     if path.exists() and not path.is_dir():
         raise DataError("--out: is a file, expected a folder", path)
     if path.is_dir() and any(path.iterdir()) and not resumable:

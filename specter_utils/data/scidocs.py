@@ -252,12 +252,9 @@ def read_propensity_scores(values: list[Any], path: Path) -> list[float]:
 
 
 def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> set[str]:
-    """Ids whose embeddings the evaluation of ``split`` reads (default tasks: every task present).
-
-    Classification takes all its rows: the SVM reads train and ``split``, and the MLP heads early-stop
-    on val. Ranking reads the ``split`` queries and their candidates. Recommendation takes every paper
-    of its metadata file.
-    """
+    """Ids whose embeddings the evaluation of ``split`` reads (default tasks: every task present): every row of a
+    classification task (the heads early-stop on val), the ``split`` queries and candidates of a ranking task, and
+    every paper of the recommendation metadata."""
     if split not in ("val", "test"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
     root = Path(root)

@@ -131,11 +131,8 @@ class GradientValueClipping(TrainerCallback):
 
 
 class DropoutTripletLoss(TripletLoss):
-    """``TripletLoss`` with dropout (probability ``p``) on the query, positive and negative embeddings.
-
-    The dropout follows the model's mode: active while it trains, off for the validation loss. Being part
-    of the loss, it never reaches the saved inference model.
-    """
+    """``TripletLoss`` with dropout (probability ``p``) on the query, positive and negative embeddings, active only
+    while the model trains; being part of the loss, it never reaches the saved inference model."""
 
     def __init__(
         self,

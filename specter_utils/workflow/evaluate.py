@@ -50,10 +50,8 @@ def score_embeddings(
     rankers: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The SCIDOCS suite (x 100) of ``embeddings`` (one file or set for every task, or ``{"cls": ..,
-    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given.
-
-    ``rankers`` (``config.RANKERS``): also score these rows that are not embeddings on the same ranking tasks, kept
-    under ``result["rankers"]`` (``{name: result}``), which ``presentation.tables.render`` shows as rows."""
+    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``, with each of ``rankers`` scored on the same ranking
+    tasks under ``result["rankers"]``; written to ``out`` as JSON when given."""
     suite = suite or SuiteOptions()
     result = suite.run(scidocs_dir, embeddings)
     if rankers:

@@ -69,11 +69,8 @@ def train(
     spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path, benchmark: str | Path | None = None
 ) -> dict[str, Any]:
     """Train with the resolved ``training`` section (profile, recipe, preset, overrides) and the run's seed; with
-    ``benchmark`` (notebook 03: the run's), its validation queries decide which model ``OUT/model`` holds.
-
-    Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``),
-    ``log_history`` (the trainer's log: training and validation losses) and ``verdict`` (None without a benchmark).
-    """
+    ``benchmark`` (notebook 03: the run's), its validation queries decide which model ``OUT/model`` holds. Returns
+    ``model_dir``, ``config``, ``summary`` (``specter_training.json``), ``log_history`` and ``verdict``."""
     # overwrite: re-running a notebook retrains
     config = run_config(
         spec, triplets_dir, metadata, out, overwrite=True, progress_bar=False, benchmark=str(benchmark or "")
