@@ -58,10 +58,6 @@ QUERY_RULE = (
 )
 
 
-def _has_text(corpus: Corpus) -> set[str]:
-    return {pid for pid, p in corpus.papers.items() if p.title.strip()}
-
-
 def require_years(corpus: Corpus, needs: str, ids: set[str] | None = None) -> None:
     """A DataError (naming the corpus's source) when no paper of ``corpus`` (of ``ids``) has a publication year;
     ``needs`` says which setting needs them and what to do instead."""
@@ -278,7 +274,7 @@ def build_benchmark(
     if (config.negative_pool or 0) < 0:
         raise ValueError(f"negative_pool must be a number of papers (0: all), got {config.negative_pool}")
     out_dir = Path(out_dir)
-    text = _has_text(corpus)
+    text = {pid for pid, p in corpus.papers.items() if p.title.strip()}  # every candidate must be embeddable
     if not text:
         raise DataError(f"corpus {corpus.name!r} has no paper with a title")
     years = {pid: corpus.papers[pid].year for pid in sorted(text)}

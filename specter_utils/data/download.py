@@ -63,11 +63,6 @@ def scidocs_files(include_embeddings: bool = True) -> list[RemoteFile]:
     return [RemoteFile(SCIDOCS_URL + rel, rel) for rel in relpaths]
 
 
-def specter_files() -> list[RemoteFile]:
-    """The released SPECTER training instances (pickled, for the original AllenNLP trainer)."""
-    return [RemoteFile(SPECTER_URL + f"training-data/{name}", name) for name in ("train.pkl", "val.pkl")]
-
-
 def hepth_files() -> list[RemoteFile]:
     """SNAP's arXiv hep-th citation graph and abstracts, in the layout ``read_hepth`` expects."""
     return [
@@ -80,8 +75,8 @@ def dataset_files(name: str, include_embeddings: bool = True) -> list[RemoteFile
     """The files of dataset ``name`` (one of DATASETS)."""
     if name == "scidocs":
         return scidocs_files(include_embeddings)
-    if name == "specter":
-        return specter_files()
+    if name == "specter":  # the released training instances (pickled, for the original AllenNLP trainer)
+        return [RemoteFile(SPECTER_URL + f"training-data/{file}", file) for file in ("train.pkl", "val.pkl")]
     if name == "hepth":
         return hepth_files()
     raise ValueError(f"unknown dataset {name!r}; expected one of {', '.join(DATASETS)}")

@@ -75,12 +75,8 @@ class EpochSeededBatchSampler(DefaultBatchSampler):
 
 
 class ShardedNoDuplicatesBatchSampler(DefaultBatchSampler):
-    """sentence-transformers' ``NoDuplicatesBatchSampler`` over global batches, handed out per process.
-
-    A text appears at most once in each *global* batch (``world_size x batch_size`` rows), so gathered
-    in-batch negatives never hold a copy of a query's own positive. ``batch_size`` is the per-process
-    batch (what accelerate checks each batch against); incomplete global batches are dropped.
-    """
+    """sentence-transformers' ``NoDuplicatesBatchSampler`` over global batches (``world_size x batch_size`` rows,
+    each text at most once, incomplete ones dropped), handed out per process; ``batch_size`` is the per-process one."""
 
     def __init__(
         self,

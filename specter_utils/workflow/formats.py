@@ -221,11 +221,8 @@ def compare_formats(
     """Score the run's models (default: ``trained``, notebook 03's model, and ``base``, ``training.base_model``) on
     the SciRepEval-format folder beside the run's evaluation data (``<benchmark_dir>/scirepeval/``), all at
     ``embedding.max_length``, with the embeddings cached in ``out_dir``; compare each with ``reference`` task by
-    task (:func:`evaluation.formats.paired.compare_results`) and write it all to ``out_dir/formats.json``.
-
-    Returns ``{"data_dir", "row", "reference", "max_length", "models", "results": {name: score_formats result},
-    "paired": {task: ...}}``, or ``{"skipped": reason}`` (nothing written) where there is no such folder (a
-    benchmark built before it, the real SCIDOCS data) or no trained model."""
+    task (:func:`evaluation.formats.paired.compare_results`) and write it all to ``out_dir/formats.json``; returns
+    what it wrote, or ``{"skipped": reason}`` (nothing written) without such a folder or a trained model."""
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     data_dir = scidocs.parent / SCIREPEVAL_DIR
     if not is_scirepeval_dir(data_dir):
