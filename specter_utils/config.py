@@ -26,10 +26,8 @@ from specter_utils.train_config import TRAIN_RUN_FIELDS, SamplerConfig, TrainCon
 class EmbedConfig:
     """Section ``embedding`` (and ``specter-utils embed``, ``evaluate --model``, ``api.load_model``): the one
     specification of how papers are embedded, resolved once where a workflow starts and passed whole to the
-    encoder. Its vector settings (``FILE_KEYS``) are what an embeddings file's metadata records.
-
-    ``model``, ``pooling``, ``dtype``, ``device`` and ``backend`` are set by the command or the run (the trained
-    model, its own pooling), not by the run specification (``WORKFLOW_FIELDS``).
+    encoder. Its vector settings (``FILE_KEYS``) are what an embeddings file's metadata records; the command or the
+    run sets ``WORKFLOW_FIELDS`` (the trained model, its own pooling), not the run specification.
     """
 
     model: str = setting(vocab.DEFAULT_MODEL, "model name or folder (minilm: bundled, offline)")

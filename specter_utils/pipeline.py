@@ -180,12 +180,8 @@ def run_overrides(
     params_dir: Path = PARAMS_DIR,
     corpus: str | None = None,
 ) -> dict[str, Any]:
-    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` and ``--corpus`` imply.
-
-    A data dir sets ``data.src``; the corpus kind is ``corpus`` when given, else the kind detected from the
-    data dir. A data dir whose kind cannot be told keeps the preset's kind where it has that kind's shape
-    (``data.load.source_fits``); otherwise the detection's one-line error is raised before any notebook runs.
-    """
+    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` (``data.src``) and
+    ``--corpus`` (else the kind detected from the data dir, or the preset's where the source has its shape) imply."""
     merged = dict(overrides or {})
     if corpus is not None:
         check_corpus_options(corpus, data_dir or None)

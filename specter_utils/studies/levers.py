@@ -350,11 +350,8 @@ def lever_comparisons(
     scored: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = N_RESAMPLES
 ) -> dict[str, Any]:
     """Every row against each of ``references`` on each task by the two-level bootstrap (seeds within each row,
-    queries shared: ``evaluation.hierarchical.compare_ranking_rows``), the whole table one Holm family.
-
-    A pair of rows is tested once: where both are references (``base`` against ``tfidf-svd``), the other row's cell
-    is the same test read from its side (difference and interval negated, the same p). ``family``: the number of
-    comparisons adjusted together."""
+    queries shared: ``evaluation.hierarchical.compare_ranking_rows``), the whole table one Holm family (``family``: its
+    size). A pair of rows is tested once; where both are references, the other row's cell reads it from its side."""
     names = [row.name for row in scored]
     compared = compare_ranking_rows(scored, {}, tasks, n_resamples=n_resamples)  # every row's MAP, no test yet
     tested: set[frozenset[str]] = set()

@@ -50,12 +50,8 @@ def read_citation_links(data_json: str | Path) -> dict[str, frozenset[str]]:
 
 
 class CitationMaskedMNRL(MultipleNegativesRankingLoss):
-    """``MultipleNegativesRankingLoss`` that masks in-batch papers cited by, citing or near the query.
-
-    The dataset carries a ``label`` column holding each row's index into ``row_papers`` (the collator
-    passes it to the loss as ``labels``), so the loss knows which papers sit in the batch. With
-    ``gather_across_devices`` those indices are gathered from every process along with the embeddings.
-    """
+    """``MultipleNegativesRankingLoss`` that masks in-batch papers cited by, citing or near the query; the dataset's
+    ``label`` column (the loss's ``labels``) holds each row's index into ``row_papers``."""
 
     def __init__(
         self,

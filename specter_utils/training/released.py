@@ -87,8 +87,7 @@ class BertAdam(torch.optim.Optimizer):
 
 
 def slanted_triangular(step: int, total_steps: int, cut_frac: float = 0.1, ratio: float = 32.0) -> float:
-    """The learning-rate multiplier of AllenNLP's ``slanted_triangular`` schedule at ``step`` (0-based).
-
+    """The learning-rate multiplier of AllenNLP's ``slanted_triangular`` schedule at ``step`` (0-based):
     ``cut = floor(total_steps x cut_frac)``; the multiplier rises linearly from ``1 / ratio`` at step 0 to 1
     at ``cut``, then falls linearly back to ``1 / ratio`` at ``total_steps``.
     """

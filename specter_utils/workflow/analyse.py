@@ -33,11 +33,8 @@ def geometry(
 ) -> dict[str, Any]:
     """The ``analysis`` section's projection, sample and DBSCAN rule over ``embedding_sets`` (Figure 2 and the
     heads' before/after figure alike), drawn to ``figure_stem``.png and .pdf; ``projection_seeds`` (default:
-    ``analysis.projection_seeds``) the projection seeds.
-
-    Each model after the first is compared with the first in the full space, paper by paper
-    (``space.versus[model][measure]``: :func:`space_test`), and per projection paired by seed (``versus``:
-    ``analysis.geometry.seed_difference``), both by the one test of ``evaluation.hierarchical``."""
+    ``analysis.projection_seeds``) the projection seeds. Each model after the first is compared with the first in
+    the full space, paper by paper (:func:`space_test`), and per projection paired by seed."""
     config = replace(spec.analysis, projection_seeds=projection_seeds) if projection_seeds else spec.analysis
     analysis = analyse_embeddings(embedding_sets, labels, config, spec.seed, figure_stem, title, figure_models)
     per_paper = analysis.pop("per_paper")
