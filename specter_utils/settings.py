@@ -22,11 +22,9 @@ def setting(
     aliases: Mapping[str, str] | None = None,
 ) -> Any:
     """A config field that declares, once, what the flags, ``spec show`` and the specification's checks read:
-
-    ``help``: what the setting does and the reason for its default; ``choices``: the allowed values (or a function
-    returning them), checked element by element for a list setting; ``low``/``high``: its numeric range, whose ends
-    ``open_ends`` names as open (``"low"``, ``"high"`` or ``"both"``); ``aliases``: other spellings of a choice,
-    accepted and read as the choice. A field's own default is always allowed ("" for none).
+    ``help`` (what it does, why its default), ``choices`` (or a function returning them; each element of a list),
+    its range ``low``/``high`` (``open_ends``: which ends are open) and ``aliases`` of a choice. A field's own default
+    is always allowed ("" for none).
     """
     metadata = {
         "help": help,

@@ -58,15 +58,10 @@ _MAX_REJECTION_ROUNDS = 64
 
 
 def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dict[str, dict[str, int]]:
-    """A ``data.json``-shaped graph whose positives (count 5) are the papers co-cited with each query.
-
-    Two papers are co-cited when one paper cites both (count 5 in its row). Per query: count 5 = co-cited
-    papers; count 1 = papers the query cites or is cited by that are not co-cited with it (related, but not
-    this task's positive: the hard negatives, as a citation of a citation is for SPECTER). ``mix=True`` keeps
-    the citation graph's entries too (a co-cited paper stays 5; a direct citation stays 5): one pool with
-    both signals, the multitask mix of Table 3. Built from the training graph only, so no held-out
-    evaluation edge enters it.
-    """
+    """A ``data.json``-shaped graph of the training graph whose positives (count 5) are the papers co-cited with each
+    query (one paper cites both); count 1 (the hard negatives): papers the query cites or is cited by that are not
+    co-cited with it. ``mix=True`` keeps the citation graph's entries too: one pool with both signals (Table 3's
+    multitask mix)."""
     cited_by: dict[str, set[str]] = {}
     for citing, row in graph.items():
         for paper, count in row.items():
