@@ -222,8 +222,9 @@ def same_author(
     if not keys:
         return "no paper with a title names an author"
     by_author: dict[str, set[str]] = defaultdict(set)
-    for pid, k in ((pid, k) for pid, ks in keys.items() for k in ks):
-        by_author[k].add(pid)
+    for pid, ks in keys.items():
+        for k in ks:
+            by_author[k].add(pid)
     shared = {p: set().union(*(by_author[k] for k in ks)) - {p} for p, ks in keys.items()}
     eligible = sorted(p for p, others in shared.items() if len(others) >= config.min_positives)
     if len(eligible) < MIN_TASK_ITEMS:

@@ -56,8 +56,9 @@ def corpus_records(corpus: Corpus, fmt: str) -> Iterator[dict[str, Any]]:
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {fmt!r}")
     references: dict[str, list[str]] = {}
-    for citing, cited in [(citing, cited) for citing, cited in corpus.edges if citing in corpus.papers]:
-        references.setdefault(citing, []).append(cited)
+    for citing, cited in corpus.edges:
+        if citing in corpus.papers:
+            references.setdefault(citing, []).append(cited)
     labels = corpus.label_lists()
     openalex_id = {pid: f"W{i + 1}" for i, pid in enumerate(corpus.papers)}
     for pid, paper in corpus.papers.items():

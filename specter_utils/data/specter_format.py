@@ -109,10 +109,13 @@ def read_specter_dir(data_dir: str | Path) -> SpecterData:
     for query, candidates in graph.items():
         if query not in metadata:
             report.note("query_without_metadata", query)
-        for cand in [cand for cand in candidates if cand not in metadata]:
-            report.note("candidate_without_metadata", cand)
-    for name, paper_id in [(name, pid) for name, ids in splits.items() for pid in ids if pid not in graph]:
-        report.note(f"{name}_id_not_in_data_json", paper_id)
+        for cand in candidates:
+            if cand not in metadata:
+                report.note("candidate_without_metadata", cand)
+    for name, ids in splits.items():
+        for paper_id in ids:
+            if paper_id not in graph:
+                report.note(f"{name}_id_not_in_data_json", paper_id)
     info = read_json(data_dir / INFO_FILE) if (data_dir / INFO_FILE).exists() else {}
     if not isinstance(info, dict):
         raise DataError("expected a JSON object", data_dir / INFO_FILE)

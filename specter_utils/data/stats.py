@@ -161,8 +161,9 @@ def _scidocs_stats(path: Path) -> dict[str, Any]:
     for task, splits in data.classification.items():
         for split, rows in splits.items():
             counts[f"{task}/{split}"] = {"papers": len(rows), "classes": len({label for _, label in rows})}
-            for pid in [pid for pid, _ in rows if known and pid not in known]:
-                report.note(f"{task}_paper_without_metadata", pid)
+            for pid, _ in rows:
+                if known and pid not in known:
+                    report.note(f"{task}_paper_without_metadata", pid)
     for task, splits in data.ranking.items():
         for split, qrels in splits.items():
             counts[f"{task}/{split}"] = {
@@ -170,8 +171,10 @@ def _scidocs_stats(path: Path) -> dict[str, Any]:
                 "candidates": sum(len(docs) for docs in qrels.values()),
                 "positives": sum(1 for docs in qrels.values() for rel in docs.values() if rel > 0),
             }
-            for pid in [p for query, docs in qrels.items() for p in (query, *docs) if known and p not in known]:
-                report.note(f"{task}_id_without_metadata", pid)
+            for query, docs in qrels.items():
+                for pid in (query, *docs):
+                    if known and pid not in known:
+                        report.note(f"{task}_id_without_metadata", pid)
     for split, clicks in data.recomm.items():
         counts[f"recomm/{split}"] = {"clicks": len(clicks)}
     return _result("scidocs", path, counts, report)

@@ -340,7 +340,9 @@ def rescore(
 def machines(rows: Sequence[Mapping[str, Any]]) -> str:
     """The machines the trained rows ran on, each with its row count ("not recorded" for rows written without)."""
     counts: dict[str, int] = {}
-    for row in [row for row in rows if row.get("kind") == "trained"]:
+    for row in rows:
+        if row.get("kind") != "trained":
+            continue
         label = machine_label(row["machine"]) if row.get("machine") else "machine not recorded"
         counts[label] = counts.get(label, 0) + 1
     return "; ".join(f"{label}: {n} row{'s' * (n != 1)}" for label, n in counts.items()) or "no trained row yet"

@@ -110,13 +110,15 @@ def measure(run_dir: Path, triplets_file: Path | None = None) -> tuple[dict[str,
     triplets_file = triplets_file or run_dir / "02_mine_triplets" / "triplets" / TRIPLETS_TRAIN_FILE
     triplets = []
     with open(triplets_file, encoding="utf-8") as f:
-        for number, line in [(number, line) for number, line in enumerate(f, 1) if line.strip()]:
+        for number, line in enumerate(f, 1):
             try:
-                triplets.append(json.loads(line))
+                triplet = json.loads(line) if line.strip() else None
             except json.JSONDecodeError:
                 raise DataError("not a JSON line", triplets_file, number) from None
-            if not {"query", "pos", "neg"} <= set(triplets[-1]):
+            if triplet is not None and not {"query", "pos", "neg"} <= set(triplet):
                 raise DataError("a triplet needs query, pos and neg", triplets_file, number)
+            if triplet is not None:
+                triplets.append(triplet)
     corpus = load_corpus_for_run(dataclasses.replace(spec.data, label_field=""))
     authors = {pid: {a.lower() for a in p.authors} for pid, p in corpus.papers.items()}
     venues = {pid: p.venue for pid, p in corpus.papers.items() if p.venue}
