@@ -57,16 +57,11 @@ def load_model(
 ) -> Encoder:
     """Load a model for embedding papers, as ``specter-utils embed --model`` does.
 
-    Args:
-        model: ``minilm`` (bundled, offline), a local folder (``OUT/model`` of ``specter-utils train``), a
-            Hugging Face id in the local cache (downloaded where the hub is reachable), or a whole
-            :class:`EmbedConfig` (the other arguments then change it).
-        max_length: wordpieces kept per paper (``embed --max-length``; beyond the model's limit is an error);
-            None: the embedding specification's one default, ``EmbedConfig.max_length``, as ``embed`` and
-            ``evaluate --model`` use.
-        pooling: ``None``/``auto`` (the model's own pooling; [CLS] for a plain transformers model), ``cls`` or
-            ``mean``.
-        device: ``cpu``, ``cuda``, ``cuda:1``...; ``None`` picks a GPU when there is one.
+    ``model``: ``minilm`` (bundled, offline), a local folder (``OUT/model`` of ``specter-utils train``), a Hugging
+    Face id in the local cache, or a whole :class:`EmbedConfig` (the other arguments then change it).
+    ``max_length``: wordpieces kept per paper (None: ``EmbedConfig.max_length``, as ``embed`` uses; beyond the
+    model's limit is an error). ``pooling``: ``None``/``auto`` (the model's own; [CLS] for a plain transformers
+    model), ``cls`` or ``mean``. ``device``: ``cpu``, ``cuda``, ``cuda:1``...; ``None`` picks a GPU when there is one.
     """
     spec = model if isinstance(model, EmbedConfig) else EmbedConfig(model=str(model))
     return encoder_for(spec.but(max_length=max_length, pooling=pooling, device=device))
@@ -105,11 +100,8 @@ def embed(
 def build_index(embeddings: EmbeddingSet | str | Path, kind: str = "auto") -> PaperIndex:
     """A FAISS index (cosine) over ``embeddings`` (an :class:`EmbeddingSet` or an embeddings file);
     ``index.save(path)`` writes it as ``specter-utils index`` does. Needs ``pip install -e '.[search]'``."""
-    if not isinstance(embeddings, EmbeddingSet):
-        source = str(embeddings)
-        embeddings = read_embeddings(embeddings)
-    else:
-        source = None
+    source = None if isinstance(embeddings, EmbeddingSet) else str(embeddings)
+    embeddings = embeddings if source is None else read_embeddings(embeddings)
     return paper_index.build_index(embeddings, kind, source=source)
 
 
@@ -131,10 +123,7 @@ def search(index: PaperIndex, query: str | PaperLike, k: int = 10, model: Encode
 
 
 def score(
-    data_dir: str | Path,
-    embeddings: EmbeddingSet | str | Path,
-    tasks: list[str] | None = None,
-    split: str = "test",
+    data_dir: str | Path, embeddings: EmbeddingSet | str | Path, tasks: list[str] | None = None, split: str = "test"
 ) -> dict[str, Any]:
     """SCIDOCS scores of ``embeddings`` on a SCIDOCS-layout folder (``build-benchmark``'s ``scidocs/``, or the
     original SCIDOCS data), as ``specter-utils evaluate --embeddings``: one entry per task, x 100, and

@@ -17,20 +17,7 @@ from specter_utils.commands.common import restore_progress
 from specter_utils.errors import DataError, OfflineError
 
 # Order here is the order shown in --help. Each module defines ``register(subparsers)``.
-COMMAND_MODULES = (
-    "data",
-    "mine",
-    "build_benchmark",
-    "train",
-    "embed",
-    "evaluate",
-    "compare",
-    "index",
-    "search",
-    "run",
-    "spec",
-    "report",
-)
+COMMAND_MODULES = tuple("data mine build_benchmark train embed evaluate compare index search run spec report".split())
 
 
 class DefaultsFormatter(argparse.HelpFormatter):

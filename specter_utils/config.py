@@ -1,21 +1,8 @@
 """The run specification's sections, one dataclass per stage, each field declared once with
 :func:`specter_utils.settings.setting` (its default, its help, its choices and its range), and the table that
 names them. :mod:`specter_utils.spec` validates a specification (preset, your file, ``--set``) into these classes;
-the flags of ``train``, ``mine`` and ``build-benchmark`` are generated from them; library functions take them whole.
-
-============  ==================  ==========================================
-section       class               stage (notebook)
-============  ==================  ==========================================
-``data``      ``CorpusConfig``    the corpus and its benchmark (01; :mod:`specter_utils.corpus_config`)
-``mining``    ``SamplerConfig``   training triplets (02; :mod:`specter_utils.train_config`)
-``training``  ``TrainConfig``     fine-tuning (03 and every ablation row; :mod:`specter_utils.train_config`)
-``embedding`` ``EmbedConfig``     the one evaluation length of every row (04)
-``evaluation````EvalConfig``      SCIDOCS scoring (05)
-``analysis``  ``AnalysisConfig``  Figure 2 (06)
-``ablations`` ``AblationConfig``  Table 2 / 3 (07)
-``heads``     ``HeadsConfig``     classification heads (08), with ``EndToEndConfig``
-============  ==================  ==========================================
-
+the flags of ``train``, ``mine`` and ``build-benchmark`` are generated from them; library functions take them whole
+(the table of sections: ``SECTION_CLASSES``).
 This module imports nothing heavy, so ``--help`` stays instant.
 """
 
@@ -39,10 +26,8 @@ from specter_utils.train_config import TRAIN_RUN_FIELDS, SamplerConfig, TrainCon
 class EmbedConfig:
     """Section ``embedding`` (and ``specter-utils embed``, ``evaluate --model``, ``api.load_model``): the one
     specification of how papers are embedded, resolved once where a workflow starts and passed whole to the
-    encoder. Its vector settings (``FILE_KEYS``) are what an embeddings file's metadata records.
-
-    ``model``, ``pooling``, ``dtype``, ``device`` and ``backend`` are set by the command or the run (the trained
-    model, its own pooling), not by the run specification (``WORKFLOW_FIELDS``).
+    encoder. Its vector settings (``FILE_KEYS``) are what an embeddings file's metadata records; the command or the
+    run sets ``WORKFLOW_FIELDS`` (the trained model, its own pooling), not the run specification.
     """
 
     model: str = setting(vocab.DEFAULT_MODEL, "model name or folder (minilm: bundled, offline)")
@@ -302,11 +287,7 @@ class HeadsConfig:
     patience: int = setting(15, "epochs without a better validation macro-F1 before stopping", low=1)
     standardize: bool = setting(True, "z-score inputs with training-split statistics (the SVM sees raw vectors)")
     val_fraction: float = setting(
-        0.1,
-        "carved from train (stratified) when the task has no val split",
-        low=0.0,
-        high=1.0,
-        open_ends="both",
+        0.1, "carved from train (stratified) when the task has no val split", low=0.0, high=1.0, open_ends="both"
     )
     svm: bool = setting(True, "the linear SVM beside the heads")
     svm_variants: bool = setting(
@@ -320,15 +301,15 @@ class HeadsConfig:
 
 
 # ---------------------------------------------------------------- the sections of a run specification
-SECTION_CLASSES: dict[str, type] = {
-    "data": CorpusConfig,
-    "mining": SamplerConfig,
-    "training": TrainConfig,
-    "embedding": EmbedConfig,
-    "evaluation": EvalConfig,
-    "analysis": AnalysisConfig,
-    "ablations": AblationConfig,
-    "heads": HeadsConfig,
+SECTION_CLASSES: dict[str, type] = {  # each section's stage (notebook)
+    "data": CorpusConfig,  # the corpus and its benchmark (01; specter_utils.corpus_config)
+    "mining": SamplerConfig,  # training triplets (02; specter_utils.train_config)
+    "training": TrainConfig,  # fine-tuning (03 and every ablation row; specter_utils.train_config)
+    "embedding": EmbedConfig,  # the one evaluation length of every row (04)
+    "evaluation": EvalConfig,  # SCIDOCS scoring (05)
+    "analysis": AnalysisConfig,  # Figure 2 (06)
+    "ablations": AblationConfig,  # Table 2 / 3 (07)
+    "heads": HeadsConfig,  # classification heads (08), with EndToEndConfig
 }
 # Fields a run's workflow sets from elsewhere (the run's seed, its folders): not part of the specification.
 WORKFLOW_FIELDS = {

@@ -9,11 +9,7 @@ class DataError(ValueError):
     """Malformed input: carries the file, line and record id it concerns."""
 
     def __init__(
-        self,
-        message: str,
-        path: str | Path | None = None,
-        line: int | None = None,
-        record_id: str | None = None,
+        self, message: str, path: str | Path | None = None, line: int | None = None, record_id: str | None = None
     ) -> None:
         self.message = message
         self.path = str(path) if path is not None else None

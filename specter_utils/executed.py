@@ -1,11 +1,5 @@
-"""Executed notebooks without logs or machine paths, and the machine they ran on.
-
-:func:`clean_executed_notebook` moves every stream output (progress bars, training logs, warnings, prints) of an
-executed notebook to a log file beside it and makes the paths in what remains relative to the repository. The
-notebooks show what a reader wants through ``display`` (tables, figures, Markdown), never through streams.
-:func:`machine_info` names the cores, the CPU and the CPU flags that decide the fast paths; :class:`PeakMemory`
-measures the peak resident memory of the processes a notebook runs in.
-"""
+"""Executed notebooks without logs or machine paths (the notebooks show what a reader wants through ``display``:
+tables, figures, Markdown, never through streams), and the machine they ran on."""
 
 from __future__ import annotations
 
@@ -53,20 +47,15 @@ def checkout_root(run_dir: Path) -> Path:
 
 # ---------------------------------------------------------------- executed notebooks
 def clean_executed_notebook(path: str | Path, root: Path = WORK_ROOT, log_path: str | Path | None = None) -> Path:
-    """Move every stream output of an executed notebook to ``log_path`` and make its paths relative to ``root``.
-
-    The log (default: the notebook's name with ``.log``) gets each stream under a ``## cell N`` header, progress-bar
-    redraws collapsed to their last state. Errors, figures, tables and Markdown stay. Idempotent: a notebook without
-    streams keeps its log. Both files are written atomically. Returns the log's path.
-    """
+    """Move every stream output of an executed notebook to ``log_path`` (default: its name with ``.log``; each
+    stream under a ``## cell N`` header, progress-bar redraws collapsed to their last state) and make its paths
+    relative to ``root``; return the log's path. Idempotent: a notebook without streams keeps its log."""
     path = Path(path)
     log_path = Path(log_path) if log_path else path.with_suffix(LOG_SUFFIX)
     notebook = json.loads(path.read_text(encoding="utf-8"))
     log_lines: list[str] = []
     for index, cell in enumerate(notebook.get("cells", [])):
-        outputs = cell.get("outputs")
-        if not outputs:
-            continue
+        outputs = cell.get("outputs") or []
         streams = [o for o in outputs if o.get("output_type") == "stream"]
         if not streams:
             continue
@@ -131,11 +120,9 @@ def machine_label(machine: Mapping[str, Any]) -> str:
 
 
 class PeakMemory:
-    """The peak resident memory of this process's descendants (a notebook's kernel and what it starts), sampled.
-
-    ``with PeakMemory() as peak: ...`` then ``peak.mb``: the largest sum of their RSS seen, in MiB, sampled every
-    ``interval`` seconds on a background thread (a peak shorter than that can be missed).
-    """
+    """The peak resident memory of this process's descendants (a notebook's kernel and what it starts):
+    ``with PeakMemory() as peak: ...`` then ``peak.mb``, the largest sum of their RSS seen, in MiB, sampled every
+    ``interval`` seconds on a background thread (a peak shorter than that can be missed)."""
 
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval

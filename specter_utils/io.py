@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -25,10 +26,8 @@ _UMASK = _read_umask()  # read once at import: os.umask is process-wide, so neve
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Write to a temporary file beside ``path`` and rename it into place only on success.
-
-    A crash part-way leaves the previous file (or no file) untouched, never a half-written one.
-    """
+    """Write to a temporary file beside ``path`` and rename it into place only on success: a crash part-way leaves
+    the previous file (or no file) untouched, never a half-written one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -46,6 +45,15 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, read in 1 MB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
     """Write ``obj`` as JSON, atomically."""
     text = json.dumps(obj, indent=indent, ensure_ascii=False)  # one C-encoder call; json.dump streams slowly
@@ -59,8 +67,7 @@ def write_jsonl(path: str | Path, rows: Any) -> int:
     count = 0
     with atomic_write(path) as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False))
-            handle.write("\n")
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     return count
 
@@ -91,10 +98,8 @@ def _reject_duplicate_keys(path: Path):
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, rejecting duplicate keys (``json`` would silently keep the last); errors name file and line.
-
-    The one JSON reader of the package: metadata, SCIDOCS files, metrics and configs all come through here.
-    """
+    """Parse a JSON file (the package's one JSON reader), rejecting duplicate keys (``json`` would silently keep the
+    last); errors name file and line."""
     path = Path(path)
     text = read_text(path)
     try:
@@ -105,7 +110,6 @@ def read_json(path: str | Path) -> Any:
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz``: gzip-compressed)."""
-
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)
@@ -128,11 +132,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def iter_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped.
-
-    Every line is yielded, blank ones included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError.
-    """
-
+    """Yield ``(line_number, line)`` of a UTF-8 text file (``.gz``: gzip-compressed), streaming, newline stripped,
+    blank lines included; a byte that is not UTF-8 or a corrupt ``.gz`` is a DataError."""
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)

@@ -44,24 +44,20 @@ def register_loss(spec: LossSpec) -> LossSpec:
 _IMPL = "specter_utils.training.losses"
 _MNRL = "multiple negatives ranking loss, scale {scale:g}): each query against its positive, its mined negative and "
 _MNRL += "every other paper of the batch"
-register_loss(
+for _spec in (
     LossSpec(
         "triplet",
         description="the triplet margin loss (L2 distance, margin {margin:g}), as the paper",
         axis="triplet loss (margin {margin:g})",
         build=f"{_IMPL}.triplet:build",
-    )
-)
-register_loss(
+    ),
     LossSpec(
         "mnrl",
         description=f"in-batch negatives ({_MNRL}",
         axis="in-batch softmax loss (MNRL)",
         build=f"{_IMPL}.mnrl:build",
         in_batch=True,
-    )
-)
-register_loss(
+    ),
     LossSpec(
         "mnrl-citation",
         description=f"in-batch negatives with citation masking ({_MNRL}, except papers it cites or that cite it",
@@ -69,9 +65,7 @@ register_loss(
         build=f"{_IMPL}.mnrl_citation:build",
         in_batch=True,
         needs_citations=True,
-    )
-)
-register_loss(
+    ),
     LossSpec(
         "gist",
         description="GISTEmbed (in-batch negatives filtered by the base model as guide)",
@@ -79,5 +73,6 @@ register_loss(
         build=f"{_IMPL}.gist:build",
         in_batch=True,
         needs_base=True,
-    )
-)
+    ),
+):
+    register_loss(_spec)

@@ -1,11 +1,8 @@
 """Memory a finished stage left behind, handed back before the next one starts in the same process.
 
 A sweep (notebook 07, the lever study) trains and embeds one model per row in one kernel. Each row's model sits in
-reference cycles that only Python's cyclic collector frees: sentence-transformers' model card points back at its
-model (``model.model_card_data.model``), and the loss and the trainer hold the model too. A full collection runs
-rarely once a kernel holds many long-lived objects, so rows piled up. Once freed, the model's, its gradients' and
-the optimizer's buffers stay in glibc's heaps (one arena per thread that allocated them) unless they are trimmed,
-so the resident memory kept the high-water mark of every row. :func:`release_memory` does both.
+reference cycles that only Python's cyclic collector frees (sentence-transformers' model card points back at its
+model; the loss and the trainer hold it too), and once freed its buffers stay in glibc's heaps unless trimmed.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ poolings here, starts without torch (docs/architecture.md).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specter_utils.errors import DataError, OfflineError
+from specter_utils.io import file_sha256
 from specter_utils.vocabularies import DEFAULT_MODEL, canonical_pooling
 
 if TYPE_CHECKING:
@@ -67,12 +67,8 @@ def _record_hash(entry) -> tuple[str, int] | None:
 
 
 def mpnet_parts() -> list[tuple[Path, tuple[str, int] | None]]:
-    """The five installed zip parts, in order, each with the sha256 and size its package's RECORD ships.
-
-    Raises:
-        OfflineError: a part package is not installed (the message names the extra to install).
-    """
-
+    """The five installed zip parts, in order, each with the sha256 and size its package's RECORD ships
+    (``OfflineError`` naming the extra to install when a part package is missing)."""
     parts, missing = [], []
     for number, name in enumerate(MPNET_PARTS, start=1):
         try:
@@ -93,14 +89,6 @@ def mpnet_parts() -> list[tuple[Path, tuple[str, int] | None]]:
     return parts
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def reassemble_parts(
     parts: list[tuple[Path, tuple[str, int] | None]],
     out_dir: Path,
@@ -109,10 +97,7 @@ def reassemble_parts(
 ) -> Path:
     """Check each part (size and sha256 where its RECORD states them), join them into one zip, check every
     member's CRC-32 and the ``required`` files, and unpack ``top/`` to ``out_dir`` (atomically); return ``out_dir``.
-
-    Raises:
-        OfflineError: a part is missing or corrupt, or the joined zip is not a model folder.
-    """
+    Raises ``OfflineError`` for a missing or corrupt part or a joined zip that is not a model folder."""
     out_dir = Path(out_dir)
     for path, expected in parts:
         if not path.is_file():
@@ -186,21 +171,17 @@ def hub_reachable(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
         return False
 
 
-def _in_hub_cache(name: str) -> bool:
+def _in_hub_cache(name: str, file: str = "config.json") -> bool:
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+        return isinstance(try_to_load_from_cache(name, file), str)
     except Exception:
         return False
 
 
 def resolve_model(name: str | os.PathLike = DEFAULT_MODEL) -> str:
-    """Return a path or hub id that transformers / sentence-transformers can load.
-
-    Raises:
-        OfflineError: ``name`` is a hub id that is neither cached nor reachable.
-    """
+    """A path or hub id that sentence-transformers can load (``OfflineError``: a hub id neither cached nor reachable)."""
     name = str(name)
     if name.lower() in {alias.lower() for alias in OFFLINE_ALIASES}:
         return str(offline_model_path())
@@ -230,14 +211,7 @@ def prepare_offline_env() -> None:
 def is_sentence_transformers_model(path: str) -> bool:
     """True when ``path`` (a directory or a cached hub id) holds a sentence-transformers ``modules.json``."""
     local = Path(path)
-    if local.is_dir():
-        return (local / "modules.json").exists()
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        return isinstance(try_to_load_from_cache(path, "modules.json"), str)
-    except Exception:
-        return False
+    return (local / "modules.json").exists() if local.is_dir() else _in_hub_cache(path, "modules.json")
 
 
 def model_pooling_detail(path: str) -> str:
@@ -306,16 +280,9 @@ def build_model(
     normalisation), a plain transformers model (SciBERT) gets SPECTER's [CLS]; ``cls`` / ``mean`` put
     that pooling (and nothing after it) on the model's transformer.
 
-    Args:
-        name: ``minilm``, ``mpnet``, a local folder or a cached hub id (:func:`resolve_model`).
-        max_length: wordpieces per input, for training and encoding alike.
-        model_card_data: the model card of a model that will be saved; its ``base_model`` is set to
-            ``name``'s hub id. ``None``: sentence-transformers' default card.
-
-    Raises:
-        DataError: ``max_length`` exceeds the model's position embeddings (the one rule; the message names
-            both numbers and the model's path).
-        OfflineError: ``name`` is a hub id that is neither cached nor reachable.
+    ``name`` is resolved by :func:`resolve_model`; ``model_card_data`` (of a model that will be saved) gets
+    ``name``'s hub id as ``base_model``. A ``max_length`` beyond the model's position embeddings is a ``DataError``
+    naming both numbers and the model's path.
     """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer

@@ -49,15 +49,10 @@ def shared_data_dir() -> Path | None:
     env = os.environ.get("SPECTER_SHARED_DATA")
     candidates = [Path(env)] if env else []
     candidates += [REPO_ROOT.parent / "shared" / "data", WORK_ROOT.parent / "shared" / "data"]
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate.resolve()
-    return None
+    return next((candidate.resolve() for candidate in candidates if candidate.is_dir()), None)
 
 
 def hepth_dir() -> Path | None:
     """The SNAP hep-th folder inside the shared data, if present."""
     root = shared_data_dir()
-    if root is not None and (root / "hepth" / "cit-HepTh.txt").exists():
-        return root / "hepth"
-    return None
+    return root / "hepth" if root is not None and (root / "hepth" / "cit-HepTh.txt").exists() else None

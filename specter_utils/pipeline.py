@@ -65,11 +65,8 @@ class PipelineError(RuntimeError):
 
 
 def check_kernel(name: str = "python3") -> str:
-    """Make sure the Jupyter kernel exists; return the interpreter it runs.
-
-    A spec whose ``argv[0]`` is ``python`` runs the current interpreter (jupyter_client substitutes
-    ``sys.executable``); ipykernel provides ``python3`` even without an installed spec.
-    """
+    """Make sure the Jupyter kernel exists; return the interpreter it runs (a spec whose ``argv[0]`` is ``python``
+    runs the current one: jupyter_client substitutes ``sys.executable``)."""
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     try:
@@ -159,16 +156,12 @@ class PipelineResult:
 
     def summary(self) -> str:
         lines = [f"run {self.run_dir.name} (preset {self.preset}): {len(self.notebooks)} notebook(s)"]
-        for name, info in self.notebooks.items():
-            lines.append(f"  {name}: {info['seconds']:.0f} s -> {info['output']}")
+        lines += [f"  {name}: {info['seconds']:.0f} s -> {info['output']}" for name, info in self.notebooks.items()]
         total = sum(info["seconds"] for info in self.notebooks.values())
         lines.append(f"  total: {total / 60:.1f} min")
         if self.results_table.exists():
-            lines += [
-                "",
-                f"results table: {self.results_table}",
-                self.results_table.read_text(encoding="utf-8").rstrip(),
-            ]
+            table = self.results_table.read_text(encoding="utf-8").rstrip()
+            lines += ["", f"results table: {self.results_table}", table]
         figures = sorted(self.figures_dir.glob(f"*{self.run_dir.name}*.png")) if self.figures_dir.is_dir() else []
         if figures:
             lines += ["", f"figures ({self.figures_dir}, PNG + PDF):", *(f"  {p.name}" for p in figures)]
@@ -187,14 +180,8 @@ def run_overrides(
     params_dir: Path = PARAMS_DIR,
     corpus: str | None = None,
 ) -> dict[str, Any]:
-    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` and ``--corpus`` imply.
-
-    A data dir sets ``data.src``; the corpus kind is ``corpus`` when given, else the kind detected from the
-    data dir (a hep-th folder, an S2ORC, OpenAlex or generic record file: ``data.load.detect_corpus_kind``).
-    A data dir whose kind cannot be told keeps the preset's kind where it has that kind's shape
-    (``data.load.source_fits``); otherwise the detection's one-line error is raised before any notebook runs.
-    """
-
+    """The run's overrides of its specification: ``overrides`` plus what ``--data-dir`` (``data.src``) and
+    ``--corpus`` (else the kind detected from the data dir, or the preset's where the source has its shape) imply."""
     merged = dict(overrides or {})
     if corpus is not None:
         check_corpus_options(corpus, data_dir or None)
@@ -236,15 +223,10 @@ def run_pipeline(
 ) -> PipelineResult:
     """Execute the notebooks in order; raise ``PipelineError`` at the first failure.
 
-    Args:
-        preset: a preset of ``setup.params_dir``, or the path of your own specification file (``run --spec``).
-        run: name of ``results/<run>``; default: the preset's name (a file's: its stem).
-        data_dir: real data for notebook 01: a hep-th folder or a record file, its kind detected (or ``corpus``).
-        corpus: the corpus kind of ``data_dir`` (``config.CORPUS_KINDS``) when it cannot be detected.
-        notebooks: a subset (names or ``01``-style prefixes), still run in the canonical order.
-        overrides: settings of the specification to change for this run (``{"training.epochs": 1.0}``).
-        setup: folders, kernel and output; its ``params_dir`` is where the specifications live (the notebooks
-            themselves always read ``params/``).
+    ``preset`` is a preset of ``setup.params_dir`` or your own specification file; ``run`` names ``results/<run>``
+    (default: the preset's name, a file's stem); ``data_dir`` is notebook 01's real data, its kind detected (or
+    ``corpus``); ``notebooks`` a subset (names or ``01``-style prefixes), still run in the canonical order. The
+    notebooks themselves always read ``params/``.
     """
     selected = list(NOTEBOOKS)
     if notebooks:
@@ -288,18 +270,11 @@ def run_pipeline(
 
 
 # ---------------------------------------------------------------- the run's record
-
-
 def record_notebook(
     run_dir: Path, preset: str, overrides: dict[str, Any], data_dir: str | None, notebook: str, entry: dict[str, Any]
 ) -> None:
-    """Merge one finished notebook into ``run_dir/pipeline.json`` as soon as it finishes.
-
-    A run of some notebooks keeps the entries of the others (a run folder filled by several ``run`` calls keeps
-    every notebook's time); each entry says with which overrides, at which commit and when it ran. A record of
-    another preset is started afresh.
-    """
-
+    """Merge one finished notebook into ``run_dir/pipeline.json`` as soon as it finishes, keeping the entries of
+    the other notebooks (each with its overrides, commit and time); a record of another preset is started afresh."""
     path = run_dir / PIPELINE_FILE
     previous = read_json(path) if path.exists() else {}
     entries = dict(previous.get("notebooks", {})) if previous.get("preset") == preset else {}

@@ -1,10 +1,8 @@
 """Executed notebooks a reader can trust: logs out of the notebook, paths relative, one commit per report.
 
-:func:`write_report` copies a finished run to ``reports/<preset>/``: the cleaned notebooks, each notebook's
-  ``metrics.json`` (``metrics/<notebook>.json``), the run's record (``pipeline.json``: commit, machine, per-notebook
-  wall time), the resolved ``spec.yaml``, the results tables and a ``README.md`` index. It refuses a run whose
-  notebooks ran at different commits, or at a commit with uncommitted changes, unless asked to allow it (and then
-  says so in the README).
+A report (``reports/<preset>/``) holds the cleaned notebooks, each notebook's ``metrics.json``
+(``metrics/<notebook>.json``), the run's record (``pipeline.json``: commit, machine, per-notebook wall time), the
+resolved ``spec.yaml``, the results tables and a ``README.md`` index.
 """
 
 from __future__ import annotations
@@ -62,16 +60,10 @@ def _format_seconds(seconds: float) -> str:
 
 # ---------------------------------------------------------------- the report
 def write_report(
-    run_dir: str | Path,
-    out_dir: str | Path | None = None,
-    preset: str | None = None,
-    allow_mixed: bool = False,
+    run_dir: str | Path, out_dir: str | Path | None = None, preset: str | None = None, allow_mixed: bool = False
 ) -> Path:
-    """Copy a finished run to ``out_dir`` (default ``reports/<preset>/``) as one report at one commit.
-
-    Raises ``DataError`` when the run is not every notebook at one clean commit, unless ``allow_mixed`` (the README
-    then lists each notebook's commit and says the report is mixed). ``FileNotFoundError`` without notebooks.
-    """
+    """Copy a finished run to ``out_dir`` (default ``reports/<preset>/``) as one report at one commit: a DataError
+    when the run is not every notebook at one clean commit, unless ``allow_mixed`` (the README then says so)."""
     run_dir = resolve(run_dir)
     root = checkout_root(run_dir)
     info = read_json(run_dir / PIPELINE_FILE) if (run_dir / PIPELINE_FILE).exists() else {}
@@ -98,14 +90,12 @@ def write_report(
         target = staging / source.name
         shutil.copyfile(source, target)
         clean_executed_notebook(target, root, log_path=run_dir / nb / f"{nb}{LOG_SUFFIX}")
-        metrics = run_dir / nb / METRICS_FILE
-        if metrics.exists():
-            with atomic_write(staging / "metrics" / f"{nb}.json") as handle:
-                handle.write(relative_paths(metrics.read_text(encoding="utf-8"), root))
-    for relative in (SPEC_FILE, *REPORT_FILES):
-        if (run_dir / relative).exists():
-            with atomic_write(staging / Path(relative).name) as handle:
-                handle.write(relative_paths((run_dir / relative).read_text(encoding="utf-8"), root))
+    copies = {run_dir / nb / METRICS_FILE: staging / "metrics" / f"{nb}.json" for nb in executed}
+    copies.update({run_dir / relative: staging / Path(relative).name for relative in (SPEC_FILE, *REPORT_FILES)})
+    for source, target in copies.items():
+        if source.exists():
+            with atomic_write(target) as handle:
+                handle.write(relative_paths(source.read_text(encoding="utf-8"), root))
     commits = sorted({entries.get(nb, {}).get("commit") or "?" for nb in executed})
     record = {
         "preset": preset,
@@ -160,11 +150,11 @@ def report_readme(record: dict[str, Any], tables: list[str]) -> str:
         lines.append("| " + " | ".join(cells + ([] if one_commit else [f"`{entry.get('commit')}`"])) + " |")
     cells = ["**total**", f"**{_format_seconds(total)}**", f"**{_format_memory(peak or None)}** (largest)", ""]
     lines.append("| " + " | ".join(cells + ([] if one_commit else [""])) + " |")
-    lines.append("")
-    lines.append(
+    lines += [
+        "",
         "Peak memory: the largest resident memory of the notebook's kernel and the processes it started, sampled "
-        "every 0.25 s."
-    )
+        "every 0.25 s.",
+    ]
     if tables:
         lines += ["", "Tables: " + ", ".join(f"[{name}]({name})" for name in tables) + "."]
     return "\n".join(lines) + "\n"

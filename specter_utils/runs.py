@@ -104,10 +104,8 @@ def corpus_label(run_dir: str | Path) -> str:
 
 
 def label_kind(run_dir: str | Path, scidocs_dir: str = "") -> str:
-    """What the run's classification labels are, for figure titles: ``fields of study``, ``journals``, ...
-
-    With a real SCIDOCS folder (``evaluation.scidocs_dir``) the mag/ slot holds SCIDOCS's own MAG fields.
-    """
+    """What the run's classification labels are, for figure titles: ``fields of study``, ``journals``, ... (with a
+    real SCIDOCS folder, ``evaluation.scidocs_dir``, the mag/ slot holds SCIDOCS's own MAG fields)."""
     if scidocs_dir:
         return "MAG fields of study (SCIDOCS)"
     info_path = RunPaths.of(run_dir).benchmark_dir / BENCHMARK_FILE

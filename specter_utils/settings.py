@@ -22,11 +22,9 @@ def setting(
     aliases: Mapping[str, str] | None = None,
 ) -> Any:
     """A config field that declares, once, what the flags, ``spec show`` and the specification's checks read:
-
-    ``help``: what the setting does and the reason for its default; ``choices``: the allowed values (or a function
-    returning them), checked element by element for a list setting; ``low``/``high``: its numeric range, whose ends
-    ``open_ends`` names as open (``"low"``, ``"high"`` or ``"both"``); ``aliases``: other spellings of a choice,
-    accepted and read as the choice. A field's own default is always allowed ("" for none).
+    ``help`` (what it does, why its default), ``choices`` (or a function returning them; each element of a list),
+    its range ``low``/``high`` (``open_ends``: which ends are open) and ``aliases`` of a choice. A field's own default
+    is always allowed ("" for none).
     """
     metadata = {
         "help": help,
@@ -43,9 +41,7 @@ def setting(
 def setting_choices(f: dataclasses.Field) -> tuple[Any, ...] | None:
     """The values field ``f`` allows (its aliases not included); None where any value of its type goes."""
     choices = f.metadata.get("choices")
-    if choices is None:
-        return None
-    return tuple(choices() if callable(choices) else choices)
+    return None if choices is None else tuple(choices() if callable(choices) else choices)
 
 
 def _number(x: float) -> str:
@@ -104,9 +100,7 @@ def setting_problem(f: dataclasses.Field, value: Any) -> str | None:
                 return f"must hold only {allowed}; {', '.join(map(repr, unknown))} is not one"
         elif canonical_value(f, value) not in choices:
             return f"must be one of {allowed}"
-    if _out_of_range(f, value):
-        return f"must be {setting_range(f)}"
-    return None
+    return f"must be {setting_range(f)}" if _out_of_range(f, value) else None
 
 
 def setting_problems(config: Any) -> Iterator[tuple[str, str]]:

@@ -102,6 +102,11 @@ def _fields(cls: type, prefix: str) -> dict[str, dataclasses.Field]:
 FIELDS = {key: f for section, cls in SECTION_CLASSES.items() for key, f in _fields(cls, f"{section}.").items()}
 
 
+def _did_you_mean(key: str, options: list[str], cutoff: float = 0.5) -> str:
+    close = difflib.get_close_matches(key, options, n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def _same_type(old: Any, new: Any) -> bool:
     """A value keeps its setting's type (an int may stand for a float; any list for a list)."""
     if isinstance(old, bool) or isinstance(new, bool):
@@ -129,9 +134,7 @@ def canonical(key: str, value: Any, where: str) -> tuple[str, Any]:
 def check_value(key: str, value: Any, where: str) -> Any:
     """``value`` for setting ``key``, checked: an unknown key names the closest one, a wrong type is an error."""
     if key not in DEFAULTS:
-        close = difflib.get_close_matches(key, list(DEFAULTS), n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"{where}: no setting {key!r}{hint}")
+        raise KeyError(f"{where}: no setting {key!r}{_did_you_mean(key, list(DEFAULTS))}")
     default = DEFAULTS[key]
     if key in FIELDS:
         value = canonical_value(FIELDS[key], value)  # an alias of a choice (dtype float32) is the choice (fp32)
@@ -171,8 +174,8 @@ def read_spec_file(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{path}: expected a mapping of sections")
     for key, value in tree.items():
         if key not in (*SECTIONS, "seed", EXTENDS):
-            close = difflib.get_close_matches(str(key), [*SECTIONS, "seed", EXTENDS], n=1)
-            raise KeyError(f"{path}: no section {key!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+            hint = _did_you_mean(str(key), [*SECTIONS, "seed", EXTENDS], cutoff=0.6)
+            raise KeyError(f"{path}: no section {key!r}{hint}")
         if key in SECTIONS and not isinstance(value, dict):
             raise ValueError(f"{path}: section {key!r} must be a mapping of settings")
     return tree
@@ -218,12 +221,8 @@ def _apply(values: dict, sources: dict, settings: Mapping[str, Any], source: str
 
 
 def resolve_layers(layers: list[tuple[str, dict]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Flat values and their sources from ``[(source, settings)]`` above the defaults (lowest first).
-
-    The training profile comes first, then the recipe at the layer that names it (the profile's own recipe when
-    no layer names one), so a recipe replaces what lower layers set for its keys; the naming layer's own values
-    and every higher layer's still win.
-    """
+    """Flat values and their sources from ``[(source, settings)]`` above the defaults (lowest first): the training
+    profile first, then the recipe at the layer that names it (the profile's own recipe when none does)."""
     values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
     profile = next((s["training.profile"] for _, s in reversed(layers) if "training.profile" in s), "")
     if profile:
@@ -260,10 +259,7 @@ class RunSpec(Mapping[str, Any]):
     # Mapping interface over the dotted keys
     def __getitem__(self, key: str) -> Any:
         if key not in self._flat:
-            close = difflib.get_close_matches(key, list(self._flat), n=1, cutoff=0.5)
-            raise KeyError(
-                f"no setting {key!r} in the run specification" + (f"; did you mean {close[0]!r}?" if close else "")
-            )
+            raise KeyError(f"no setting {key!r} in the run specification{_did_you_mean(key, list(self._flat))}")
         return copy.deepcopy(self._flat[key])
 
     def __iter__(self) -> Iterator[str]:
@@ -347,11 +343,7 @@ class RunSpec(Mapping[str, Any]):
                     declared = FIELDS[name]
                     allowed = setting_allowed(declared)
                     help_text = declared.metadata.get("help", "")
-                    default = (
-                        declared.default if declared.default is not dataclasses.MISSING else declared.default_factory()  # type: ignore[misc]
-                    )
-                    if isinstance(default, tuple):
-                        default = list(default)
+                    default = list(DEFAULTS[name]) if isinstance(DEFAULTS[name], tuple) else DEFAULTS[name]
                     # the help gives the default's reason: say so where this run holds another value
                     differs = (
                         ""
@@ -369,9 +361,7 @@ class RunSpec(Mapping[str, Any]):
 
 def load_spec(preset: str, overrides: Mapping[str, Any] | None = None, params_dir: str | Path = PARAMS_DIR) -> RunSpec:
     """The specification of ``preset`` (a name in ``params/``, or a path to your own .yaml) plus ``overrides``."""
-    layers = file_layers(preset, Path(params_dir))
-    spec = RunSpec(layers, preset)
-    return spec.with_overrides(overrides)
+    return RunSpec(file_layers(preset, Path(params_dir)), preset).with_overrides(overrides)
 
 
 def train_config(

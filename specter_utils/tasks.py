@@ -3,25 +3,6 @@
 Every other list of tasks is derived from this one: the folders of the SCIDOCS layout (``data.scidocs``), the
 result and metric keys of the evaluation (``evaluation.suite``), the columns of Table 1 and the groups of Table 2
 (``presentation.tables``) and the README's results block (``presentation.readme``). It imports nothing.
-
-====================  ==================================================================================
-field                 what it is
-====================  ==================================================================================
-``name``              the task's folder in the SCIDOCS layout, and its key in ``benchmark.json``
-``key``               the original ``scidocs`` package's result key (``co-view`` for ``coview``)
-``kind``              classification, ranking or recommendation: how it is read and scored
-``label``             how a table names it (``MAG F1``, ``co-view MAP`` are ``label`` + a metric's label)
-``metrics``           the original's metric keys under ``key``, in Table 1's order
-``main_score``        the metric a paired comparison and a one-number summary use
-``group``             the paper's Table 2 group (CLS, USR, CITE, REC)
-``embeddings``        which of the original's three embedding files serves it
-``metadata``          which ``paper_metadata_*.json`` describes its papers
-``splits``            the splits stored in its folder, each as ``<split><suffix>``
-``suffix``            the file ending of its splits (``.csv`` rows, ``.qrel`` relevance judgements)
-``citation_corpus``   whether a benchmark built from a citation corpus has it too (the README always shows it)
-``readme``            the README's Table 1 label of each metric it shows
-``paper``             the SPECTER paper's Table 1 values: model -> one value per metric
-====================  ==================================================================================
 """
 
 from __future__ import annotations
@@ -37,19 +18,21 @@ METRIC_LABELS = {"f1": "F1", "map": "MAP", "ndcg": "nDCG", "adj-NDCG": "nDCG", "
 class Task:
     """One SCIDOCS task: where its files are, how it is scored, how tables name it, what the paper measured."""
 
-    name: str
-    key: str
-    kind: str
-    label: str
-    metrics: tuple[str, ...]
-    main_score: str
-    group: str
-    embeddings: str
-    metadata: str
-    splits: tuple[str, ...]
-    suffix: str
-    citation_corpus: bool
+    name: str  # the task's folder in the SCIDOCS layout, and its key in ``benchmark.json``
+    key: str  # the original ``scidocs`` package's result key (``co-view`` for ``coview``)
+    kind: str  # classification, ranking or recommendation: how it is read and scored
+    label: str  # how a table names it (``MAG F1``, ``co-view MAP`` are ``label`` + a metric's label)
+    metrics: tuple[str, ...]  # the original's metric keys under ``key``, in Table 1's order
+    main_score: str  # the metric a paired comparison and a one-number summary use
+    group: str  # the paper's Table 2 group (CLS, USR, CITE, REC)
+    embeddings: str  # which of the original's three embedding files serves it
+    metadata: str  # which ``paper_metadata_*.json`` describes its papers
+    splits: tuple[str, ...]  # the splits stored in its folder, each as ``<split><suffix>``
+    suffix: str  # the file ending of its splits (``.csv`` rows, ``.qrel`` relevance judgements)
+    citation_corpus: bool  # whether a benchmark built from a citation corpus has it too (the README always shows it)
+    # the README's Table 1 label of each metric it shows
     readme: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # the SPECTER paper's Table 1 values: model -> one value per metric
     paper: Mapping[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
 
     @property

@@ -221,9 +221,7 @@ class TrainConfig:
     overwrite: bool = setting(False, "replace an existing final model in out/model (otherwise that is an error)")
     progress_bar: bool = setting(True, "tqdm progress bar (turn off in logs of batch jobs)")
     profile: str = setting(
-        "",
-        "the machine profile these values started from (PROFILES; recorded in the model card)",
-        choices=PROFILES,
+        "", "the machine profile these values started from (PROFILES; recorded in the model card)", choices=PROFILES
     )
     recipe: str = setting(
         "", "the recipe (RECIPES) applied after the profile (recorded in the model card)", choices=RECIPES

@@ -62,11 +62,9 @@ def torch_dtype_name(name: str) -> str:
 
 
 def canonical_pooling(pooling: str | None) -> str:
-    """A pooling request in its one spelling: ``auto`` (the model's own head, else [CLS]), ``cls`` or ``mean``.
-
-    ``None``, ``""`` and ``model`` (the word an embeddings file or an index records for a model's own pooling)
-    mean ``auto``, so a recorded pooling can be passed back as it was written. Anything else is a DataError.
-    """
+    """A pooling request in its one spelling: ``auto`` (the model's own head, else [CLS]), ``cls`` or ``mean``;
+    ``None``, ``""`` and ``model`` (what a file or an index records for a model's own pooling) mean ``auto``; anything
+    else is a DataError."""
     name = (pooling or "auto").lower()
     name = "auto" if name == MODEL_POOLING else name
     if name not in POOLINGS:

@@ -32,6 +32,7 @@ from specter_utils.benchmark.splits import (
     draw_queries,
     later_papers,
     latest_cutoff,
+    random_negatives,
     sample_ids,
     split_ids,
     split_queries,
@@ -57,10 +58,6 @@ QUERY_RULE = (
 )
 
 
-def _has_text(corpus: Corpus) -> set[str]:
-    return {pid for pid, p in corpus.papers.items() if p.title.strip()}
-
-
 def require_years(corpus: Corpus, needs: str, ids: set[str] | None = None) -> None:
     """A DataError (naming the corpus's source) when no paper of ``corpus`` (of ``ids``) has a publication year;
     ``needs`` says which setting needs them and what to do instead."""
@@ -72,31 +69,13 @@ def require_years(corpus: Corpus, needs: str, ids: set[str] | None = None) -> No
         )
 
 
-def _random_negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
-    """``n`` distinct papers of ``pool`` outside ``taken`` (fewer only if the pool runs out)."""
-    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
-        rest = [p for p in pool if p not in taken]
-        return rng.sample(rest, min(n, len(rest)))
-    chosen: list[str] = []
-    seen = set(taken)
-    while len(chosen) < n:
-        paper = pool[rng.randrange(len(pool))]
-        if paper not in seen:
-            seen.add(paper)
-            chosen.append(paper)
-    return chosen
-
-
 def _cocitations(graph: CitationGraph, text: set[str]) -> dict[str, dict[str, int]]:
     """For each paper with text: how often each other paper with text is cited together with it."""
     papers = sorted(graph.cited_by)
     col = {p: i for i, p in enumerate(papers)}
     citing = sorted(graph.references)
-    rows, cols = [], []
-    for r, paper in enumerate(citing):
-        for cited in graph.references[paper]:
-            rows.append(r)
-            cols.append(col[cited])
+    rows = [r for r, paper in enumerate(citing) for _ in graph.references[paper]]
+    cols = [col[cited] for paper in citing for cited in graph.references[paper]]
     incidence = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(citing), len(papers)))
     with_text = np.array([p in text for p in papers], dtype=np.int64)
     co = (incidence.T @ incidence.multiply(with_text).tocsr()).tocsr()  # co[i, j]: papers citing both i and j
@@ -124,7 +103,7 @@ def _ranking_task(
     qrels: dict[str, dict[str, int]] = {}
     for query in queries:
         positives = positives_of[query]
-        negatives = _random_negatives(pool, config.negatives, exclude_of[query] | {query} | set(positives), rng)
+        negatives = random_negatives(pool, config.negatives, exclude_of[query] | {query} | set(positives), rng)
         qrels[query] = {**dict.fromkeys(positives, 1), **dict.fromkeys(negatives, 0)}
     return qrels
 
@@ -280,9 +259,7 @@ def build_benchmark(
     config: BenchmarkConfig | None = None,
 ) -> dict[str, Any]:
     """Write ``DIR/scidocs``, ``DIR/train`` and ``DIR/benchmark.json``; return what benchmark.json holds.
-
-    ``n_queries`` (per ranking task, val + test), when given, overrides the config's value.
-    """
+    ``n_queries`` (per ranking task, val + test), when given, overrides the config's value."""
     config = config or BenchmarkConfig()
     if n_queries is not None:
         config = replace(config, n_queries=n_queries)
@@ -297,7 +274,7 @@ def build_benchmark(
     if (config.negative_pool or 0) < 0:
         raise ValueError(f"negative_pool must be a number of papers (0: all), got {config.negative_pool}")
     out_dir = Path(out_dir)
-    text = _has_text(corpus)
+    text = {pid for pid, p in corpus.papers.items() if p.title.strip()}  # every candidate must be embeddable
     if not text:
         raise DataError(f"corpus {corpus.name!r} has no paper with a title")
     years = {pid: corpus.papers[pid].year for pid in sorted(text)}
@@ -380,13 +357,6 @@ def build_benchmark(
     leakage = training_leakage(train, excluded, sorted(later) if cutoff is not None else None)
     if not leakage["leak_free"]:
         raise DataError(f"held-out queries leaked into the training dir: {leakage}")
-    if not cite_qrels and not cocite_qrels:  # checked before anything is written
-        if cite_eligible or cocite_eligible:
-            raise DataError(
-                f"corpus {corpus.name!r}: no ranking query fits: at most {per_task_cap} held-out queries per task "
-                f"({config.max_heldout_fraction} of {len(text)} papers with text, halved)"
-            )
-        raise DataError(f"corpus {corpus.name!r}: no paper has {config.min_positives}+ references with text")
     for stale in (TRAIN_DIR, SCIDOCS_DIR):  # a rebuild replaces the benchmark whole: no task of an earlier build
         shutil.rmtree(out_dir / stale, ignore_errors=True)
     write_specter_dir(out_dir / TRAIN_DIR, train)
@@ -414,14 +384,10 @@ def build_benchmark(
     scidocs = ScidocsData(root=out_dir / SCIDOCS_DIR)
     if ranking_ids:
         scidocs.metadata["view_cite_read"] = {pid: record(pid) for pid in ranking_ids}
-    if cite_qrels:
-        scidocs.ranking["cite"] = _split_qrels(cite_qrels, config, seed)
-    if cocite_qrels:
-        scidocs.ranking["cocite"] = _split_qrels(cocite_qrels, config, seed)
-    if cite_matched:  # the same rule as the random version: the same queries in val and in test
-        scidocs.ranking["cite-matched"] = _split_qrels(cite_matched, config, seed)
-    if cocite_matched:
-        scidocs.ranking["cocite-matched"] = _split_qrels(cocite_matched, config, seed)
+    tasks = {"cite": cite_qrels, "cocite": cocite_qrels, "cite-matched": cite_matched, "cocite-matched": cocite_matched}
+    for name, qrels in tasks.items():  # matched or not, the same rule: the same queries in val and in test
+        if qrels:
+            scidocs.ranking[name] = _split_qrels(qrels, config, seed)
     if not classes["why_absent"] and not all(classes["rows"].values()):
         classes["why_absent"] = "a class sample too small to fill train, val and test"
     if not classes["why_absent"]:
@@ -445,10 +411,10 @@ def build_benchmark(
         "papers_with_text": len(text),
         "edges": graph.num_edges,
         "held_out_queries": len(held_out),
-        "cite": ranking_counts(scidocs.ranking.get("cite", {}), len(cite_eligible)),
-        "cocite": ranking_counts(scidocs.ranking.get("cocite", {}), len(cocite_eligible)),
-        "cite-matched": ranking_counts(scidocs.ranking.get("cite-matched", {}), len(cite_eligible)),
-        "cocite-matched": ranking_counts(scidocs.ranking.get("cocite-matched", {}), len(cocite_eligible)),
+        **{
+            name: ranking_counts(scidocs.ranking.get(name, {}), len(cocite_eligible if "co" in name else cite_eligible))
+            for name in tasks
+        },
         "mag": {
             "classes": len(classes["classes"]) if "mag" in scidocs.classification else 0,
             "labelled_papers": classes["labelled"],
@@ -498,16 +464,7 @@ def build_benchmark(
         + (f", and every edge touching a paper of {cutoff} or later" if cutoff is not None else ""),
         "scirepeval": scirepeval,
         "negatives": _negatives_info(
-            {
-                "cite": cite_qrels,
-                "cocite": cocite_qrels,
-                "cite-matched": cite_matched,
-                "cocite-matched": cocite_matched,
-            },
-            {"cite-matched": cite_widened, "cocite-matched": cocite_widened},
-            sampler,
-            years,
-            degree,
+            tasks, {"cite-matched": cite_widened, "cocite-matched": cocite_widened}, sampler, years, degree
         ),
         "split": _split_info(config, cutoff, later, years, scidocs.ranking),
     }

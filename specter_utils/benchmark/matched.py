@@ -117,8 +117,7 @@ def _median(values: list[float]) -> float | None:
 def popularity_summary(qrels: Qrels, years: Mapping[str, int | None], degree: Mapping[str, int]) -> dict:
     """Year and in-degree of the positives and of the negatives of one task (each judgement counted once), and
     the share of negatives newer than their query's newest positive."""
-    sides: dict[str, dict[str, list[int]]] = {"positives": {"year": [], "in_degree": []}, "negatives": {}}
-    sides["negatives"] = {"year": [], "in_degree": []}
+    sides = {name: {"year": [], "in_degree": []} for name in ("positives", "negatives")}
     newer = dated = 0
     for docs in qrels.values():
         newest = max((years.get(p) for p, rel in docs.items() if rel > 0 and years.get(p) is not None), default=None)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specter_utils.io import write_jsonl
 from specter_utils.layout import SCIREPEVAL_DIR, SCIREPEVAL_TASKS_FILE
 
 META_FILE, TEST_DIR, TRAIN_CSV, TEST_CSV, QREL_FILE = "meta.jsonl", "test", "train.csv", "test.csv", "test_qrel.jsonl"
@@ -56,12 +57,6 @@ class FormatTask:
         return line
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def _label_text(label: Any) -> str:
     if isinstance(label, (list, tuple)):
         return LABEL_SEPARATOR.join(label)
@@ -78,7 +73,7 @@ def write_format_dir(root: str | Path, tasks: list[FormatTask]) -> None:
     for task in tasks:
         folder = root / task.name
         (folder / TEST_DIR).mkdir(parents=True)
-        _write_jsonl(folder / META_FILE, task.meta)
+        write_jsonl(folder / META_FILE, task.meta)
         if task.type in LABELLED_TYPES:
             for split, name in (("train", TRAIN_CSV), ("test", TEST_CSV)):
                 with (folder / TEST_DIR / name).open("w", encoding="utf-8", newline="") as out:
@@ -91,8 +86,8 @@ def write_format_dir(root: str | Path, tasks: list[FormatTask]) -> None:
                 for q, docs in task.qrels.items()
                 for c, score in docs.items()
             ]
-            _write_jsonl(folder / TEST_DIR / QREL_FILE, pairs)
-    _write_jsonl(root / SCIREPEVAL_TASKS_FILE, [task.config() for task in tasks])
+            write_jsonl(folder / TEST_DIR / QREL_FILE, pairs)
+    write_jsonl(root / SCIREPEVAL_TASKS_FILE, [task.config() for task in tasks])
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from specter_utils.benchmark.scirepeval_folder import KNOWN_ITEM_SCORE, FormatTask, write_format_dir
-from specter_utils.benchmark.splits import sample_ids, split_ids
+from specter_utils.benchmark.splits import random_negatives, sample_ids, split_ids
 from specter_utils.corpus_config import BenchmarkConfig
 from specter_utils.data.corpus import Corpus
 from specter_utils.data.graph import CitationGraph
@@ -98,9 +98,7 @@ def author_key(name: str) -> str | None:
     tokens = [t for t in re.split(r"[\s.]+", plain) if t and t not in _NOT_A_NAME]
     tokens = [re.sub(r"[^a-z-]", "", t).strip("-") for t in tokens]
     tokens = [t for t in tokens if t]
-    if len(tokens) < 2:
-        return None
-    return f"{tokens[-1]} {tokens[0][0]}"
+    return None if len(tokens) < 2 else f"{tokens[-1]} {tokens[0][0]}"
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -132,19 +130,6 @@ def _preferring(eligible: list[str], preferred: set[str], n: int, seed: int) -> 
     """``n`` of ``eligible``: first a seeded sample of those in ``preferred``, then of the rest."""
     first = sample_ids([p for p in eligible if p in preferred], n, seed)
     return sorted(first + sample_ids(eligible, n - len(first), seed + 1, exclude=first))
-
-
-def _negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
-    """``n`` distinct random papers of ``pool`` outside ``taken`` (fewer only if the pool runs out)."""
-    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
-        rest = [p for p in pool if p not in taken]
-        return sorted(rng.sample(rest, min(n, len(rest))))
-    chosen: set[str] = set()
-    while len(chosen) < n:
-        paper = pool[rng.randrange(len(pool))]
-        if paper not in taken:
-            chosen.add(paper)
-    return sorted(chosen)
 
 
 def _cap(config: BenchmarkConfig, text: set[str]) -> int:
@@ -250,7 +235,7 @@ def same_author(
     qrels: dict[str, dict[str, int]] = {}
     for q in queries:
         positives = sorted(rng.sample(sorted(shared[q]), min(config.positives, len(shared[q]))))
-        negatives = _negatives(pool, config.negatives, shared[q] | {q}, rng)
+        negatives = sorted(random_negatives(pool, config.negatives, shared[q] | {q}, rng))
         qrels[q] = {**dict.fromkeys(positives, 1), **dict.fromkeys(negatives, 0)}
     meta = [
         {"doc_id": q, "query": _paper_row(corpus, q), "candidates": [_paper_row(corpus, c) for c in qrels[q]]}
@@ -298,7 +283,7 @@ def title_search(
     meta = []
     for pid in queries:
         related = sorted(rng.sample(sorted(neighbours[pid]), min(config.positives, len(neighbours[pid]))))
-        negatives = _negatives(pool, config.negatives, neighbours[pid] | {pid}, rng)
+        negatives = sorted(random_negatives(pool, config.negatives, neighbours[pid] | {pid}, rng))
         docs = {pid: KNOWN_ITEM_SCORE, **dict.fromkeys(related, 1), **dict.fromkeys(negatives, 0)}
         qrels[f"title:{pid}"] = docs
         meta.append(

@@ -24,10 +24,23 @@ from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE
 
 def sample_ids(eligible: Iterable[str], n: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:
     """``n`` ids drawn without replacement from ``eligible`` minus ``exclude``, seeded, sorted."""
-    excluded = set(exclude)
-    pool = sorted(set(eligible) - excluded)
-    chosen = random.Random(seed).sample(pool, min(n, len(pool)))
-    return sorted(chosen)
+    pool = sorted(set(eligible) - set(exclude))
+    return sorted(random.Random(seed).sample(pool, min(n, len(pool))))
+
+
+def random_negatives(pool: list[str], n: int, taken: set[str], rng: random.Random) -> list[str]:
+    """``n`` distinct papers of ``pool`` outside ``taken`` (fewer only if the pool runs out), in draw order."""
+    if len(pool) <= 4 * (n + len(taken)):  # small pool: choose exactly among what is left
+        rest = [p for p in pool if p not in taken]
+        return rng.sample(rest, min(n, len(rest)))
+    chosen: list[str] = []
+    seen = set(taken)
+    while len(chosen) < n:
+        paper = pool[rng.randrange(len(pool))]
+        if paper not in seen:
+            seen.add(paper)
+            chosen.append(paper)
+    return chosen
 
 
 def paper_draw(pid: str, seed: int, purpose: str) -> float:
@@ -114,14 +127,12 @@ def latest_cutoff(
     dated = sorted({y for y in years.values() if y is not None}, reverse=True)
     for year in dated:
         taken = 0
-        fits = True
         for task, ids in eligible.items():
             late = {p for p in ids if years.get(p) is not None and years[p] >= year}
             if len(late) - taken < wanted[task]:
-                fits = False
                 break
             taken += wanted[task]
-        if fits:
+        else:
             return year
     return dated[-1] if dated else None
 
@@ -200,20 +211,12 @@ def benchmark_ids(benchmark_dir: str | Path) -> dict[str, dict[str, set[str]]]:
         root = root / "scidocs"
     data = read_scidocs_dir(root)
     out: dict[str, dict[str, set[str]]] = {}
-    for task in RANKING_TASKS:
-        if task not in data.ranking:
-            continue
-        queries: set[str] = set()
-        candidates: set[str] = set()
-        for qrels in data.ranking[task].values():
-            queries.update(qrels)
-            for docs in qrels.values():
-                candidates.update(docs)
-        out[task] = {"queries": queries, "candidates": candidates}
-    for task in CLASSIFICATION_TASKS:
-        if task in data.classification:
-            pids = {pid for rows in data.classification[task].values() for pid, _ in rows}
-            out[task] = {"papers": pids}
+    for task in [task for task in RANKING_TASKS if task in data.ranking]:
+        splits = data.ranking[task].values()
+        queries = {query for qrels in splits for query in qrels}
+        out[task] = {"queries": queries, "candidates": {c for qrels in splits for docs in qrels.values() for c in docs}}
+    for task in [task for task in CLASSIFICATION_TASKS if task in data.classification]:
+        out[task] = {"papers": {pid for rows in data.classification[task].values() for pid, _ in rows}}
     if data.recomm:
         out["recomm"] = {"queries": {c.query_id for clicks in data.recomm.values() for c in clicks}}
     out.update(format_task_ids(benchmark_dir))

@@ -7,13 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from specter_utils.commands.common import (
-    add_config_flags,
-    add_out,
-    check_out_dir,
-    given_config_values,
-    staged_dir,
-)
+from specter_utils.commands.common import add_config_flags, add_out, check_out_dir, given_config_values, staged_dir
 from specter_utils.corpus_config import CorpusConfig
 from specter_utils.layout import BENCHMARK_FILE
 from specter_utils.vocabularies import CORPUS_KINDS
@@ -108,9 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(parser, "output folder; the build owns it: a rebuild (--overwrite) replaces it whole")
     # The benchmark's sizes are the run specification's data section (CorpusConfig): one default each.
     add_config_flags(
-        parser,
-        CorpusConfig,
-        ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed", "split_by"),
+        parser, CorpusConfig, ("n_queries", "max_class_papers", "negative_pool", "multi_label", "seed", "split_by")
     )
     parser.set_defaults(func=run)
 

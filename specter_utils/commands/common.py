@@ -1,18 +1,7 @@
 """What every command shares: the flag vocabulary, range types, and the checks made before any work.
 
-One concept has one flag everywhere (docs/command-line.md's table of common flags lists them):
-
-- ``--max-length``: wordpieces per paper (old spelling ``--max-seq-length``)
-- ``--batch-size``: papers or triplets per forward pass (``--per-device-batch-size``)
-- ``--dtype``: numeric precision (``--precision``)
-- ``--max-triplets``: cap on training triplets (``--max-train-triplets``)
-- ``--data-dir``: a prepared folder the command reads (SPECTER training dir or SCIDOCS layout);
-  a raw corpus to read is ``--src``
-- ``--out``: what the command writes; an existing one is refused unless ``--overwrite`` (or resumed,
-  where the command resumes)
-- ``--quiet``: no progress bar or progress messages (warnings and results still print)
-
-Deprecated spellings stay as hidden aliases that print one deprecation line on stderr.
+One concept has one flag everywhere (docs/command-line.md's table of common flags lists them, with their old
+spellings); deprecated spellings stay as hidden aliases that print one deprecation line on stderr.
 This module imports nothing heavy, so ``--help`` stays instant.
 """
 
@@ -255,11 +244,8 @@ def check_out_file(path: Path, overwrite: bool, suffix: str | None = None, resum
 
 
 def check_out_dir(path: Path, overwrite: bool, owned_by: tuple[str, ...] = (), resumable: bool = False) -> Path:
-    """An ``--out`` folder: not a file; empty or absent unless ``overwrite`` (or ``resumable``); writable.
-
-    With ``overwrite``, a non-empty folder is replaced only when it holds one of ``owned_by`` (a file the
-    command writes): ``--overwrite --out .`` never deletes a folder the command did not make.
-    """
+    """An ``--out`` folder: not a file; empty or absent unless ``overwrite`` (or ``resumable``); writable. With
+    ``overwrite``, a non-empty folder is replaced only when it holds one of ``owned_by`` (a file the command writes)."""
     if path.exists() and not path.is_dir():
         raise DataError("--out: is a file, expected a folder", path)
     if path.is_dir() and any(path.iterdir()) and not resumable:
@@ -277,11 +263,8 @@ def check_out_dir(path: Path, overwrite: bool, owned_by: tuple[str, ...] = (), r
 
 @contextlib.contextmanager
 def staged_dir(out: Path) -> Iterator[Path]:
-    """Write a whole output folder into a temporary sibling, then put it in place of ``out`` in one step.
-
-    On failure the temporary folder is removed and ``out`` is untouched: no half-written output, and a
-    rebuild never keeps files of an earlier build.
-    """
+    """Write a whole output folder into a temporary sibling, then put it in place of ``out`` in one step (on failure
+    ``out`` is untouched: no half-written output, and a rebuild never keeps files of an earlier build)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))

@@ -119,9 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "anything fails.",
     )
     audit.add_argument(
-        "--triplets",
-        type=Path,
-        help="a triplets folder (mine's --out) or one triplet .jsonl file (e.g. train.jsonl)",
+        "--triplets", type=Path, help="a triplets folder (mine's --out) or one triplet .jsonl file (e.g. train.jsonl)"
     )
     audit.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (with scidocs/ and train/)")
     audit.add_argument(
@@ -167,14 +165,7 @@ def run_convert(args: argparse.Namespace) -> int:
         f"read {corpus.name} from {corpus.info.get('source')}: {len(corpus.papers):,} papers, {len(corpus.edges):,} edges"
     )
     with staged_dir(args.out) as stage:
-        data = convert_corpus(
-            corpus,
-            stage,
-            val_fraction=args.val_fraction,
-            test_fraction=args.test_fraction,
-            seed=args.seed,
-            source=args.src,
-        )
+        data = convert_corpus(corpus, stage, args.val_fraction, args.test_fraction, args.seed, source=args.src)
     print(f"wrote {args.out}: {_specter_counts(data)}")
     print(corpus.report.summary())
     print(data.report.summary())

@@ -71,9 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a model (minilm, a local folder or a cached hub id) to embed the papers with, instead of embeddings files",
     )
     add_max_length(
-        parser,
-        None,
-        "with --model: wordpieces per paper (default: the model's recorded max_seq_length, else 512)",
+        parser, None, "with --model: wordpieces per paper (default: the model's recorded max_seq_length, else 512)"
     )
     add_batch_size(
         parser, EmbedConfig.batch_size, f"with --model: papers per forward pass (default: {EmbedConfig.batch_size})"

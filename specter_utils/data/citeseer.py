@@ -65,10 +65,7 @@ _STRIP = "()[]\"',.:;?!"
 
 def find_file(src: Path, name: str) -> Path | None:
     """``src/name`` or ``src/name.gz``, whichever exists."""
-    for candidate in (src / name, src / f"{name}.gz"):
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((path for path in (src / name, src / f"{name}.gz") if path.is_file()), None)
 
 
 def is_citeseer_dir(src: Path) -> bool:
@@ -93,10 +90,7 @@ def _is_capitalised(word: str) -> bool:
 
 
 def split_title_abstract(text: str) -> tuple[str, str] | None:
-    """``(title, abstract)`` of a CiteSeer text line, or None where no title/abstract boundary is found.
-
-    The rule is in this module's docstring.
-    """
+    """``(title, abstract)`` of a CiteSeer text line, or None where no boundary is found (the module's rule)."""
     words = text.split()
     last_capitalised = None
     i = 0
@@ -117,9 +111,7 @@ def split_title_abstract(text: str) -> tuple[str, str] | None:
     while start > 1 and words[start - 1][:1].isupper() and words[start - 1].lower() in _SENTENCE_OPENERS:
         start -= 1  # a title does not end in "The", "If", "In": "... Bipartite Graphs The Web harbors ..."
     title, abstract = " ".join(words[:start]).rstrip(" .:"), " ".join(words[start:])
-    if not title or len(title.split()) > MAX_TITLE_WORDS:
-        return None
-    return title, abstract
+    return None if not title or len(title.split()) > MAX_TITLE_WORDS else (title, abstract)
 
 
 def iter_citeseer_texts(path: str | Path) -> Iterator[tuple[int, str, str, str]]:
@@ -158,7 +150,7 @@ def iter_citeseer_texts(path: str | Path) -> Iterator[tuple[int, str, str, str]]
 
 def read_citeseer_texts(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
     """``{key: Paper}`` of a texts file; the label goes to ``extras["class_labels"]`` (the ``topic`` label field)."""
-    path = Path(path)
+    path, report = Path(path), report if report is not None else ReadReport()
     papers: dict[str, Paper] = {}
     lines: dict[str, int] = {}
     for key_line, key, text, label in iter_citeseer_texts(path):
@@ -169,11 +161,8 @@ def read_citeseer_texts(path: str | Path, report: ReadReport | None = None) -> d
             raise DataError("empty text line (3 lines per paper: key, text, label)", path, key_line + 1, key)
         split = split_title_abstract(text)
         if split is None:
-            title, abstract = text, ""
-            if report is not None:
-                report.note("text_not_split", key)
-        else:
-            title, abstract = split
+            report.note("text_not_split", key)
+        title, abstract = split or (text, "")
         papers[key] = Paper(paper_id=key, title=title, abstract=abstract, extras={"class_labels": [label]})
     return papers
 
@@ -184,7 +173,7 @@ def read_citeseer_edges(
     """``(citing, cited)`` edges of a ``CITED<TAB>CITING`` file, streaming; the rule is in the module docstring."""
     if unknown not in UNKNOWN_POLICIES:
         raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
-    path = Path(path)
+    path, report = Path(path), report if report is not None else ReadReport()
     without_text = keys_without_text()
     edges: list[tuple[str, str]] = []
     seen: dict[tuple[str, str], int] = {}
@@ -213,12 +202,10 @@ def read_citeseer_edges(
                     path,
                     line_number,
                 )
-            if report is not None:
-                report.note("edge_to_key_without_text" if known_gap else "edge_to_unknown_key", missing[0])
+            report.note("edge_to_key_without_text" if known_gap else "edge_to_unknown_key", missing[0])
             continue
         if citing == cited:
-            if report is not None:
-                report.note("self_link_dropped", citing)
+            report.note("self_link_dropped", citing)
             continue
         edges.append((citing, cited))
     if not seen:

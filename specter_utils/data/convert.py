@@ -11,18 +11,10 @@ from specter_utils.data.specter_format import SpecterData
 
 
 def corpus_to_specter(
-    corpus: Corpus,
-    exclude: Iterable[str] = (),
-    val_fraction: float = 0.1,
-    test_fraction: float = 0.0,
-    seed: int = 0,
+    corpus: Corpus, exclude: Iterable[str] = (), val_fraction: float = 0.1, test_fraction: float = 0.0, seed: int = 0
 ) -> SpecterData:
-    """SPECTER data from a corpus, leaving out ``exclude`` (held-out papers) and every edge touching them.
-
-    Queries are papers with at least one direct citation to a paper with a title; they are split
-    into train/val/test by a seeded shuffle. ``metadata`` holds every usable paper (easy negatives
-    are drawn from the whole corpus).
-    """
+    """SPECTER data from a corpus, leaving out ``exclude`` (held-out papers) and every edge touching them: queries
+    are papers citing a paper with a title, split by a seeded shuffle; ``metadata`` holds every usable paper."""
     excluded = set(exclude)
     report = ReadReport(source=f"{corpus.name} -> SPECTER format")
     usable = {pid: p for pid, p in corpus.papers.items() if pid not in excluded and p.title.strip()}

@@ -32,10 +32,8 @@ class Corpus:
     _graph_edges: int = field(default=-1, init=False, repr=False, compare=False)
 
     def graph(self) -> CitationGraph:
-        """The citation graph (self-citations and duplicate edges dropped and counted in ``report``).
-
-        Built once and reused (rebuilt if ``edges`` changed length), so the oddities are counted once.
-        """
+        """The citation graph (self-citations and duplicate edges dropped and counted in ``report``), built once and
+        reused (rebuilt if ``edges`` changed length), so the oddities are counted once."""
         if self._graph is None or self._graph_edges != len(self.edges):
             self._graph = CitationGraph.from_edges(self.edges, self.report)
             self._graph_edges = len(self.edges)

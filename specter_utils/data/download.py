@@ -13,7 +13,6 @@ its SHA-256, where one is known). Offline, a download fails at once with an Offl
 from __future__ import annotations
 
 import gzip
-import hashlib
 import http.client
 import os
 import shutil
@@ -29,7 +28,7 @@ from urllib.parse import urlsplit
 
 from specter_utils.data.scidocs import task_paths
 from specter_utils.errors import DataError, DownloadError, OfflineError
-from specter_utils.io import atomic_write, read_json, write_json
+from specter_utils.io import atomic_write, file_sha256, read_json, write_json
 
 BUCKET_URL = "https://ai2-s2-research-public.s3-us-west-2.amazonaws.com/"
 SCIDOCS_URL = BUCKET_URL + "specter/scidocs/"
@@ -64,11 +63,6 @@ def scidocs_files(include_embeddings: bool = True) -> list[RemoteFile]:
     return [RemoteFile(SCIDOCS_URL + rel, rel) for rel in relpaths]
 
 
-def specter_files() -> list[RemoteFile]:
-    """The released SPECTER training instances (pickled, for the original AllenNLP trainer)."""
-    return [RemoteFile(SPECTER_URL + f"training-data/{name}", name) for name in ("train.pkl", "val.pkl")]
-
-
 def hepth_files() -> list[RemoteFile]:
     """SNAP's arXiv hep-th citation graph and abstracts, in the layout ``read_hepth`` expects."""
     return [
@@ -81,8 +75,8 @@ def dataset_files(name: str, include_embeddings: bool = True) -> list[RemoteFile
     """The files of dataset ``name`` (one of DATASETS)."""
     if name == "scidocs":
         return scidocs_files(include_embeddings)
-    if name == "specter":
-        return specter_files()
+    if name == "specter":  # the released training instances (pickled, for the original AllenNLP trainer)
+        return [RemoteFile(SPECTER_URL + f"training-data/{file}", file) for file in ("train.pkl", "val.pkl")]
     if name == "hepth":
         return hepth_files()
     raise ValueError(f"unknown dataset {name!r}; expected one of {', '.join(DATASETS)}")
@@ -105,14 +99,6 @@ def check_reachable(url: str, dest: Path, timeout: float = 5.0) -> None:
             return
     except OSError as exc:
         raise _offline_error(url, dest, f"{parts.hostname}:{port} is not reachable ({exc})") from None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _total_from_content_range(value: str | None) -> tuple[int | None, int | None]:
@@ -141,16 +127,12 @@ def download_file(
     timeout: float = 60.0,
     progress: Progress | None = None,
 ) -> DownloadResult:
-    """Fetch ``url`` to ``dest``, resuming from ``dest.part``; the size (and checksum) are checked first.
-
-    Raises:
-        OfflineError: the host cannot be reached.
-        DownloadError: HTTP error, interrupted transfer (the .part is kept for resuming), or a size
-            or checksum mismatch.
-    """
+    """Fetch ``url`` to ``dest``, resuming from ``dest.part``; the size (and checksum) are checked first. An
+    unreachable host is an OfflineError; an HTTP error, an interrupted transfer (the .part is kept for resuming) or a
+    size or checksum mismatch a DownloadError."""
     dest = Path(dest)
     if dest.exists():  # only ever renamed into place after its checks passed
-        digest = _sha256(dest) if sha256 is not None else None
+        digest = file_sha256(dest) if sha256 is not None else None
         if digest is not None and digest != sha256.lower():
             raise DownloadError(f"existing file's SHA-256 {digest} differs from the expected {sha256}", dest)
         return DownloadResult(dest, dest.stat().st_size, digest, 0, skipped=True)
@@ -227,7 +209,7 @@ def _finish(
             else:
                 hint = f"the partial file is kept; run again to resume from {part.name}"
             raise DownloadError(f"size mismatch for {url}: got {size:,} bytes, {what} says {want:,}; {hint}", part)
-    digest = _sha256(part)
+    digest = file_sha256(part)
     if sha256 is not None and digest != sha256.lower():
         part.unlink()
         raise DownloadError(f"SHA-256 mismatch for {url}: got {digest}, expected {sha256}; file removed", part)
@@ -245,15 +227,10 @@ def gunzip_file(src: Path, dest: Path) -> None:
 
 
 def download_dataset(
-    name: str,
-    out_dir: str | Path,
-    include_embeddings: bool = True,
-    progress: Progress | None = print,
+    name: str, out_dir: str | Path, include_embeddings: bool = True, progress: Progress | None = print
 ) -> list[DownloadResult]:
-    """Download every file of dataset ``name`` into ``out_dir`` (already complete files are skipped).
-
-    Writes ``out_dir/download_manifest.json`` with each file's URL, size and SHA-256.
-    """
+    """Download every file of dataset ``name`` into ``out_dir`` (already complete files are skipped), with
+    ``out_dir/download_manifest.json`` naming each file's URL, size and SHA-256."""
     out_dir = Path(out_dir)
     files = dataset_files(name, include_embeddings)
     manifest_path = out_dir / MANIFEST_FILE

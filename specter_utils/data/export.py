@@ -115,10 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help=".jsonl, .jsonl.gz or .parquet")
     args = parser.parse_args(argv)
 
-    if args.corpus == "hepth":
-        corpus = load_corpus("hepth", args.src)
-    else:
-        corpus = load_corpus("synthetic", n_papers=args.papers, n_topics=args.topics, seed=args.seed)
+    synthetic = {"n_papers": args.papers, "n_topics": args.topics, "seed": args.seed}
+    corpus = load_corpus("hepth", args.src) if args.corpus == "hepth" else load_corpus("synthetic", **synthetic)
     n = export_corpus(corpus, args.format, args.out)
     print(f"wrote {n:,} {args.format} records of the {corpus.name} corpus to {args.out}")
     return 0

@@ -8,12 +8,10 @@ One record per paper (``data/README.md`` has the schema and an example):
   strings, or one string), ``synthetic`` (true on generated data; a corpus whose every record says so is
   labelled synthetic). Any other field is ignored unless ``label_field`` names it.
 
-Reading streams: JSON Lines are parsed one line at a time (stdlib ``json``, so that an error names its line;
-``gzip`` for ``.gz``), Parquet one record batch at a time (pyarrow). Only the compact ``Paper`` and the
-citation edges of each record are kept, never the parsed rows. :class:`CorpusBuilder` is shared with the
-S2ORC and OpenAlex readers: duplicate ids are errors, untitled papers are dropped and counted, and a cited id
-that is not a paper of the file is counted (``unknown_reference``) and dropped, or an error with
-``dangling="error"``.
+Reading streams (JSON Lines a line at a time, so that an error names its line; Parquet a record batch at a time):
+only the compact ``Paper`` and the citation edges of each record are kept. Duplicate ids are errors, untitled
+papers are dropped and counted, and a cited id that is not a paper of the file is counted (``unknown_reference``)
+and dropped, or an error with ``dangling="error"``.
 """
 
 from __future__ import annotations
@@ -43,10 +41,8 @@ def is_record_file(path: str | Path) -> bool:
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line, record)`` for each record of a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, streaming.
-
-    ``line`` is the line number (JSON Lines, blank lines skipped) or the 1-based row number (Parquet).
-    """
+    """Yield ``(line, record)`` for each record of a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, streaming;
+    ``line`` is the line number (JSON Lines, blank lines skipped) or the 1-based row number (Parquet)."""
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", path)
@@ -56,14 +52,17 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     yield from iter_jsonl(path)  # jsonl, or jsonl.gz
 
 
-def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
-
+def open_parquet(path: Path) -> pq.ParquetFile:
+    """A Parquet file opened to stream (column chunks read in 1 MB pieces); a bad file is a DataError."""
     try:
-        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)  # read column chunks in 1 MB pieces
+        return pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses for a bad file
         raise DataError(f"not a Parquet file: {exc}", path) from None
+
+
+def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
     row = 0
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH):
+    for batch in open_parquet(path).iter_batches(batch_size=PARQUET_BATCH):
         for record in batch.to_pylist():
             row += 1
             yield row, record
@@ -80,11 +79,9 @@ def peek_record(path: str | Path) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- labels
 def label_values(value: Any, field_name: str, path: Path, line: int, paper_id: str) -> list[str]:
-    """A label field's value as a list of labels: null or ``[]`` is no label; an empty label is a DataError.
-
-    A string or number is one label; a list holds strings or numbers (objects with a ``display_name``, as
-    OpenAlex writes them, give that name).
-    """
+    """A label field's value as a list of labels: null or ``[]`` is no label, a string or number one; a list holds
+    strings or numbers (objects with a ``display_name``, as OpenAlex writes them, give that name). An empty label is
+    a DataError."""
     if value is None:
         return []
     items = value if isinstance(value, list) else [value]
@@ -106,10 +103,8 @@ def label_values(value: Any, field_name: str, path: Path, line: int, paper_id: s
 
 # ---------------------------------------------------------------- the shared corpus builder
 class CorpusBuilder:
-    """Collects Papers and their reference lists record by record, then resolves the references into edges.
-
-    Ids are interned, so the ids in ``papers`` and in every edge are one string object each.
-    """
+    """Collects Papers and their reference lists record by record, then resolves the references into edges (ids
+    interned: the ids in ``papers`` and in every edge are one string object each)."""
 
     def __init__(self, path: Path, name: str, label_field: str = "venue", dangling: str = "drop") -> None:
         if dangling not in DANGLING_POLICIES:
@@ -255,10 +250,8 @@ def read_generic(path: str | Path, label_field: str = "labels", dangling: str = 
 
 
 def read_generic_papers(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
-    """``{paper_id: Paper}`` of a generic record file for embedding: ``references`` optional, untitled kept.
-
-    The references, when present, go to ``extras["references"]`` (the SGC baseline reads them).
-    """
+    """``{paper_id: Paper}`` of a generic record file for embedding: untitled kept, ``references`` optional (when
+    present, in ``extras["references"]``: the SGC baseline reads them)."""
     path = Path(path)
     papers: dict[str, Paper] = {}
     lines: dict[str, int] = {}
@@ -271,10 +264,9 @@ def read_generic_papers(path: str | Path, report: ReadReport | None = None) -> d
         lines[paper.paper_id] = line
         if references:
             paper.extras["references"] = references
-        if report is not None and not paper.title:
-            report.note("empty_title", paper.paper_id)
-        if report is not None and not paper.abstract:
-            report.note("empty_abstract", paper.paper_id)
+        for kind, text in (("empty_title", paper.title), ("empty_abstract", paper.abstract)):
+            if report is not None and not text:
+                report.note(kind, paper.paper_id)
         papers[paper.paper_id] = paper
     if not papers:
         raise DataError("empty file: no papers", path)
@@ -302,6 +294,4 @@ def paper_to_record(paper: Paper, references: list[str], labels: list[str] | Non
 def read_any_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
     """``{paper_id: Paper}`` of a metadata file of either kind: a generic record file (``.jsonl``, ``.jsonl.gz``,
     ``.parquet``; ``references`` optional) or a JSON metadata file (``records.read_paper_file``)."""
-    if is_record_file(path):
-        return read_generic_papers(path, report)
-    return read_paper_file(path, report)
+    return read_generic_papers(path, report) if is_record_file(path) else read_paper_file(path, report)

@@ -21,16 +21,14 @@ class CitationGraph:
 
     @classmethod
     def from_edges(cls, edges: Iterable[tuple[str, str]], report: ReadReport | None = None) -> CitationGraph:
-        graph = cls()
+        graph, report = cls(), report if report is not None else ReadReport()
         for citing, cited in edges:
             if citing == cited:
-                if report is not None:
-                    report.note("self_citation_dropped", citing)
+                report.note("self_citation_dropped", citing)
                 continue
             refs = graph.references.setdefault(citing, set())
             if cited in refs:
-                if report is not None:
-                    report.note("duplicate_edge", f"{citing}->{cited}")
+                report.note("duplicate_edge", f"{citing}->{cited}")
                 continue
             refs.add(cited)
             graph.cited_by.setdefault(cited, set()).add(citing)
@@ -56,11 +54,8 @@ class CitationGraph:
     def to_specter_graph(
         self, queries: Iterable[str] | None = None, allowed: set[str] | None = None
     ) -> dict[str, dict[str, int]]:
-        """SPECTER ``data.json`` counts: 5 for a direct citation, 1 for a citation of a citation.
-
-        A count-1 candidate is cited by something the query cites and is not itself cited by the
-        query (nor the query itself). ``allowed`` restricts candidates (e.g. papers with text).
-        """
+        """SPECTER ``data.json`` counts: 5 for a direct citation, 1 for a citation of a citation (cited by something
+        the query cites, not itself cited by the query, nor the query). ``allowed`` restricts candidates."""
         out: dict[str, dict[str, int]] = {}
         for query in queries if queries is not None else self.references:
             direct = {c for c in self.references.get(query, ()) if allowed is None or c in allowed}
@@ -101,6 +96,6 @@ def iter_edge_list(path: str | Path, sep: str | None = None) -> Iterator[tuple[i
         raise DataError("empty edge list", path)
 
 
-def read_edge_list(path: str | Path, report: ReadReport | None = None, sep: str | None = None) -> list[tuple[str, str]]:
+def read_edge_list(path: str | Path, sep: str | None = None) -> list[tuple[str, str]]:
     """Read ``citing<sep>cited`` lines (``#`` comments allowed); ids are kept as strings."""
     return [(citing, cited) for _, citing, cited in iter_edge_list(path, sep)]

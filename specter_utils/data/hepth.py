@@ -27,8 +27,7 @@ _YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)")
 def normalise_id(raw: str) -> str:
     """``0001013`` -> ``1013``; ``hep-th/9201003`` -> ``9201003``."""
     token = raw.strip().rsplit("/", 1)[-1]
-    if token.endswith(".abs"):
-        token = token[:-4]
+    token = token.removesuffix(".abs")
     if not token.isdigit():
         raise ValueError(f"not a numeric arXiv id: {raw!r}")
     return str(int(token))
@@ -135,15 +134,14 @@ def _read_archive(path: Path, report: ReadReport | None) -> dict[str, Paper]:
             paper.year = int(folder) if folder.isdigit() else None
             if paper_id in papers:
                 raise DataError("duplicate paper id in archive", where, record_id=paper_id)
-            if report is not None and not paper.abstract:
-                report.note("empty_abstract", paper_id)
-            if report is not None and not paper.authors:
-                report.note("no_authors", paper_id)
+            for kind, present in (("empty_abstract", paper.abstract), ("no_authors", paper.authors)):
+                if report is not None and not present:
+                    report.note(kind, paper_id)
             papers[paper_id] = paper
     return papers
 
 
-def read_edges(path: str | Path, report: ReadReport | None = None) -> list[tuple[str, str]]:
+def read_edges(path: str | Path) -> list[tuple[str, str]]:
     """Read SNAP ``citing<TAB>cited`` edges with ids normalised; a malformed line: DataError naming the line."""
     path = Path(path)
     edges = []
@@ -156,16 +154,14 @@ def read_edges(path: str | Path, report: ReadReport | None = None) -> list[tuple
 
 
 def read_hepth(src: str | Path) -> Corpus:
-    """Read the hep-th folder (both files).
-
-    An edge end with no abstract is kept and counted (``edge_cited_unknown_id``, ``edge_citing_unknown_id``):
+    """Read the hep-th folder (both files). An edge end with no abstract is kept and counted (``edge_cited_unknown_id``, ``edge_citing_unknown_id``):
     SNAP's graph cites papers its abstracts do not hold, a known gap of the distribution (as CiteSeer's keys
     without text), not an error; a malformed line is a DataError naming the file and line.
     """
     src = Path(src)
     report = ReadReport(source=str(src))
     papers = read_abstracts(src / ABSTRACTS_FILE, report)
-    edges = read_edges(src / EDGES_FILE, report)
+    edges = read_edges(src / EDGES_FILE)
     for citing, cited in edges:
         if citing not in papers:
             report.note("edge_citing_unknown_id", citing)

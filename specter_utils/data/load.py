@@ -44,11 +44,7 @@ _SIGNATURES = {
 
 def detect_corpus_kind(src: str | Path) -> str:
     """The corpus kind of ``src``: a hep-th, CiteSeer or tables folder (or a tables manifest), or a record file
-    told apart by its first record's fields.
-
-    A DataError says why when the kind cannot be told (then pass it, e.g. ``--corpus jsonl``).
-    """
-
+    told apart by its first record's fields; a DataError says why when the kind cannot be told."""
     path = Path(src)
     if not path.exists():
         raise DataError("corpus source not found", path)
@@ -140,8 +136,7 @@ def _default_src(kind: str) -> Path:
 def _reader_options(kw: dict[str, Any], kind: str, allowed: tuple[str, ...]) -> dict[str, Any]:
     """The reader options of ``kw`` (those set), a TypeError for one the reader does not take."""
     options = {key: value for key, value in kw.items() if value is not None}
-    if "dangling" in options:  # data stats asks every reader to keep dangling citations: these two count them
-        options.pop("dangling")
+    options.pop("dangling", None)  # data stats asks every reader to keep dangling citations: these two count them
     extra = set(options) - set(allowed)
     if extra:
         raise TypeError(f"the {kind} reader takes no option(s) {sorted(extra)}")
@@ -149,15 +144,11 @@ def _reader_options(kw: dict[str, Any], kind: str, allowed: tuple[str, ...]) -> 
 
 
 def load_corpus(kind: str | None, src: str | Path | None = None, label_field: str | None = None, **kw: Any) -> Corpus:
-    """Read (or, for ``synthetic``, generate) a corpus.
+    """Read (or, for ``synthetic``, generate) a corpus of ``kind`` (None or ``auto``: detected from ``src``).
 
-    Args:
-        kind: one of ``CORPUS_KINDS``; None (or ``auto``): detected from ``src``.
-        src: default: the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``);
-            for ``citeseer``, the copy bundled with the package.
-        label_field: where class labels come from; None: the kind's default (``DEFAULT_LABEL_FIELD``).
-        kw: go to the reader (``dangling=...``; citeseer and tables: ``unknown=...``; tables: ``edges_by=...``,
-            ``edge_order=...``) or to ``generate_synthetic_corpus``.
+    ``src`` defaults to the shared real data (``../shared/data/hepth``, ``../shared/data/s2orc/sample.jsonl``), for
+    ``citeseer`` to the bundled copy; ``label_field`` to the kind's ``DEFAULT_LABEL_FIELD``; ``kw`` go to the reader
+    or to ``generate_synthetic_corpus``.
     """
     if kind in (None, "", "auto"):
         if src is None:

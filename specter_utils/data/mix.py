@@ -41,9 +41,8 @@ def merge_training(own: SpecterData, other: SpecterData, name: str) -> SpecterDa
     clash = set(own.metadata) & set(other.metadata)
     if clash:
         raise ValueError(f"papers in both training sets: {sorted(clash)[:3]}")
-    splits = {split: list(own.splits.get(split, [])) + list(other.splits.get(split, [])) for split in own.splits}
-    for split, ids in other.splits.items():
-        splits.setdefault(split, list(ids))
+    names = dict.fromkeys([*own.splits, *other.splits])
+    splits = {split: [*own.splits.get(split, []), *other.splits.get(split, [])] for split in names}
     counts: dict[str, Any] = {
         "corpus": name,
         "own_queries": len(own.graph),

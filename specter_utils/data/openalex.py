@@ -117,9 +117,7 @@ def parse_openalex_record(row: Any, path: Path, line: int, label_field: str = "f
         paper_id = normalise_openalex_id(row["id"])
     except ValueError as exc:
         raise DataError(str(exc), path, line) from None
-    referenced = row["referenced_works"]
-    if referenced is None:
-        referenced = []
+    referenced = [] if row["referenced_works"] is None else row["referenced_works"]
     if not isinstance(referenced, list):
         raise DataError("'referenced_works' must be a list of work ids", path, line, paper_id)
     try:
@@ -159,10 +157,8 @@ def parse_openalex_record(row: Any, path: Path, line: int, label_field: str = "f
 def read_openalex(
     path: str | Path, label_field: str = "fields_of_study", dangling: str = "drop", name: str = "openalex"
 ) -> Corpus:
-    """Read OpenAlex works (``.jsonl``, ``.jsonl.gz``, ``.parquet``) into a Corpus, streaming.
-
-    A referenced work outside the file is counted (``unknown_reference``) and dropped (``dangling="drop"``).
-    """
+    """Read OpenAlex works (``.jsonl``, ``.jsonl.gz``, ``.parquet``) into a Corpus, streaming; a referenced work
+    outside the file is counted (``unknown_reference``) and dropped (``dangling="drop"``)."""
     return read_records(path, parse_openalex_record, name, label_field, dangling)
 
 

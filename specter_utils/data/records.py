@@ -63,10 +63,8 @@ class Paper:
 
 @dataclass
 class ReadReport:
-    """Counts of recoverable oddities met while reading, with a few example ids of each.
-
-    Readers never drop anything silently: whatever they skip or repair is counted here.
-    """
+    """Counts of recoverable oddities met while reading, with a few example ids of each (readers never drop
+    anything silently: whatever they skip or repair is counted here)."""
 
     source: str = ""
     counts: Counter = field(default_factory=Counter)
@@ -166,17 +164,13 @@ def read_paper_records(path: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def read_paper_file(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
-    """``{paper_id: Paper}`` of one JSON metadata file; untitled papers are kept and counted (``empty_title``).
-
-    A generic record file (``.jsonl``, ``.jsonl.gz``, ``.parquet``) is read by ``data.generic.read_any_paper_file``.
-    """
+    """``{paper_id: Paper}`` of one JSON metadata file; untitled papers are kept and counted (``empty_title``)."""
     papers: dict[str, Paper] = {}
     for key, record in read_paper_records(path).items():
         title, abstract = (record.get("title") or "").strip(), (record.get("abstract") or "").strip()
-        if report is not None and not title:
-            report.note("empty_title", str(key))
-        if report is not None and not abstract:
-            report.note("empty_abstract", str(key))
+        for kind, text in (("empty_title", title), ("empty_abstract", abstract)):
+            if report is not None and not text:
+                report.note(kind, str(key))
         extras = {k: v for k, v in record.items() if k not in {"paper_id", "title", "abstract"}}
         papers[str(key)] = Paper(paper_id=str(key), title=title, abstract=abstract, extras=extras)
     return papers

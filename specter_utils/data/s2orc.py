@@ -51,10 +51,8 @@ def _id_list(value: Any, field_name: str, path: Path, line: int, paper_id: str) 
 def parse_s2orc_record(
     row: Any, path: str | Path, line: int, report: ReadReport | None = None, label_field: str = "venue"
 ) -> Paper:
-    """One S2ORC metadata record -> Paper; a missing or mistyped field is a DataError naming file and line.
-
-    With a ``label_field`` other than ``venue``, the paper's labels go to ``extras["class_labels"]``.
-    """
+    """One S2ORC metadata record -> Paper (labels of a ``label_field`` other than ``venue`` in
+    ``extras["class_labels"]``); a missing or mistyped field is a DataError naming file and line."""
     path = Path(path)
     if not isinstance(row, dict):
         raise DataError(f"expected a JSON object, got {type(row).__name__}", path, line)
@@ -125,13 +123,9 @@ def parse_s2orc_record(
 def read_s2orc(
     path: str | Path, dangling: str = "drop", name: str = "s2orc", label_field: str = "fields_of_study"
 ) -> Corpus:
-    """Read an S2ORC metadata file (``.jsonl``, ``.jsonl.gz``, ``.parquet``) into a Corpus, streaming.
-
-    Args:
-        dangling: what to do with a citation of an id not in the file: ``drop`` it from the edges
-            (counted as ``dangling_citation``; the full list stays in ``extras``), ``keep`` it, or
-            raise a DataError (``error``).
-    """
+    """Read an S2ORC metadata file (``.jsonl``, ``.jsonl.gz``, ``.parquet``) into a Corpus, streaming; a citation
+    of an id not in the file is dropped (counted as ``dangling_citation``; ``extras`` keeps the full list), kept or
+    a DataError, as ``dangling`` says (``drop``, ``keep``, ``error``)."""
     if dangling not in DANGLING_POLICIES:
         raise ValueError(f"dangling must be one of {DANGLING_POLICIES}, got {dangling!r}")
     path = Path(path)

@@ -118,10 +118,10 @@ def read_classification_csv(path: str | Path) -> list[tuple[str, str]]:
     return rows
 
 
-def write_classification_csv(path: str | Path, rows: list[tuple[str, Any]]) -> None:
+def _write_csv(path: str | Path, header: list[str], rows: Any) -> None:
     with atomic_write(path) as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["pid", "class_label"])
+        writer.writerow(header)
         writer.writerows(rows)
 
 
@@ -153,18 +153,8 @@ def read_recomm_csv(path: str | Path) -> list[RecommClick]:
     return clicks
 
 
-def write_recomm_csv(path: str | Path, clicks: list[RecommClick]) -> None:
-    with atomic_write(path) as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(list(RECOMM_HEADER))
-        for click in clicks:
-            writer.writerow([click.query_id, click.clicked_id, ",".join(click.shown_ids)])
-
-
 # ---------------------------------------------------------------- metadata
-def read_scidocs_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Read a ``paper_metadata_*.json`` file as stored (``data.records.read_paper_records``: the one rule)."""
-    return read_paper_records(path)
+read_scidocs_metadata = read_paper_records  # a ``paper_metadata_*.json`` file as stored: the one rule
 
 
 def scidocs_record(
@@ -209,14 +199,15 @@ def available_tasks(root: str | Path) -> list[str]:
     return tasks
 
 
+def _read_splits(root: str | Path, task: str, read: Any, splits: tuple[str, ...] = ("train", "val", "test")) -> dict:
+    """``{split: read(file)}`` of a task's split files: val is optional, every other split must exist."""
+    p = task_paths(root)
+    return {split: read(p[f"{task}/{split}"]) for split in splits if p[f"{task}/{split}"].exists() or split != "val"}
+
+
 def read_classification_splits(root: str | Path, task: str) -> dict[str, list[tuple[str, str]]]:
     """``{split: rows}`` of a classification task: train and test must exist, val is optional."""
-    p = task_paths(root)
-    return {
-        split: read_classification_csv(p[f"{task}/{split}"])
-        for split in ("train", "val", "test")
-        if p[f"{task}/{split}"].exists() or split != "val"
-    }
+    return _read_splits(root, task, read_classification_csv)
 
 
 def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> ScidocsData:
@@ -239,17 +230,9 @@ def read_scidocs_dir(root: str | Path, tasks: list[str] | None = None) -> Scidoc
         if task in CLASSIFICATION_TASKS:
             data.classification[task] = read_classification_splits(root, task)
         elif task in RANKING_TASKS:
-            data.ranking[task] = {
-                split: read_qrel(p[f"{task}/{split}"])
-                for split in ("val", "test")
-                if p[f"{task}/{split}"].exists() or split == "test"
-            }
+            data.ranking[task] = _read_splits(root, task, read_qrel, ("val", "test"))
         else:
-            data.recomm = {
-                split: read_recomm_csv(p[f"recomm/{split}"])
-                for split in ("train", "val", "test")
-                if p[f"recomm/{split}"].exists() or split != "val"
-            }
+            data.recomm = _read_splits(root, "recomm", read_recomm_csv)
             scores = read_json(p["recomm/propensity"])
             if not isinstance(scores, dict) or not isinstance(scores.get("scores"), list):
                 raise DataError('expected {"scores": [...]}', p["recomm/propensity"])
@@ -269,12 +252,9 @@ def read_propensity_scores(values: list[Any], path: Path) -> list[float]:
 
 
 def papers_needed(root: str | Path, split: str, tasks: list[str] | None = None) -> set[str]:
-    """Ids whose embeddings the evaluation of ``split`` reads (default tasks: every task present).
-
-    Classification takes all its rows: the SVM reads train and ``split``, and the MLP heads early-stop
-    on val. Ranking reads the ``split`` queries and their candidates. Recommendation takes every paper
-    of its metadata file.
-    """
+    """Ids whose embeddings the evaluation of ``split`` reads (default tasks: every task present): every row of a
+    classification task (the heads early-stop on val), the ``split`` queries and candidates of a ranking task, and
+    every paper of the recommendation metadata."""
     if split not in ("val", "test"):
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
     root = Path(root)
@@ -302,11 +282,12 @@ def write_scidocs_dir(root: str | Path, data: ScidocsData) -> None:
         write_json(p[f"metadata/{group}"], records, indent=None)
     for task, splits in data.classification.items():
         for split, rows in splits.items():
-            write_classification_csv(p[f"{task}/{split}"], rows)
+            _write_csv(p[f"{task}/{split}"], ["pid", "class_label"], rows)
     for task, splits in data.ranking.items():
         for split, qrels in splits.items():
             write_qrel(p[f"{task}/{split}"], qrels)
     for split, clicks in data.recomm.items():
-        write_recomm_csv(p[f"recomm/{split}"], clicks)
+        rows = [[click.query_id, click.clicked_id, ",".join(click.shown_ids)] for click in clicks]
+        _write_csv(p[f"recomm/{split}"], list(RECOMM_HEADER), rows)
     if data.propensity_scores is not None:
         write_json(p["recomm/propensity"], {"scores": data.propensity_scores})

@@ -84,11 +84,8 @@ def _parse_paper(record: Any, path: Path, where: str, report: ReadReport | None)
 def read_specter_triplets(
     path: str | Path, report: ReadReport | None = None
 ) -> tuple[list[PaperTriple], dict[str, Paper]]:
-    """Read ``specter_small.json`` into ``(query, pos, neg)`` Paper triples and ``{paper_id: Paper}``.
-
-    A paper that appears in several triplets with a different title is a DataError; repeated
-    triplets and a negative equal to the query or positive are counted in ``report``.
-    """
+    """Read ``specter_small.json`` into ``(query, pos, neg)`` Paper triples and ``{paper_id: Paper}``; one id with two
+    titles is a DataError, repeated triplets and a negative equal to the query or positive are counted."""
     path = Path(path)
     report = report if report is not None else ReadReport(source=str(path))
     triples: list[PaperTriple] = []

@@ -34,7 +34,7 @@ class SpecterData:
 
 def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, dict[str, int]]:
     """Read ``data.json`` into ``{query: {candidate: count}}``, validating its shape."""
-    path = Path(path)
+    path, report = Path(path), report if report is not None else ReadReport()
     raw = read_json(path)
     if not isinstance(raw, dict):
         raise DataError(f"expected a JSON object of queries, got {type(raw).__name__}", path)
@@ -61,11 +61,10 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
                     record_id=query,
                 )
             if cand == query:
-                if report is not None:
-                    report.note("self_citation_dropped", query)
+                report.note("self_citation_dropped", query)
                 continue
             row[str(cand)] = count
-        if report is not None and not row:
+        if not row:
             report.note("query_without_candidates", query)
         graph[str(query)] = row
     return graph
@@ -73,14 +72,13 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
 
 def read_metadata(path: str | Path, report: ReadReport | None = None) -> dict[str, Paper]:
     """Read ``metadata.json`` for training: ``records.read_paper_file``, then untitled papers dropped, as in SPECTER."""
-    papers = read_paper_file(path)
+    report = report if report is not None else ReadReport()
     kept: dict[str, Paper] = {}
-    for paper_id, paper in papers.items():
+    for paper_id, paper in read_paper_file(path).items():
         if not paper.title:
-            if report is not None:
-                report.note("no_title_dropped", paper_id)
+            report.note("no_title_dropped", paper_id)
             continue
-        if report is not None and not paper.abstract:
+        if not paper.abstract:
             report.note("empty_abstract", paper_id)
         kept[paper_id] = paper
     return kept
@@ -99,10 +97,8 @@ def read_split(path: str | Path) -> list[str]:
 
 
 def read_specter_dir(data_dir: str | Path) -> SpecterData:
-    """Read a SPECTER training directory and count (never drop silently) its oddities.
-
-    ``data.json`` and ``metadata.json`` are required; split files are read where present.
-    """
+    """Read a SPECTER training directory (``data.json`` and ``metadata.json`` required, split files where present)
+    and count (never drop silently) its oddities."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise DataError("not a directory", data_dir)

@@ -25,20 +25,8 @@ from specter_utils.errors import DataError
 from specter_utils.io import read_json
 from specter_utils.layout import BENCHMARK_FILE, DATA_FILE, METADATA_FILE
 
-FORMATS = (
-    "specter",
-    "scidocs",
-    "benchmark",
-    "hepth",
-    "citeseer",
-    "tables",
-    "s2orc",
-    "openalex",
-    "jsonl",
-    "scirepeval",
-    "specter_triplets",
-    "fos",
-    "mesh",
+FORMATS = tuple(
+    "specter scidocs benchmark hepth citeseer tables s2orc openalex jsonl scirepeval specter_triplets fos mesh".split()
 )
 _SCIREPEVAL_FILES = {"specter_small.json": "specter_triplets", "fos_small.json": "fos", "mesh_small.json": "mesh"}
 
@@ -132,7 +120,6 @@ def corpus_counts(corpus: Corpus) -> dict[str, Any]:
 
 
 def _specter_stats(path: Path) -> dict[str, Any]:
-
     data = read_specter_dir(path)
     counts_by_value = Counter(c for cands in data.graph.values() for c in cands.values())
     candidates = {c for cands in data.graph.values() for c in cands}
@@ -162,7 +149,6 @@ def _specter_stats(path: Path) -> dict[str, Any]:
 
 
 def _scidocs_stats(path: Path) -> dict[str, Any]:
-
     data = read_scidocs_dir(path)
     counts: dict[str, Any] = {"tasks": available_tasks(path)}
     report = ReadReport(source=str(path))
@@ -195,7 +181,6 @@ def _scidocs_stats(path: Path) -> dict[str, Any]:
 
 
 def _scirepeval_stats(path: Path, fmt: str) -> dict[str, Any]:
-
     if fmt == "specter_triplets":
         report = ReadReport(source=str(path))
         triples, papers = scirepeval.read_specter_triplets(path, report)
@@ -219,13 +204,9 @@ def _scirepeval_stats(path: Path, fmt: str) -> dict[str, Any]:
 
 
 def corpus_stats(path: str | Path, **reader_options: Any) -> dict[str, Any]:
-    """Detect the format of ``path`` and count what it holds, with the reader's oddity report.
-
-    ``reader_options`` go to the citeseer and tables readers (``unknown``, ``edges_by``, ``edge_order``).
-
-    Returns ``{"format", "path", "counts", "oddities", "examples"}`` (folders of several parts:
-    ``{"format", "path", "parts": {name: stats}}``).
-    """
+    """Detect the format of ``path`` and count what it holds, with the reader's oddity report:
+    ``{"format", "path", "counts", "oddities", "examples"}`` (folders of several parts: ``{"format", "path",
+    "parts": {name: stats}}``). ``reader_options`` go to the citeseer and tables readers."""
     path = Path(path)
     fmt = detect_format(path)
     if reader_options and fmt not in ("citeseer", "tables"):
@@ -249,11 +230,8 @@ def corpus_stats(path: str | Path, **reader_options: Any) -> dict[str, Any]:
         return {"format": fmt, "path": str(path), "parts": parts}
     if fmt in ("specter_triplets", "fos", "mesh"):
         return _scirepeval_stats(path, fmt)
-    if fmt == "hepth":
-        corpus = read_hepth(path)
-    else:
-        # keep dangling citations so that they are counted
-        corpus = load_corpus(fmt, path, dangling="keep", **reader_options)
+    # dangling citations kept, so that they are counted
+    corpus = read_hepth(path) if fmt == "hepth" else load_corpus(fmt, path, dangling="keep", **reader_options)
     return _result(fmt, path, corpus_counts(corpus), corpus.report)
 
 
@@ -261,8 +239,7 @@ def format_stats(stats: dict[str, Any], indent: str = "") -> str:
     """Human-readable lines for the result of ``corpus_stats``."""
     lines = [f"{indent}{stats['path']} ({stats['format']})"]
     for name, part in stats.get("parts", {}).items():
-        lines.append(f"{indent}  [{name}]")
-        lines.append(format_stats(part, indent + "    "))
+        lines += [f"{indent}  [{name}]", format_stats(part, indent + "    ")]
     for key, value in stats.get("counts", {}).items():
         if isinstance(value, dict) and value and all(isinstance(v, int) for v in value.values()):
             value = ", ".join(f"{k}={v:,}" for k, v in value.items())
@@ -271,12 +248,9 @@ def format_stats(stats: dict[str, Any], indent: str = "") -> str:
         lines.append(f"{indent}  {key}: {value}")
     oddities = stats.get("oddities")
     if oddities is not None:
-        if not oddities:
-            lines.append(f"{indent}  oddities: none")
-        else:
-            lines.append(f"{indent}  oddities:")
-            for kind, n in oddities.items():
-                examples = stats.get("examples", {}).get(kind)
-                suffix = f" (e.g. {', '.join(examples[:3])})" if examples else ""
-                lines.append(f"{indent}    {kind}: {n:,}{suffix}")
+        lines.append(f"{indent}  oddities:" + ("" if oddities else " none"))
+        for kind, n in oddities.items():
+            examples = stats.get("examples", {}).get(kind)
+            suffix = f" (e.g. {', '.join(examples[:3])})" if examples else ""
+            lines.append(f"{indent}    {kind}: {n:,}{suffix}")
     return "\n".join(lines)

@@ -89,10 +89,8 @@ class SyntheticShape:
 def generate_synthetic_corpus(
     n_papers: int = 600, n_topics: int = 6, seed: int = 0, shape: SyntheticShape | None = None
 ) -> Corpus:
-    """Generate the synthetic corpus (same seed and arguments -> identical corpus).
-
-    ``shape``: vocabularies, references and years (default: ``SyntheticShape()``).
-    """
+    """Generate the synthetic corpus (same seed and arguments -> identical corpus); ``shape``: vocabularies,
+    references and years (default: ``SyntheticShape()``)."""
     shape = shape or SyntheticShape()
     if n_papers < 2 or n_topics < 1 or shape.subtopics_per_topic < 1:
         raise ValueError("need n_papers >= 2, n_topics >= 1 and subtopics_per_topic >= 1")

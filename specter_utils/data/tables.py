@@ -37,9 +37,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from specter_utils.data.corpus import Corpus
+from specter_utils.data.generic import open_parquet
 from specter_utils.data.records import Paper, ReadReport
 from specter_utils.errors import DataError
 from specter_utils.io import read_json
@@ -51,8 +50,7 @@ EDGE_ORDERS = ("citing-cited", "cited-citing")
 UNKNOWN_POLICIES = ("error", "drop")
 MANIFEST = "tables.json"
 TABLE_SUFFIXES = (".parquet", ".csv", ".csv.gz")
-ROLE_FILES = {"id": ("ids", "id"), "title": ("titles", "title"), "abstract": ("abstracts", "abstract")}
-ROLE_FILES["label"] = ("labels", "label")
+ROLE_FILES = {role: (f"{role}s", role) for role in ROLES}
 PARQUET_BATCH = 10_000
 _MANIFEST_KEYS = {"papers", "columns", "edges", "edges_by", "edge_order", "column_names"}
 
@@ -74,10 +72,7 @@ class TablesLayout:
 
 
 def _table_file(folder: Path, stem: str) -> Path | None:
-    for suffix in TABLE_SUFFIXES:
-        if (folder / f"{stem}{suffix}").is_file():
-            return folder / f"{stem}{suffix}"
-    return None
+    return next((path for suffix in TABLE_SUFFIXES if (path := folder / f"{stem}{suffix}").is_file()), None)
 
 
 def is_tables_source(src: Path) -> bool:
@@ -175,19 +170,13 @@ def discover_layout(src: str | Path) -> TablesLayout:
 
 
 def _first_file(folder: Path, stems: tuple[str, ...]) -> Path | None:
-    for stem in stems:
-        found = _table_file(folder, stem)
-        if found is not None:
-            return found
-    return None
+    return next(filter(None, (_table_file(folder, stem) for stem in stems)), None)
 
 
 # ---------------------------------------------------------------- streaming table rows
 def iter_table_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
-    """Yield ``(line, fields)`` of a CSV (``.gz``: gzipped) or Parquet table, the header line included (line 1).
-
-    A CSV row whose field count differs from the header's is a DataError naming its line.
-    """
+    """Yield ``(line, fields)`` of a CSV (``.gz``: gzipped) or Parquet table, the header line included (line 1);
+    a CSV row whose field count differs from the header's is a DataError naming its line."""
     if path.name.lower().endswith(".parquet"):
         yield from _iter_parquet_rows(path)
         return
@@ -219,11 +208,7 @@ def iter_table_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
 
 
 def _iter_parquet_rows(path: Path) -> Iterator[tuple[int, list[Any]]]:
-
-    try:
-        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-    except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses for a bad file
-        raise DataError(f"not a Parquet file: {exc}", path) from None
+    parquet = open_parquet(path)
     yield 1, list(parquet.schema_arrow.names)  # the header, as a CSV has it
     row = 1
     for batch in parquet.iter_batches(batch_size=PARQUET_BATCH):
@@ -238,10 +223,13 @@ def _text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+def _id_text(value: Any) -> str:
+    """A cell as an id: whitespace collapsed, a float that holds an integer (Parquet, pandas) without ``.0``."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else _text(value)
+
+
 def _id(value: Any, path: Path, line: int) -> str:
-    text = _text(value)
-    if isinstance(value, float) and value.is_integer():
-        text = str(int(value))
+    text = _id_text(value)
     if not text or " " in text:
         raise DataError(f"paper id is empty or holds spaces: {text[:60]!r}", path, line)
     return sys.intern(text)
@@ -249,10 +237,8 @@ def _id(value: Any, path: Path, line: int) -> str:
 
 # ---------------------------------------------------------------- papers
 def iter_aligned_papers(columns: dict[str, Path]) -> Iterator[tuple[int, dict[str, Any], Path, int]]:
-    """Yield ``(row, {role: value}, path, line)`` over aligned one-column files, row 0 first.
-
-    Files of different lengths: a DataError naming the first row that has no counterpart (file and line).
-    """
+    """Yield ``(row, {role: value}, path, line)`` over aligned one-column files, row 0 first; files of different
+    lengths are a DataError naming the first row that has no counterpart (file and line)."""
     roles = list(columns)
     iterators = {role: iter_table_rows(columns[role]) for role in roles}
     for role in roles:  # the header lines
@@ -344,12 +330,7 @@ def _edge_ends(fields: list[Any], by: str, known: set[str]) -> tuple[str, str] |
 
 
 def _read_edges(
-    layout: TablesLayout,
-    row_ids: list[str],
-    papers: dict[str, Paper],
-    untitled: set[str],
-    report: ReadReport,
-    unknown: str,
+    layout: TablesLayout, row_ids: list[str], untitled: set[str], report: ReadReport, unknown: str
 ) -> list[tuple[str, str]]:
     path, by = layout.edges, layout.resolved_edges_by()
     known = set(row_ids)
@@ -361,9 +342,7 @@ def _read_edges(
             continue  # the header
         ends = []
         for value in fields:
-            text = _text(value)
-            if isinstance(value, float) and value.is_integer():
-                text = str(int(value))
+            text = _id_text(value)
             if by == "row":
                 if not text.isdigit():
                     raise DataError(
@@ -412,30 +391,22 @@ def read_tables(
     edge_order: str | None = None,
     unknown: str = "error",
 ) -> Corpus:
-    """Read a tables corpus (a folder or a manifest: this module's docstring) into a Corpus, streaming.
-
-    ``label_field`` names the label column of a papers table (default ``label``); ``edges_by``, ``edge_order``
-    override the manifest and the layout's defaults.
-    """
+    """Read a tables corpus (a folder or a manifest: this module's docstring) into a Corpus, streaming;
+    ``label_field``, ``edges_by`` and ``edge_order`` override the manifest and the layout's defaults."""
     if unknown not in UNKNOWN_POLICIES:
         raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
     layout = discover_layout(src)
-    changes: dict[str, Any] = {}
-    if edges_by:
-        changes["edges_by"] = edges_by
-    if edge_order:
-        changes["edge_order"] = edge_order
+    changes: dict[str, Any] = {k: v for k, v in (("edges_by", edges_by), ("edge_order", edge_order)) if v}
     if label_field and label_field != "label":
         if layout.papers is None:
             raise DataError(
-                f"--label-field {label_field}: aligned one-column files take their labels from the labels file",
-                src,
+                f"--label-field {label_field}: aligned one-column files take their labels from the labels file", src
             )
         changes["column_names"] = {**layout.column_names, "label": label_field}
     layout = _checked(replace(layout, **changes), Path(src))
     report = ReadReport(source=str(src))
     papers, row_ids, untitled = _read_papers(layout, report)
-    edges = _read_edges(layout, row_ids, papers, untitled, report, unknown)
+    edges = _read_edges(layout, row_ids, untitled, report, unknown)
     label_field = layout.column_names["label"] if layout.papers is not None else "label"
     corpus = Corpus(name="tables", papers=papers, edges=edges, report=report, label_field=label_field)
     corpus.info.update(

@@ -70,12 +70,11 @@ def citation_share(model: str) -> list[str]:
         return f"{100 * weight / total_weight:.2f}%" if weighted else "not listed (model card only)"
 
     cited = [e for e in entries if e["label"]]
-    rows = []
-    for entry in cited:
-        rows.append(
-            f"| {base_model_id(model)} | {entry['label']} | {int(entry['lines']):,} "
-            f"| {100 * int(entry['lines']) / total_lines:.1f}% | {weight_share(float(entry['weight'] or 0))} |"
-        )
+    rows = [
+        f"| {base_model_id(model)} | {entry['label']} | {int(entry['lines']):,} "
+        f"| {100 * int(entry['lines']) / total_lines:.1f}% | {weight_share(float(entry['weight'] or 0))} |"
+        for entry in cited
+    ]
     lines = sum(int(e["lines"]) for e in cited)
     weight = sum(float(e["weight"] or 0) for e in cited)
     rows.append(

@@ -11,16 +11,9 @@ the base model (``training.base_model``, untrained) and the TF-IDF-SVD baseline.
 its command line are ``experiments/recipe_levers.py``.
 
 The rows run through the sweep runner (``workflow.sweep``): every finished row is appended as one JSON line to the
-results file (default ``RUN_DIR/levers/results.jsonl``), in one write; a row already there is skipped, so a killed
-run loses at most the row in progress and a second invocation trains nothing. :func:`lever_table` renders MAP
-mean ± sd over seeds per setting, the difference to the base model, TF-IDF and the reference recipe by the project's
-one test (``evaluation.hierarchical``: seeds resampled within each row, queries shared by both; 95% interval and p
-from the same resamples), every comparison of the table one Holm family, and the training wall time, followed by a
-reading computed from the same rows by the one reading rule (higher or lower only where the adjusted p is under
-0.05).
-
-The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names the preset and overrides the
-rows start from.
+results file (default ``RUN_DIR/levers/results.jsonl``), so a killed run loses at most the row in progress and a
+second invocation trains nothing. The run folder comes from notebook 01 (the benchmark); its ``pipeline.json`` names
+the preset and overrides the rows start from.
 """
 
 from __future__ import annotations
@@ -235,10 +228,8 @@ def run_levers(
     keep_models: bool = False,
     echo: Any = print,
 ) -> list[dict[str, Any]]:
-    """Run every (setting, seed) missing from the results file, and the fixed rows; return the rows run now.
-
-    The rows go through the sweep runner (``workflow.sweep``), kept as lines of the results file: the two fixed rows
-    at the run's seed first, then each setting at every seed, each scored as ``scoring`` says."""
+    """Run every (setting, seed) missing from the results file, and the fixed rows (first, at the run's seed), each
+    scored as ``scoring`` says; return the rows run now."""
     tasks = scoring.tasks
     paths, common = RunPaths.of(run_dir), dict(common or {})
     split = check_split(scoring.split)
@@ -273,9 +264,6 @@ def run_levers(
         record["embedded_splits"] = embedded_splits
         return record
 
-    def started(row: SweepRow) -> None:
-        echo(f"[{row.name} seed {row.seed}] running")
-
     ran = []
 
     def finished(row: SweepRow, record: dict[str, Any], reused: bool) -> None:
@@ -285,7 +273,7 @@ def run_levers(
         maps = ", ".join(f"{task} {value:.2f}" for task, value in record["map"].items())
         echo(f"[{row.name} seed {row.seed}] MAP {maps}; trained in {record['train_seconds']:.0f} s")
 
-    run_sweep(rows, make, store, started, finished)
+    run_sweep(rows, make, store, lambda row: echo(f"[{row.name} seed {row.seed}] running"), finished)
     return ran
 
 
@@ -301,11 +289,7 @@ def check_one_split(rows: Any, split: str, results: Path) -> None:
 
 
 def rescore(
-    source: str | Path,
-    run_dir: str | Path,
-    split: str = SPLIT,
-    results: str | Path | None = None,
-    echo: Any = print,
+    source: str | Path, run_dir: str | Path, split: str = SPLIT, results: str | Path | None = None, echo: Any = print
 ) -> list[dict[str, Any]]:
     """Score the finished rows of ``source`` (a results file of another split) on ``split`` from their kept
     embeddings, without training again; each row is written to ``results`` (default: the split's results file of
@@ -368,11 +352,8 @@ def lever_comparisons(
     scored: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = N_RESAMPLES
 ) -> dict[str, Any]:
     """Every row against each of ``references`` on each task by the two-level bootstrap (seeds within each row,
-    queries shared: ``evaluation.hierarchical.compare_ranking_rows``), the whole table one Holm family.
-
-    A pair of rows is tested once: where both are references (``base`` against ``tfidf-svd``), the other row's cell
-    is the same test read from its side (difference and interval negated, the same p). ``family``: the number of
-    comparisons adjusted together."""
+    queries shared: ``evaluation.hierarchical.compare_ranking_rows``), the whole table one Holm family (``family``: its
+    size). A pair of rows is tested once; where both are references, the other row's cell reads it from its side."""
     names = [row.name for row in scored]
     compared = compare_ranking_rows(scored, {}, tasks, n_resamples=n_resamples)  # every row's MAP, no test yet
     tested: set[frozenset[str]] = set()
@@ -466,12 +447,8 @@ def lever_table(
             "Test-split numbers are for the chosen recipe's one final score; a choice between settings made from "
             "them is made on test. Settings are chosen on the validation split (`--split val`, the default).",
         ]
-    header = [
-        "setting",
-        "seeds",
-        *(h for t in tasks for h in (f"{t} MAP ({split})", *(f"{t} Δ {ref} ({split})" for ref in references))),
-    ]
-    header.append("train min")
+    columns = (h for t in tasks for h in (f"{t} MAP ({split})", *(f"{t} Δ {ref} ({split})" for ref in references)))
+    header = ["setting", "seeds", *columns, "train min"]
     speeds = {name: _triplets_per_second(results) for name, results in by_setting.items()}
     if any(speeds.values()):
         header.append("triplets/s")
@@ -483,10 +460,7 @@ def lever_table(
             cells.append(f"{stats['map_mean']:.2f}" + (f" ± {stats['map_sd']:.2f}" if entry["seeds"] > 1 else ""))
             for ref in references:
                 test = stats["versus"].get(ref)
-                if test is None:
-                    cells.append("")
-                    continue
-                cells.append(difference_cell(test))
+                cells.append("" if test is None else difference_cell(test))
         minutes = np.mean([r["train_seconds"] for r in by_setting[name]]) / 60
         cells.append(f"{minutes:.1f}" if minutes else "")
         if any(speeds.values()):
@@ -518,10 +492,8 @@ def lever_reading(
 ) -> list[str]:
     """Sentences computed from the table by the one reading rule (``evaluation.hierarchical.verdict``): each trained
     setting with ``FINDING_SEEDS`` seeds or more against the reference, then each of ``others`` (the base model and
-    TF-IDF, or every row of a pairwise table), higher or lower
-    only where the Holm-adjusted p is under 0.05, otherwise no difference detected, with what each interval covers
-    (``hierarchical.covers``: a row with one seed); its slowest seed's training time; and which settings are
-    screens."""
+    TF-IDF, or every row of a pairwise table), with what each interval covers and its slowest seed's training time;
+    and which settings are screens."""
 
     def against(name: str, other: str) -> str:
         tests = {task: compared["rows"][name]["tasks"][task]["versus"].get(other) for task in tasks}

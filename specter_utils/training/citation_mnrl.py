@@ -27,9 +27,8 @@ from specter_utils.errors import DataError
 
 
 def citation_links(graph: Mapping[str, Mapping[str, int]]) -> dict[str, frozenset[str]]:
-    """For each paper: the papers it cites, that cite it, or that it reaches through a count-1 path.
-
-    ``graph`` is SPECTER's ``data.json`` (query -> candidate -> count 5 or 1) of the training dir,
+    """For each paper: the papers it cites, that cite it, or that it reaches through a count-1 path; ``graph`` is
+    SPECTER's ``data.json`` (query -> candidate -> count 5 or 1) of the training dir,
     which holds no held-out query, so the mask never reads an evaluation answer.
     """
     links: dict[str, set[str]] = {}
@@ -51,12 +50,8 @@ def read_citation_links(data_json: str | Path) -> dict[str, frozenset[str]]:
 
 
 class CitationMaskedMNRL(MultipleNegativesRankingLoss):
-    """``MultipleNegativesRankingLoss`` that masks in-batch papers cited by, citing or near the query.
-
-    The dataset carries a ``label`` column holding each row's index into ``row_papers`` (the collator
-    passes it to the loss as ``labels``), so the loss knows which papers sit in the batch. With
-    ``gather_across_devices`` those indices are gathered from every process along with the embeddings.
-    """
+    """``MultipleNegativesRankingLoss`` that masks in-batch papers cited by, citing or near the query; the dataset's
+    ``label`` column (the loss's ``labels``) holds each row's index into ``row_papers``."""
 
     def __init__(
         self,
@@ -86,13 +81,9 @@ class CitationMaskedMNRL(MultipleNegativesRankingLoss):
         self._next_row = 0
 
     def false_negative_mask(self, rows: Sequence[int], queries: Sequence[int] | None = None) -> Tensor:
-        """``(len(queries), 2 * len(rows))`` booleans: True where a candidate column is a false negative.
-
-        Args:
-            rows: the dataset rows of the batch, in the loss's order (gathered: every process's rows, rank 0 first).
-            queries: positions in ``rows`` of the queries scored here (gathered: this process's slice); default all.
-
-        Columns follow the loss's candidate order: every row's positive, then every row's negative. A column is a
+        """``(len(queries), 2 * len(rows))`` booleans: True where a candidate column is a false negative. ``rows``:
+        the dataset rows of the batch, in the loss's order; ``queries``: positions in ``rows`` of the queries scored
+        here (default all). Columns follow the loss's candidate order: every row's positive, then every row's negative. A column is a
         false negative of a query when its paper is the query, the query's positive, or linked to the query.
         """
         n = len(rows)
@@ -116,9 +107,8 @@ class CitationMaskedMNRL(MultipleNegativesRankingLoss):
         return mask
 
     def batch_rows(self, labels: Tensor) -> tuple[list[int], range]:
-        """The batch's rows as the loss scores them, and the positions of this process's queries among them.
-
-        Gathering: every process's rows in rank order (the order ``all_gather`` stacks the embeddings in)
+        """The batch's rows as the loss scores them, and the positions of this process's queries among them;
+        gathering: every process's rows in rank order (the order ``all_gather`` stacks the embeddings in)
         and this process's slice at ``rank x local batch``, as in the library's loss.
         """
         n = len(labels)

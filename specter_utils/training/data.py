@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,8 @@ class TripletTexts:
         return len(self.anchor)
 
     def to_dataset(self, row_offset: int | None = None):
-        """A ``datasets.Dataset`` with columns anchor, positive, negative.
-
-        With ``row_offset``, also a ``label`` column holding ``row_offset + row`` (the row's index into the
-        paper ids a loss such as ``mnrl-citation`` looks up; the collator hands it to the loss as labels).
-        """
-
+        """A ``datasets.Dataset`` with columns anchor, positive, negative and, with ``row_offset``, ``label``:
+        ``row_offset + row``, the row's index into the paper ids a loss such as ``mnrl-citation`` looks up."""
         columns = {"anchor": self.anchor, "positive": self.positive, "negative": self.negative}
         if row_offset is not None:
             columns["label"] = list(range(row_offset, row_offset + self.used))
@@ -70,21 +67,11 @@ class TripletTexts:
 
 
 def triplet_texts(
-    path: str | Path,
-    metadata: dict[str, Paper],
-    sep: str,
-    limit: int = 0,
-    seed: int = 0,
-    drop_unknown: bool = False,
+    path: str | Path, metadata: dict[str, Paper], sep: str, limit: int = 0, seed: int = 0, drop_unknown: bool = False
 ) -> TripletTexts:
-    """Read a triplet file and look up ``title + sep + abstract`` for each paper.
-
-    Args:
-        sep: the tokenizer's separator token (``[SEP]`` for BERT models), as in SPECTER.
-        limit: keep a seeded sample of at most this many usable triplets (0 = all).
-        drop_unknown: a triplet naming a paper missing from ``metadata`` is an error naming the file, line and id;
-            with ``drop_unknown`` such triplets are counted, dropped and reported instead.
-    """
+    """Read a triplet file and look up ``title + sep + abstract`` (``sep``: the tokenizer's) for each paper, keeping
+    a seeded sample of at most ``limit`` usable triplets (0: all). A triplet naming a paper missing from
+    ``metadata`` is an error naming the file, line and id; with ``drop_unknown`` it is counted and dropped."""
     path = Path(path)
     numbered = list(iter_triplets(path))
     triplets = [triplet for _, triplet in numbered]
@@ -102,10 +89,9 @@ def triplet_texts(
             )
         if absent:
             report.note("triplet_without_metadata", f"{triplet.query}/{triplet.pos}/{triplet.neg}")
-            for pid in absent:
-                if pid not in missing_ids:
-                    missing_ids.add(pid)
-                    report.note("paper_without_metadata", pid)
+            for pid in [pid for pid in dict.fromkeys(absent) if pid not in missing_ids]:
+                report.note("paper_without_metadata", pid)
+            missing_ids.update(absent)
             continue
         usable.append(triplet)
     dropped = len(triplets) - len(usable)
@@ -131,9 +117,7 @@ def triplet_texts(
     if limit and len(usable) > limit:
         capped = len(usable) - limit
         usable = random.Random(seed).sample(usable, limit)
-    kinds: dict[str, int] = {}
-    for triplet in usable:
-        kinds[triplet.kind] = kinds.get(triplet.kind, 0) + 1
+    kinds = dict(Counter(triplet.kind for triplet in usable))
     return TripletTexts(
         path=path,
         anchor=[metadata[t.query].text(sep) for t in usable],

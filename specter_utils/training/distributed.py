@@ -113,14 +113,11 @@ def in_batch_negatives(config: TrainConfig, world: int, gather: bool) -> str | N
 
 
 def mask_counts(loss) -> dict[str, Any]:
-    """How many in-batch scores ``mnrl-citation`` masked as false negatives, summed over processes (else nothing).
-
-    Under torchrun every process must call it (an all-reduce).
-    """
+    """How many in-batch scores ``mnrl-citation`` masked as false negatives, summed over processes (else nothing);
+    under torchrun every process must call it (an all-reduce)."""
     if not hasattr(loss, "scored"):
         return {}
     counts = [loss.masked, loss.scored]
-
     if dist.is_available() and dist.is_initialized():
         on_gpu = dist.get_backend() == "nccl"  # NCCL reduces GPU tensors only, gloo CPU ones
         total = torch.tensor(counts, dtype=torch.long, device="cuda" if on_gpu else "cpu")

@@ -18,41 +18,18 @@ SUMMARY_FILE = "specter_training.json"
 CARD_FILE = "README.md"
 START, END = "<!-- specter-utils:start -->", "<!-- specter-utils:end -->"
 # Config fields shown as hyper-parameters (paths and bookkeeping are shown elsewhere or not at all).
-HYPERPARAMETERS = (
-    "base_model",
-    "pooling",
-    "max_length",
-    "triplet_margin",
-    "learning_rate",
-    "weight_decay",
-    "max_grad_norm",
-    "warmup_ratio",
-    "effective_batch_size",
-    "batch_size",
-    "gradient_accumulation_steps",
-    "world_size",
-    "global_batch_size",
-    "in_batch_negatives",
-    "epochs",
-    "max_steps",
-    "total_steps",
-    "seed",
-    "dtype",
-    "torch_compile",
-    "group_by_length",
-    "max_triplets",
-    "max_val_triplets",
-    "profile",
-    "recipe",
+HYPERPARAMETERS = tuple(
+    """base_model pooling max_length triplet_margin learning_rate weight_decay max_grad_norm warmup_ratio
+    effective_batch_size batch_size gradient_accumulation_steps world_size global_batch_size in_batch_negatives
+    epochs max_steps total_steps seed dtype torch_compile group_by_length max_triplets max_val_triplets profile
+    recipe""".split()
 )
 
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
-    if value is None or value == "":
-        return "-"
-    return str(value)
+    return "-" if value is None or value == "" else str(value)
 
 
 def _data_rows(data: dict[str, Any]) -> list[str]:

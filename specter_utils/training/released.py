@@ -87,8 +87,7 @@ class BertAdam(torch.optim.Optimizer):
 
 
 def slanted_triangular(step: int, total_steps: int, cut_frac: float = 0.1, ratio: float = 32.0) -> float:
-    """The learning-rate multiplier of AllenNLP's ``slanted_triangular`` schedule at ``step`` (0-based).
-
+    """The learning-rate multiplier of AllenNLP's ``slanted_triangular`` schedule at ``step`` (0-based):
     ``cut = floor(total_steps x cut_frac)``; the multiplier rises linearly from ``1 / ratio`` at step 0 to 1
     at ``cut``, then falls linearly back to ``1 / ratio`` at ``total_steps``.
     """
@@ -107,10 +106,8 @@ def slanted_triangular_scheduler(optimizer, total_steps: int, cut_frac: float = 
 
 
 def clamp_gradient_values(parameters: Iterable[torch.nn.Parameter], limit: float) -> list[Any]:
-    """AllenNLP's ``grad_clipping``: a hook on each parameter clamping its gradient to ``[-limit, limit]``.
-
-    Returns the hook handles (``handle.remove()`` takes a hook off).
-    """
+    """AllenNLP's ``grad_clipping``: a hook on each parameter clamping its gradient to ``[-limit, limit]``; returns
+    the hook handles (``handle.remove()`` takes a hook off)."""
     return [
         p.register_hook(functools.partial(torch.clamp, min=-limit, max=limit)) for p in parameters if p.requires_grad
     ]
@@ -133,11 +130,8 @@ class GradientValueClipping(TrainerCallback):
 
 
 class DropoutTripletLoss(TripletLoss):
-    """``TripletLoss`` with dropout (probability ``p``) on the query, positive and negative embeddings.
-
-    The dropout follows the model's mode: active while it trains, off for the validation loss. Being part
-    of the loss, it never reaches the saved inference model.
-    """
+    """``TripletLoss`` with dropout (probability ``p``) on the query, positive and negative embeddings, active only
+    while the model trains; being part of the loss, it never reaches the saved inference model."""
 
     def __init__(
         self,

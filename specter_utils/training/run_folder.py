@@ -29,15 +29,10 @@ from transformers import TrainerCallback
 from specter_utils.config import renamed_fields
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, write_json
-from specter_utils.layout import LOG_HISTORY_FILE, TRAIN_CONFIG_FILE
+from specter_utils.layout import TRAIN_CONFIG_FILE
 from specter_utils.models import base_model_id
 from specter_utils.train_config import TrainConfig
-from specter_utils.training.distributed import (
-    global_batch_size,
-    is_main_process,
-    wait_for_other_processes,
-    world_size,
-)
+from specter_utils.training.distributed import global_batch_size, is_main_process, wait_for_other_processes, world_size
 from specter_utils.training.model_card import write_model_card
 
 logger = logging.getLogger(__name__)
@@ -100,17 +95,16 @@ def differing_fields(saved: Mapping[str, Any], config: TrainConfig) -> dict[str,
 
 
 def prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path | None:
-    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any).
-
-    A resumed run may have another number of processes (an elastic restart) but must keep the global batch.
-    """
+    """Check the run dir (writing nothing) and return the checkpoint to resume from (if any); a resumed run may
+    have another number of processes (an elastic restart) but must keep the global batch."""
     final_dir = run_dir / MODEL_DIR
     if final_dir.exists() and not config.overwrite:
         raise DataError("a trained model is already there; pass --overwrite to replace it", final_dir)
     checkpoint = last_checkpoint(run_dir / CHECKPOINT_DIR) if config.resume else None
     config_path = run_dir / TRAIN_CONFIG_FILE
     if checkpoint is not None and config_path.exists():
-        changed = differing_fields(read_json(config_path), config)
+        saved = read_json(config_path)
+        changed = differing_fields(saved, config)
         if changed:
             detail = "; ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in sorted(changed.items()))
             raise DataError(
@@ -118,7 +112,6 @@ def prepare_run_dir(config: TrainConfig, run_dir: Path, world: int = 1) -> Path 
                 "restore them, pass --no-resume to start over, or use another --out",
                 config_path,
             )
-        saved = read_json(config_path)
         batch = global_batch_size(config, world)
         if saved.get("global_batch_size", batch) != batch:
             raise DataError(
@@ -161,11 +154,6 @@ def record_config(
 
 
 # ---------------------------------------------------------------- after training
-def write_log_history(run_dir: Path, log_history: list[dict[str, Any]]) -> None:
-    """Every logged training / validation loss, as the trainer kept them."""
-    write_json(run_dir / LOG_HISTORY_FILE, log_history)
-
-
 def run_summary(
     config: TrainConfig,
     *,
@@ -177,13 +165,8 @@ def run_summary(
     resumed_from: Path | None,
     started: float,
 ) -> dict[str, Any]:
-    """What the model card states about a finished run: its settings, data, derived facts and results.
-
-    Args:
-        derived: what the run made of its settings (pooling, loss class, processes, precision, ...).
-        state: the trainer's ``TrainerState`` at the end of training.
-        started: ``time.time()`` when the run began.
-    """
+    """What the model card states about a finished run: its settings, data, ``derived`` facts (what the run made of
+    its settings: pooling, loss class, processes, precision, ...) and results (from the trainer's final ``state``)."""
     return {
         "config": config.to_dict(),
         "base_model_id": base_model_id(config.base_model),
@@ -199,7 +182,11 @@ def run_summary(
         "runtime_s": round(time.time() - started, 1),
         "finished_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "device": _device_name(),
-        "versions": _versions(),
+        "versions": {
+            "sentence_transformers": sentence_transformers.__version__,
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+        },
     }
 
 
@@ -235,12 +222,8 @@ def _results(log_history: list[dict[str, Any]], train_metrics: dict[str, Any]) -
     if evals:
         results["val_loss_before"] = evals[0]["eval_loss"]
         results["val_loss_final"] = evals[-1]["eval_loss"]
-        for key, value in evals[-1].items():
-            if key.endswith("accuracy"):
-                results[key.removeprefix("eval_") + "_final"] = value
-        for key, value in evals[0].items():
-            if key.endswith("accuracy"):
-                results[key.removeprefix("eval_") + "_before"] = value
+        for entry, suffix in ((evals[-1], "_final"), (evals[0], "_before")):
+            results.update({k.removeprefix("eval_") + suffix: v for k, v in entry.items() if k.endswith("accuracy")})
     return results
 
 
@@ -255,11 +238,3 @@ def _device_name() -> str:
     if torch.cuda.is_available():
         return f"{world_size()} x {torch.cuda.get_device_name(0)}"
     return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-
-
-def _versions() -> dict[str, str]:
-    return {
-        "sentence_transformers": sentence_transformers.__version__,
-        "transformers": transformers.__version__,
-        "torch": torch.__version__,
-    }

@@ -71,18 +71,12 @@ class EpochSeededBatchSampler(DefaultBatchSampler):
             yield batch
 
     def __len__(self) -> int:
-        if self.drop_last:
-            return self.num_rows // self.batch_size
-        return (self.num_rows + self.batch_size - 1) // self.batch_size
+        return (self.num_rows + (0 if self.drop_last else self.batch_size - 1)) // self.batch_size
 
 
 class ShardedNoDuplicatesBatchSampler(DefaultBatchSampler):
-    """sentence-transformers' ``NoDuplicatesBatchSampler`` over global batches, handed out per process.
-
-    A text appears at most once in each *global* batch (``world_size x batch_size`` rows), so gathered
-    in-batch negatives never hold a copy of a query's own positive. ``batch_size`` is the per-process
-    batch (what accelerate checks each batch against); incomplete global batches are dropped.
-    """
+    """sentence-transformers' ``NoDuplicatesBatchSampler`` over global batches (``world_size x batch_size`` rows,
+    each text at most once, incomplete ones dropped), handed out per process; ``batch_size`` is the per-process one."""
 
     def __init__(
         self,
@@ -131,12 +125,5 @@ def training_batch_sampler(
             dataset, batch_size, True, valid_label_columns, generator, seed, world_size=world_size
         )
     return EpochSeededBatchSampler(
-        dataset,
-        batch_size,
-        False,
-        valid_label_columns,
-        generator,
-        seed,
-        group_by_length=group_by_length,
-        world_size=world_size,
+        dataset, batch_size, False, valid_label_columns, generator, seed, group_by_length, world_size
     )

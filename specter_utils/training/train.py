@@ -32,14 +32,10 @@ from transformers import PrinterCallback, ProgressCallback, TrainerCallback, set
 
 from specter_utils.errors import DataError
 from specter_utils.executed import native_bf16_cpu
+from specter_utils.io import write_json
+from specter_utils.layout import LOG_HISTORY_FILE
 from specter_utils.loss_kinds import LOSS_REGISTRY
-from specter_utils.models import (
-    base_model_id,
-    build_model,
-    model_pooling_detail,
-    resolve_model,
-    resolve_pooling,
-)
+from specter_utils.models import base_model_id, build_model, model_pooling_detail, resolve_model, resolve_pooling
 from specter_utils.train_config import TrainConfig
 from specter_utils.training.data import load_training_data
 from specter_utils.training.distributed import (
@@ -63,7 +59,6 @@ from specter_utils.training.run_folder import (
     record_config,
     run_summary,
     save_final_model,
-    write_log_history,
 )
 from specter_utils.training.sampler import EpochSeededBatchSampler, training_batch_sampler
 from specter_utils.vocabularies import IN_BATCH_LOSSES
@@ -76,7 +71,6 @@ NO_DECAY_PATTERN = re.compile(r"bias|layernorm|layer_norm|(?:^|\.)norm(?:$|\.)",
 def resolve_precision(precision: str) -> str:
     """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs; on a CPU, bf16 where it has native bf16
     instructions (``avx512_bf16`` or ``amx_bf16``: autocast runs the matrix products in bf16), else fp32."""
-
     has_gpu = torch.cuda.is_available()
     cpu_bf16 = not has_gpu and native_bf16_cpu()
     if precision == "auto":
@@ -114,11 +108,8 @@ def specter_model(base_model: str, pooling: str, max_length: int) -> SentenceTra
 
 
 def merge_with_base(model, base, alpha: float) -> int:
-    """WiSE-FT: set every weight of ``model`` to ``alpha`` x itself + (1 - alpha) x ``base``'s; return the count.
-
-    Both models must have the same architecture (the same state-dict keys and shapes).
-    """
-
+    """WiSE-FT: set every weight of ``model`` to ``alpha`` x itself + (1 - alpha) x ``base``'s (same architecture);
+    return the count."""
     trained, original = model.state_dict(), base.state_dict()
     if trained.keys() != original.keys():
         raise DataError("cannot merge: the trained and base models have different modules", "merge_with_base")
@@ -156,7 +147,6 @@ class WeightDecayCheck(TrainerCallback):
 
 def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
     """The trainer's arguments: the paper's optimisation, seeded data order, checkpoints, logging."""
-
     if config.loss in IN_BATCH_LOSSES:
         # In-batch negatives: a text twice in one batch would be its own false negative.
         batch_sampler = NoDuplicatesBatchSampler
@@ -169,11 +159,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
             raise DataError("best_by_val_loss needs validation triplets (val.jsonl)", config.triplets)
         # The released code validates after each epoch and keeps the best: evaluate and save per epoch, reload the best.
         eval_strategy = "epoch"
-        per_epoch = {
-            "load_best_model_at_end": True,
-            "metric_for_best_model": "eval_loss",
-            "greater_is_better": False,
-        }
+        per_epoch = {"load_best_model_at_end": True, "metric_for_best_model": "eval_loss", "greater_is_better": False}
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=config.epochs,
@@ -190,7 +176,7 @@ def training_arguments(config: TrainConfig, output_dir: Path, precision: str, ha
         warmup_steps=config.warmup_ratio,  # a float < 1 is a fraction of the total steps (transformers >= 5)
         bf16=precision == "bf16",
         fp16=precision == "fp16",
-        use_cpu=not _cuda_available(),  # fp32, or bf16 autocast on a CPU with native bf16
+        use_cpu=not torch.cuda.is_available(),  # fp32, or bf16 autocast on a CPU with native bf16
         torch_compile=config.torch_compile,
         seed=config.seed,
         data_seed=config.seed,
@@ -217,7 +203,6 @@ def optimizer_cls_and_kwargs(config: TrainConfig):
     """``(BertAdam, kwargs)`` for ``optimizer="bert_adam"`` (the trainer builds the weight-decay groups); None for AdamW."""
     if config.optimizer != "bert_adam":
         return None
-
     return BertAdam, {"lr": config.learning_rate, "eps": BERT_ADAM_EPS, "max_grad_norm": config.max_grad_norm}
 
 
@@ -245,7 +230,6 @@ def trainer_class(config: TrainConfig):
 
     class SlantedTriangularTrainer(SpecterTrainer):
         def create_scheduler(self, num_training_steps: int, optimizer=None):
-
             if self.lr_scheduler is None:
                 self.lr_scheduler = slanted_triangular_scheduler(
                     optimizer or self.optimizer, num_training_steps, config.warmup_ratio, config.stlr_ratio
@@ -256,25 +240,9 @@ def trainer_class(config: TrainConfig):
     return SlantedTriangularTrainer
 
 
-def recipe_callbacks(config: TrainConfig) -> list:
-    """Callbacks a recipe's fields ask for (gradient value clipping)."""
-    if not config.grad_value_clip:
-        return []
-
-    return [GradientValueClipping(config.grad_value_clip)]
-
-
-def _cuda_available() -> bool:
-
-    return torch.cuda.is_available()
-
-
 def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
-    """Train SPECTER as ``config`` says and return the final model directory (``config.out/model``).
-
-    Args:
-        callbacks: extra ``transformers.TrainerCallback`` objects (for notebooks and tests).
-    """
+    """Train SPECTER as ``config`` says and return the final model directory (``config.out/model``);
+    ``callbacks``: extra ``transformers.TrainerCallback`` objects (for notebooks and tests)."""
     config.validate()
     world = world_size()
     check_world_size(config, world)
@@ -344,7 +312,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         callbacks=[
             decay_check,
             CheckpointDone(world, global_batch_size(config, world)),
-            *recipe_callbacks(config),
+            *([GradientValueClipping(config.grad_value_clip)] if config.grad_value_clip else []),
             *(callbacks or []),
         ],
         optimizer_cls_and_kwargs=optimizer_cls_and_kwargs(config),
@@ -368,7 +336,7 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         logger.info("merged %d weight tensors with the base model (alpha %.2f)", merged, config.merge_with_base)
     masked = mask_counts(loss)  # a collective: every process takes part
     if trainer.is_world_process_zero():
-        write_log_history(run_dir, trainer.state.log_history)
+        write_json(run_dir / LOG_HISTORY_FILE, trainer.state.log_history)  # every logged loss, as the trainer kept it
         summary = run_summary(
             config,
             sep_token=sep_token,

@@ -32,12 +32,9 @@ def _triplet_files(triplets_path: Path) -> list[Path]:
 
 
 def audit_leakage(triplets_path: str | Path, benchmark_dir: str | Path) -> dict[str, Any]:
-    """Every overlap between triplets (a JSONL file or a mining dir) and a benchmark's evaluation ids.
-
-    ``query_overlap`` (the leakage that matters: evaluation queries seen in training) and
-    ``candidate_overlap`` (ranking candidates; expected for random negatives, reported apart) give,
-    per triplet role, how many triplets contain such an id, plus the distinct ids and examples.
-    """
+    """Every overlap between triplets (a JSONL file or a mining dir) and a benchmark's evaluation ids, per overlap
+    (``query_overlap``: the leakage that matters; ``candidate_overlap``: expected for random negatives) and triplet
+    role: how many triplets contain such an id, the distinct ids and examples."""
     groups = benchmark_ids(benchmark_dir)
     eval_queries = set().union(*(g.get("queries", set()) for g in groups.values()))
     eval_candidates = set().union(*(g.get("candidates", set()) for g in groups.values())) - eval_queries

@@ -32,10 +32,8 @@ def write_triplets(path: str | Path, triplets: Iterable[Triplet]) -> int:
 
 
 def iter_triplets(path: str | Path) -> Iterator[tuple[int, Triplet]]:
-    """``(line_number, Triplet)`` for each line of a triplet JSONL file; a bad row names the file and line.
-
-    The one reader of the format: training (``read_triplets``) and the leakage audit both use it.
-    """
+    """``(line_number, Triplet)`` for each line of a triplet JSONL file (the format's one reader); a bad row names
+    the file and line."""
     for line_number, row in iter_jsonl(path):
         if not isinstance(row, dict):
             raise DataError("expected a JSON object", path, line_number)

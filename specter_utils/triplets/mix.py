@@ -40,19 +40,15 @@ def _by_query(triplets: list[Triplet]) -> dict[str, list[Triplet]]:
 def mix_split(
     citation: list[Triplet], scincl: list[Triplet], fraction: float, rng: np.random.Generator
 ) -> tuple[list[Triplet], dict[str, Any]]:
-    """The citation sampler's triplets with ``fraction`` of the queries both serve switched to SciNCL's triplets.
-
-    The output keeps the citation sampler's query order (the split file's).
-    """
+    """The citation sampler's triplets with ``fraction`` of the queries both serve switched to SciNCL's triplets,
+    in the citation sampler's query order (the split file's)."""
     if not 0.0 <= fraction <= 1.0:
         raise DataError(f"scincl_fraction must be in [0, 1], got {fraction}", "SamplerConfig")
     by_citation, by_scincl = _by_query(citation), _by_query(scincl)
     both = sorted(set(by_citation) & set(by_scincl))
     order = rng.permutation(len(both))
     chosen = {both[i] for i in order[: round(fraction * len(both))].tolist()}
-    mixed: list[Triplet] = []
-    for query, triplets in by_citation.items():
-        mixed.extend(by_scincl[query] if query in chosen else triplets)
+    mixed = [t for q, triplets in by_citation.items() for t in (by_scincl[q] if q in chosen else triplets)]
     from_scincl = sum(len(by_scincl[q]) for q in chosen)
     metrics = {
         "scincl_fraction": fraction,

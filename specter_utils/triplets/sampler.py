@@ -58,15 +58,10 @@ _MAX_REJECTION_ROUNDS = 64
 
 
 def cocitation_graph(graph: dict[str, dict[str, int]], mix: bool = False) -> dict[str, dict[str, int]]:
-    """A ``data.json``-shaped graph whose positives (count 5) are the papers co-cited with each query.
-
-    Two papers are co-cited when one paper cites both (count 5 in its row). Per query: count 5 = co-cited
-    papers; count 1 = papers the query cites or is cited by that are not co-cited with it (related, but not
-    this task's positive: the hard negatives, as a citation of a citation is for SPECTER). ``mix=True`` keeps
-    the citation graph's entries too (a co-cited paper stays 5; a direct citation stays 5): one pool with
-    both signals, the multitask mix of Table 3. Built from the training graph only, so no held-out
-    evaluation edge enters it.
-    """
+    """A ``data.json``-shaped graph of the training graph whose positives (count 5) are the papers co-cited with each
+    query (one paper cites both); count 1 (the hard negatives): papers the query cites or is cited by that are not
+    co-cited with it. ``mix=True`` keeps the citation graph's entries too: one pool with both signals (Table 3's
+    multitask mix)."""
     cited_by: dict[str, set[str]] = {}
     for citing, row in graph.items():
         for paper, count in row.items():
@@ -96,11 +91,8 @@ def plan_query(
     pick_positive: Callable[[list[tuple[Any, int]]], Any],
     draw_easy: Callable[[], Any | None],
 ) -> tuple[list[tuple[Any, Any, str]], str | None]:
-    """The original rules for one query: ``([(pos, neg, kind)], skip_reason)``.
-
-    ``pick(n)`` draws an index below n, ``pick_positive(pool)`` a positive id from ``pool``,
-    ``draw_easy()`` an easy negative id (``None`` when there is none).
-    """
+    """The original rules for one query: ``([(pos, neg, kind)], skip_reason)``. ``pick(n)`` draws an index below n,
+    ``pick_positive(pool)`` a positive id from ``pool``, ``draw_easy()`` an easy negative id (``None``: none)."""
     cands = sorted(candidates, key=lambda c: c[1], reverse=True)
     if len(cands) < 3:
         return [], FEWER_THAN_3
@@ -127,14 +119,6 @@ def plan_query(
                 break
             results.append((pick_positive(pos_pool), neg, "easy"))
     return results, (None if results else NO_VALID_POSITIVE)
-
-
-def incitation_counts(graph: dict[str, dict[str, int]]) -> Counter:
-    """In-citations of every paper: its count-5 occurrences over the whole ``data.json``."""
-    counts: Counter = Counter()
-    for row in graph.values():
-        counts.update(c for c, n in row.items() if n == DIRECT_CITATION)
-    return counts
 
 
 # ---------------------------------------------------------------- results
@@ -353,6 +337,11 @@ def sample_split(
         if len(bucket) < 5:
             bucket.append(query)
 
+    def skip_rows(reason: str, skipped_rows: np.ndarray) -> None:
+        for row in skipped_rows[:5].tolist():
+            skip(reason, index.ids[index.row_query[row]], 0)
+        skipped[reason] += len(skipped_rows)
+
     rows_list: list[int] = []
     for query in query_ids:
         row = index.row_of.get(query)
@@ -366,16 +355,11 @@ def sample_split(
     n, n5, n1 = index.n_cand[rows], index.n5[rows], index.n1[rows]
     general = (n >= 3) & (n5 + n1 < n)
     fast = (n >= 3) & ~general & (n5 > 0) & (n1 > 0)
-    for reason, mask in ((FEWER_THAN_3, n < 3), (SAME_COUNT, (n >= 3) & ~general & ~fast)):
-        for row in rows[mask][:5].tolist():
-            skip(reason, index.ids[index.row_query[row]], 0)
-        skipped[reason] += int(mask.sum())
+    skip_rows(FEWER_THAN_3, rows[n < 3])
+    skip_rows(SAME_COUNT, rows[(n >= 3) & ~general & ~fast])
     slot_row, pos, neg, hard = _sample_fast_rows(index, rows[fast], config, rng)
     easy_unavailable = int(((index.n_meta - index.cand_in_meta[rows[fast]] - 1) <= 0).sum())
-    empty = np.setdiff1d(rows[fast], slot_row)  # only without hard negatives and with no easy pool
-    for row in empty[:5].tolist():
-        skip(NO_EASY_POOL, index.ids[index.row_query[row]], 0)
-    skipped[NO_EASY_POOL] += len(empty)
+    skip_rows(NO_EASY_POOL, np.setdiff1d(rows[fast], slot_row))  # only without hard negatives and no easy pool
     extra: list[tuple[int, int, int, bool]] = []
     for row in rows[general].tolist():
         planned, reason = _sample_general_row(index, row, config, rng)
@@ -399,10 +383,7 @@ def sample_split(
     sampled_rows = np.unique(slot_row)
     slot_row, pos, neg, hard = slot_row[keep], pos[keep], neg[keep], hard[keep]
     kept_rows = np.unique(slot_row)
-    lost = np.setdiff1d(sampled_rows, kept_rows)
-    for row in lost[:5].tolist():
-        skip(ALL_DROPPED, index.ids[index.row_query[row]], 0)
-    skipped[ALL_DROPPED] += len(lost)
+    skip_rows(ALL_DROPPED, np.setdiff1d(sampled_rows, kept_rows))
     capped_from = None
     if config.max_triplets and split == "train" and len(slot_row) > config.max_triplets:
         capped_from = len(slot_row)
@@ -507,14 +488,12 @@ def mine_dir(data_dir: str | Path, out_dir: str | Path, config: SamplerConfig | 
 def reference_sample(
     data: SpecterData, query_ids: Sequence[str], config: SamplerConfig | None = None
 ) -> tuple[list[Triplet], Counter]:
-    """A straightforward per-query implementation (easy pool rebuilt per query, as the original).
-
-    Slow (O(papers) per query); kept to check and time the vectorised sampler against.
-    """
+    """A straightforward per-query implementation (easy pool rebuilt per query, as the original): slow (O(papers)
+    per query), kept to check and time the vectorised sampler against."""
     config = config or SamplerConfig()
     rng = random.Random(config.seed)
     meta_ids = list(data.metadata)
-    incitations = incitation_counts(data.graph) if config.spectroid else Counter()
+    incitations = Counter(c for row in data.graph.values() for c, n in row.items() if n == DIRECT_CITATION)
     counts: Counter = Counter()
     triplets: list[Triplet] = []
 

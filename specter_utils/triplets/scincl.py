@@ -70,11 +70,8 @@ def rescale_rank(rank: int, n_nodes: int, reference_nodes: int = SCINCL_NODES) -
 
 
 def rescaled_bands(n_nodes: int, config: ScinclConfig = ScinclConfig()) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The positive and hard-negative rank bands ``[start, end)`` for a graph of ``n_nodes``.
-
-    Raises:
-        DataError: the graph cannot hold both bands apart.
-    """
+    """The positive and hard-negative rank bands ``[start, end)`` for a graph of ``n_nodes`` (a DataError where the
+    graph cannot hold both bands apart)."""
     (p0, p1), (n0, n1) = config.positive_band, config.hard_negative_band
     pos_start = rescale_rank(p0, n_nodes, config.reference_nodes)
     neg_start = rescale_rank(n0, n_nodes, config.reference_nodes)
@@ -91,7 +88,6 @@ def rescaled_bands(n_nodes: int, config: ScinclConfig = ScinclConfig()) -> tuple
 
 def graph_embedding(data: SpecterData, dim: int = 64, seed: int = 0) -> tuple[list[str], np.ndarray]:
     """Node ids and ``U * sqrt(S)`` of the normalised, symmetrised direct-citation adjacency."""
-
     edges = [(q, c) for q, row in data.graph.items() for c, count in row.items() if count == DIRECT_CITATION]
     nodes = sorted({p for edge in edges for p in edge})
     if len(nodes) < 3:
@@ -113,7 +109,6 @@ def graph_embedding(data: SpecterData, dim: int = 64, seed: int = 0) -> tuple[li
 
 def neighbour_ranks(vectors: np.ndarray, rows: np.ndarray, depth: int) -> np.ndarray:
     """For each row in ``rows``: the indices of its ``depth`` nearest other nodes by cosine, nearest first."""
-
     index = NearestNeighbors(n_neighbors=min(depth + 1, len(vectors)), metric="cosine", algorithm="brute")
     index.fit(vectors)
     _, found = index.kneighbors(vectors[rows])
@@ -144,7 +139,7 @@ def sample_scincl(
     if queries:
         rows = np.array([node_index[q] for q in queries])
         ranks = neighbour_ranks(vectors, rows, n1)
-        text_ids = [p for p in data.metadata]
+        text_ids = list(data.metadata)
         for query, near in zip(queries, ranks, strict=True):
             positives = [nodes[j] for j in near[p0 - 1 : p1 - 1] if j >= 0 and has_text[j]]
             hard = [nodes[j] for j in near[n0 - 1 : n1 - 1] if j >= 0 and has_text[j]]
@@ -158,8 +153,9 @@ def sample_scincl(
                 if paper not in close:
                     easy.append(paper)
             negatives = [(p, "hard") for p in hard] + [(p, "easy") for p in easy]
-            for k, (negative, kind) in enumerate(negatives):
-                triplets.append(Triplet(query, positives[k % len(positives)], negative, kind))
+            triplets += [
+                Triplet(query, positives[k % len(positives)], n, kind) for k, (n, kind) in enumerate(negatives)
+            ]
     if split == "train" and config.max_triplets and len(triplets) > config.max_triplets:
         per_query: dict[str, list[Triplet]] = {}
         for t in triplets:

@@ -55,10 +55,8 @@ def compared_to(name: str, rows: Mapping[str, Any]) -> str:
 
 
 def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
-    """The specification of one ablation variant: ``spec`` plus the variant's overrides (and ``seed``, if given).
-
-    ``name`` may be the reference row only with a seed (a retrained seed of the main run's recipe).
-    """
+    """The specification of one ablation variant: ``spec`` plus the variant's overrides (and ``seed``, if given);
+    ``name`` may be the reference row only with a seed (a retrained seed of the main run's recipe)."""
     if name not in ABLATIONS and not (name == REFERENCE and seed is not None):
         raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
     overrides = dict(ABLATIONS.get(name, {}))
@@ -193,12 +191,8 @@ def make_ablation_row(variant: RunSpec, paths: RunPaths, name: str, out: Path) -
 
 
 def run_ablation(spec: RunSpec, paths: RunPaths, name: str, seed: int | None = None) -> dict[str, Any]:
-    """One variant (and seed) of notebook 07 through the same stages as the main run: mine + audit, train, embed,
-    evaluate. ``name`` may be the reference row with a seed other than the run's (the main recipe, retrained).
-
-    A row finished earlier with the same settings is reused (:func:`finished_ablation`); a new one is recorded in
-    its folder's ``row.json`` last, which marks it done.
-    """
+    """One variant (and seed) of notebook 07 (:func:`make_ablation_row`), or the reference row retrained at another
+    seed; a row finished earlier with the same settings is reused (:func:`finished_ablation`)."""
     variant = ablation_spec(spec, name, seed)
     row = SweepRow(name, variant.seed, ABLATIONS.get(name, {}), variant)
     per_seed = seed is not None
@@ -253,12 +247,8 @@ def run_ablations(
     progress: Any = print,
     on_row: Callable[[SweepRow, dict[str, Any], bool], Any] | None = None,
 ) -> dict[str, dict[int, dict[str, Any]]]:
-    """Every row of notebook 07 for every seed of ``ablations.seeds``: ``{row: {seed: run_ablation's result}}``.
-
-    The reference row's run seed is the main run's model (not retrained) unless ``ablations.max_triplets`` sets
-    another budget; its other seeds are retrained with the main recipe, so every row has the same seeds and budget.
-    ``on_row(row, result, reused)`` is called after every row, the reference rows included (a benchmark's hook).
-    """
+    """Every row of notebook 07 (:func:`ablation_rows`): ``{row: {seed: run_ablation's result}}``;
+    ``on_row(row, result, reused)`` is called after every row, the reference rows included (a benchmark's hook)."""
 
     def report(row: SweepRow, result: dict[str, Any], reused: bool) -> None:
         if progress and row.name != REFERENCE:

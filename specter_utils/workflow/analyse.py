@@ -33,11 +33,8 @@ def geometry(
 ) -> dict[str, Any]:
     """The ``analysis`` section's projection, sample and DBSCAN rule over ``embedding_sets`` (Figure 2 and the
     heads' before/after figure alike), drawn to ``figure_stem``.png and .pdf; ``projection_seeds`` (default:
-    ``analysis.projection_seeds``) the projection seeds.
-
-    Each model after the first is compared with the first in the full space, paper by paper
-    (``space.versus[model][measure]``: :func:`space_test`), and per projection paired by seed (``versus``:
-    ``analysis.geometry.seed_difference``), both by the one test of ``evaluation.hierarchical``."""
+    ``analysis.projection_seeds``) the projection seeds. Each model after the first is compared with the first in
+    the full space, paper by paper (:func:`space_test`), and per projection paired by seed."""
     config = replace(spec.analysis, projection_seeds=projection_seeds) if projection_seeds else spec.analysis
     analysis = analyse_embeddings(embedding_sets, labels, config, spec.seed, figure_stem, title, figure_models)
     per_paper = analysis.pop("per_paper")
@@ -59,9 +56,8 @@ def figure2(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figures")
     ``analysis.task`` labels, project it (t-SNE / UMAP, each projection seed), score DBSCAN clusters against the
     labels and draw ``figures_dir/figure2_<run>.png`` (and .pdf).
 
-    Returns the analysis (``geometry``'s: the full space, then per model and method homogeneity, completeness, ...
-    over seeds and eps) with ``labelled_by`` (what the
-    labels are), ``papers`` and ``classes`` (the labelled sample) and ``figure`` (the PNG).
+    Returns ``geometry``'s analysis with ``labelled_by`` (what the labels are), ``papers`` and ``classes`` (the
+    labelled sample) and ``figure`` (the PNG).
     """
     config = spec.analysis
     scidocs = paths.scidocs_dir(spec.evaluation.scidocs_dir)

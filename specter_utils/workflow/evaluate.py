@@ -50,10 +50,8 @@ def score_embeddings(
     rankers: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The SCIDOCS suite (x 100) of ``embeddings`` (one file or set for every task, or ``{"cls": ..,
-    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``; written to ``out`` as JSON when given.
-
-    ``rankers`` (``config.RANKERS``): also score these rows that are not embeddings on the same ranking tasks, kept
-    under ``result["rankers"]`` (``{name: result}``), which ``presentation.tables.render`` shows as rows."""
+    "user-citation": .., "recomm": ..}``) on ``scidocs_dir``, with each of ``rankers`` scored on the same ranking
+    tasks under ``result["rankers"]``; written to ``out`` as JSON when given."""
     suite = suite or SuiteOptions()
     result = suite.run(scidocs_dir, embeddings)
     if rankers:
@@ -136,11 +134,8 @@ def evaluate(
 ) -> dict[str, dict[str, Any]]:
     """Evaluate ``embeddings_dir/<model>.jsonl`` for each of ``config.models`` (empty: every file, trained and base
     first) on ``config.split``, for ``tasks`` (default ``config.tasks``; empty: all), and score each of
-    ``config.rankers`` (``evaluation.rankers``: BM25, in-degree, year) on the same ranking tasks.
-
-    Returns ``{row: result}`` in Table 1's order (``presentation.tables.with_rankers``); a ranker's result carries
-    ``config["ranker"]``, and one the benchmark has no data for carries only its reason under ``skipped``.
-    """
+    ``config.rankers`` on the same ranking tasks: ``{row: result}`` in Table 1's order (a ranker the benchmark has
+    no data for carries only its reason under ``skipped``)."""
     embeddings_dir = Path(embeddings_dir)
     models = list(config.models)
     if not models:

@@ -70,10 +70,7 @@ def _texts(papers: dict[str, Paper], fields: tuple[str, ...], prompt: str) -> tu
     out = {}
     for pid, paper in papers.items():
         values = [paper.title if field == "title" else paper.abstract for field in fields]
-        if len(values) == 2:
-            out[pid] = Paper(pid, prompt + values[0], values[1])
-        else:
-            out[pid] = Paper(pid, prompt + values[0], "")
+        out[pid] = Paper(pid, prompt + values[0], values[1] if len(values) == 2 else "")
     return out, len(fields) == 1
 
 
@@ -126,10 +123,9 @@ def embed_tasks(
         )
         by_fields[fields] = parts[part].embeddings
     queries: dict[str, Paper] = {}
-    for task in tasks:
-        if task.type == ADHOC_SEARCH:
-            for qid, query in data[task.name].queries.items():
-                queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
+    for task in [task for task in tasks if task.type == ADHOC_SEARCH]:
+        for qid, query in data[task.name].queries.items():
+            queries.setdefault(qid, Paper(qid, query_prompt + query.title, ""))
     query_vectors = None
     if queries:
         path = cache_file(
@@ -162,11 +158,9 @@ def score_formats(
     cache_dir: Path | None = None,
     n_jobs: int = 1,
 ) -> dict[str, Any]:
-    """Score a SciRepEval-format folder with ``model`` (embedded here, cached in ``cache_dir``) or with ``embeddings`` (a file or a
-    set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``, keyed by the queries' ``doc_id``).
-
-    Every task config, file and row is checked before anything is embedded. The result (see
-    :func:`evaluation.formats.scoring.score_tasks`, plus ``config``) is written to ``out`` as JSON when given.
+    """Score a SciRepEval-format folder with ``model`` (embedded here, cached in ``cache_dir``) or with
+    ``embeddings`` (a file or a set keyed by ``doc_id``; adhoc_search tasks then need ``query_embeddings``), every
+    task config, file and row checked first; the result (``score_tasks``'s, plus ``config``) goes to ``out`` if given.
     """
     started = time.perf_counter()
     data_dir = Path(data_dir)
@@ -191,19 +185,15 @@ def score_formats(
             model, chosen, data, embeddings_cache_dir(data_dir, cache_dir)
         )
     else:
-        vectors = embeddings if isinstance(embeddings, EmbeddingSet) else read_embeddings_fast(embeddings)
+
+        def read(given: Any) -> tuple[EmbeddingSet, str | None]:
+            return (given, None) if isinstance(given, EmbeddingSet) else (read_embeddings_fast(given), str(given))
+
+        vectors, file = read(embeddings)
+        config["embeddings"] = {"file": file}
         query_vectors = None
         if adhoc:
-            query_vectors = (
-                query_embeddings
-                if isinstance(query_embeddings, EmbeddingSet)
-                else read_embeddings_fast(query_embeddings)  # type: ignore[arg-type]
-            )
-        config["embeddings"] = {"file": None if isinstance(embeddings, EmbeddingSet) else str(embeddings)}
-        if adhoc:
-            config["embeddings"]["queries"] = (
-                None if isinstance(query_embeddings, EmbeddingSet) else str(query_embeddings)
-            )
+            query_vectors, config["embeddings"]["queries"] = read(query_embeddings)
     result = score_tasks(chosen, data, vectors, query_vectors, n_jobs=n_jobs)
     config["fields_default"] = list(DEFAULT_FIELDS)
     config["protocol"] = (
@@ -231,11 +221,8 @@ def compare_formats(
     """Score the run's models (default: ``trained``, notebook 03's model, and ``base``, ``training.base_model``) on
     the SciRepEval-format folder beside the run's evaluation data (``<benchmark_dir>/scirepeval/``), all at
     ``embedding.max_length``, with the embeddings cached in ``out_dir``; compare each with ``reference`` task by
-    task (:func:`evaluation.formats.paired.compare_results`) and write it all to ``out_dir/formats.json``.
-
-    Returns ``{"data_dir", "row", "reference", "max_length", "models", "results": {name: score_formats result},
-    "paired": {task: ...}}``, or ``{"skipped": reason}`` (nothing written) where there is no such folder (a
-    benchmark built before it, the real SCIDOCS data) or no trained model."""
+    task (:func:`evaluation.formats.paired.compare_results`) and write it all to ``out_dir/formats.json``; returns
+    what it wrote, or ``{"skipped": reason}`` (nothing written) without such a folder or a trained model."""
     scidocs = paths.scidocs_dir(spec["evaluation.scidocs_dir"])
     data_dir = scidocs.parent / SCIREPEVAL_DIR
     if not is_scirepeval_dir(data_dir):
@@ -252,9 +239,7 @@ def compare_formats(
     length = spec.embedding.max_length
     results = {
         name: score_formats(
-            data_dir,
-            model=ModelRun(str(model), length, spec.embedding.batch_size, progress=progress),
-            cache_dir=cache,
+            data_dir, model=ModelRun(str(model), length, spec.embedding.batch_size, progress=progress), cache_dir=cache
         )
         for name, model in models.items()
     }

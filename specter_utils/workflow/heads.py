@@ -88,11 +88,8 @@ def end_to_end(spec: RunSpec, paths: RunPaths, figures_dir: str | Path = "figure
     """Fine-tune the encoder through each ``heads.end_to_end.architectures`` head, once per seed, and compare.
 
     On the same (capped) training papers and at the same input length it also trains the frozen heads and
-    the SVM on the untouched encoder's embeddings, so the end-to-end rows have a like-for-like control. The
-    geometry (notebook 06's t-SNE / UMAP, DBSCAN homogeneity and completeness) of the test papers is scored
-    before and after every run and drawn for the first seed of each architecture.
-
-    Returns ``rows`` (the table's long format), ``runs`` (each run's metrics), ``geometry`` and ``figure``.
+    the SVM on the untouched encoder's embeddings, so the end-to-end rows have a like-for-like control; the
+    geometry of the test papers (notebook 06's) is scored before and after every run.
     """
     config = spec.heads
     settings = config.end_to_end

@@ -179,10 +179,8 @@ def download(dataset: str, out_dir: str | Path, include_embeddings: bool = True)
 
 
 def prepare(spec: RunSpec, benchmark_dir: str | Path) -> dict[str, Any]:
-    """Read (or generate) the corpus, build the SCIDOCS-layout benchmark, fetch the real SCIDOCS if asked.
-
-    Returns ``corpus`` (the Corpus), ``benchmark`` (``build_benchmark``'s summary) and ``scidocs`` (stats or None).
-    """
+    """Read (or generate) the corpus, build the SCIDOCS-layout benchmark, fetch the real SCIDOCS if asked:
+    ``{"corpus": Corpus, "benchmark": build_benchmark's summary, "scidocs": stats or None}``."""
     data = spec.data
     corpus = load_corpus_for_run(data)
     if spec["evaluation.time_split"]:  # notebook 05's time split would fail after the run's training: say so now

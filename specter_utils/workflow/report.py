@@ -22,11 +22,8 @@ README_FILES = ("README.md", "docs/results.md", "docs/benchmarks.md")  # the fil
 def refresh_generated_blocks(
     root: Path = REPO_ROOT, check: bool = False, warn: Callable[[str], None] = print
 ) -> Iterator[tuple[str, list[str]]]:
-    """``(file, blocks rewritten)`` for each of :data:`README_FILES` under ``root``, from ``root/reports``.
-
-    A committed report that ran other settings than its preset gives today is a warning, and with ``check`` a
-    DataError; with ``check`` nothing is written, and the first block that differs is a DataError naming it.
-    """
+    """``(file, blocks rewritten)`` for each of :data:`README_FILES` under ``root``, from ``root/reports``; with
+    ``check`` nothing is written, and a stale block or a report that drifted from its preset is a DataError."""
     if not root.is_dir():
         raise DataError("--root: no such folder", root)
     reports = load_reports(root / "reports") if (root / "reports").is_dir() else []

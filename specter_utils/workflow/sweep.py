@@ -6,14 +6,8 @@ embed, evaluate) and recorded in a row store the moment it is made, in one write
 finished row and makes only the rest, so a killed sweep loses at most the row in progress.
 
 Two stores: :class:`RowFolders` (a folder per row, its record ``row.json`` with the settings the row was made
-with; notebook 07) and :class:`RowLines` (one JSON line per row in one results file; the lever study).
-
-The rows are then paired over queries against a reference row. Notebook 07 (:func:`paired_by_seeds`): each row
-against its own reference by the two-level bootstrap of ``evaluation.hierarchical`` (seeds within each row, queries
-shared), the table one family (Holm), with every row's per-query AP per seed kept beside the result so that a later
-reading needs no retraining (:func:`reread`). The lever study (``studies.levers``) tests each row against several
-references by the same bootstrap, its whole table one family. ``evaluation.deltas`` reads a comparison as one
-difference per row and task.
+with; notebook 07) and :class:`RowLines` (one JSON line per row in one results file; the lever study). The rows are
+then paired over queries against a reference row by the two-level bootstrap of ``evaluation.hierarchical``.
 """
 
 from __future__ import annotations
@@ -92,9 +86,8 @@ def run_sweep(
     finished: Callable[[SweepRow, dict[str, Any], bool], Any] | None = None,
 ) -> Rows:
     """Each row's result, in order: the store's where the row is finished there, else ``make(row)`` recorded in the
-    store. ``started(row)`` is called before a row is made; ``finished(row, result, reused)`` after each row.
-
-    After each row made, its model, trainer and optimizer (held in reference cycles) are freed and the heap trimmed
+    store. ``started(row)`` is called before a row is made; ``finished(row, result, reused)`` after each row. After
+    each row made, its model, trainer and optimizer (held in reference cycles) are freed and the heap trimmed
     (:func:`memory.release_memory`), so that the process's memory stays that of one row, not of every row so far.
     """
     out: Rows = {}
@@ -202,9 +195,7 @@ class RowLines:
 
     def __init__(self, path: Path, name_key: str = "name") -> None:
         self.path, self.name_key = Path(path), name_key
-        self.rows: dict[tuple[str, int], dict[str, Any]] = {}
-        for row in read_rows(self.path):
-            self.rows[(row[name_key], row["seed"])] = row
+        self.rows = {(row[name_key], row["seed"]): row for row in read_rows(self.path)}
 
     def finished(self, row: SweepRow) -> dict[str, Any] | None:
         return self.rows.get((row.name, row.seed))

@@ -31,11 +31,6 @@ TIME_SPLIT_DIR = "time_split"  # under notebook 05's folder
 MADE_SECTIONS = ("seed", "data", "mining", "training", "embedding")
 
 
-def time_split_spec(spec: RunSpec) -> RunSpec:
-    """``spec`` with its ranking queries drawn by date (and no time split of its own)."""
-    return spec.with_overrides({"data.split_by": "date", "evaluation.time_split": False})
-
-
 def time_split_paths(paths: RunPaths) -> RunPaths:
     """The time split's own run folder, inside notebook 05's."""
     return RunPaths(paths.notebook_dir("05_scidocs_eval") / TIME_SPLIT_DIR)
@@ -84,7 +79,9 @@ def time_split_table(spec: RunSpec, paths: RunPaths, progress: Callable[[str], A
     """Table 1 under the time split: ``made`` (the stages' summaries; ``reused`` names the record when read back),
     ``results`` (every row, rankers included, on ``evaluation.split``) and ``deltas`` (trained vs base, paired over
     queries on each ranking task)."""
-    split_spec, split_paths = time_split_spec(spec), time_split_paths(paths)
+    # the spec with its ranking queries drawn by date (and no time split of its own)
+    split_spec = spec.with_overrides({"data.split_by": "date", "evaluation.time_split": False})
+    split_paths = time_split_paths(paths)
     made = finished_row(split_paths.run_dir, made_settings(split_spec)) or make(split_spec, split_paths, progress)
     scidocs = split_paths.built_scidocs_dir
     results = evaluate(split_spec.evaluation, scidocs, split_paths.embeddings_dir)

@@ -34,10 +34,8 @@ def run_config(
 ) -> TrainConfig:
     """The resolved ``training`` section of ``spec`` with a run's folders and the run's seed (``run_fields`` set
     other run-only fields, or another seed)."""
-    values = {"seed": spec.seed, **run_fields}
-    return dataclasses.replace(
-        spec.training, triplets=str(triplets_dir), metadata=str(metadata), out=str(out), **values
-    )
+    values = {"triplets": str(triplets_dir), "metadata": str(metadata), "out": str(out), "seed": spec.seed}
+    return dataclasses.replace(spec.training, **{**values, **run_fields})
 
 
 def train_model(config: TrainConfig, embedding: EmbedConfig | None = None) -> Path:
@@ -71,19 +69,11 @@ def train(
     spec: RunSpec, triplets_dir: str | Path, metadata: str | Path, out: str | Path, benchmark: str | Path | None = None
 ) -> dict[str, Any]:
     """Train with the resolved ``training`` section (profile, recipe, preset, overrides) and the run's seed; with
-    ``benchmark`` (notebook 03: the run's), its validation queries decide which model ``OUT/model`` holds.
-
-    Returns ``model_dir``, ``config`` (TrainConfig as a dict), ``summary`` (``specter_training.json``),
-    ``log_history`` (the trainer's log: training and validation losses) and ``verdict`` (None without a benchmark).
-    """
+    ``benchmark`` (notebook 03: the run's), its validation queries decide which model ``OUT/model`` holds. Returns
+    ``model_dir``, ``config``, ``summary`` (``specter_training.json``), ``log_history`` and ``verdict``."""
+    # overwrite: re-running a notebook retrains
     config = run_config(
-        spec,
-        triplets_dir,
-        metadata,
-        out,
-        overwrite=True,  # re-running a notebook retrains
-        progress_bar=False,
-        benchmark=str(benchmark or ""),
+        spec, triplets_dir, metadata, out, overwrite=True, progress_bar=False, benchmark=str(benchmark or "")
     )
     model_dir = train_model(config, spec.embedding)
     trained_dir = Path(out) / FINAL_MODEL_DIR if (Path(out) / FINAL_MODEL_DIR).is_dir() else model_dir

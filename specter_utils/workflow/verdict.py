@@ -149,9 +149,8 @@ def _carry_summary(trained: Path, model_dir: Path, result: Mapping[str, Any]) ->
 
 def _final_step(model_dir: Path, fallback: int) -> int:
     summary = model_dir / SUMMARY_FILE
-    if summary.exists():
-        return int((read_json(summary).get("results") or {}).get("global_step") or fallback)
-    return fallback
+    results = (read_json(summary).get("results") or {}) if summary.exists() else {}
+    return int(results.get("global_step") or fallback)
 
 
 def _copy_model(source: str | Path, target: Path) -> None:

@@ -7,20 +7,14 @@ declared in ``specter_utils.loss_kinds`` (the registry every list of losses read
 - ``mnrl``: ``MultipleNegativesRankingLoss`` on (query, positive, mined negative): each query is scored
   against its positive, its own mined negative and every other positive and negative of the batch
   (softmax over cosine x scale). ``CachedMultipleNegativesRankingLoss`` when ``cached_mini_batch`` > 0.
-- ``mnrl-citation``: ``mnrl`` where an in-batch paper linked to the query in the *training* citation
-  graph (it cites the query, the query cites it, or it is a citation of a citation) is a false negative
-  and is masked out of the softmax. The query's own positive and own mined negative are never masked
-  (``training.citation_mnrl``). With ``cached_mini_batch`` > 0 the same mask on the library's GradCache loss
-  (``training.cached_citation_mnrl``): the same loss and gradients, the memory of one mini-batch.
+- ``mnrl-citation``: ``mnrl`` with the training graph's false negatives masked out (``training.citation_mnrl``;
+  with ``cached_mini_batch`` > 0 the same mask on the library's GradCache loss, ``training.cached_citation_mnrl``).
 - ``gist``: ``GISTEmbedLoss`` with the frozen base model as guide: an in-batch negative that the guide
   scores above the query's positive is dropped (the library's own false-negative filter).
 
-Under ``torchrun`` each process embeds only its slice of the global batch. With
-``gather_across_devices`` the in-batch losses use the library's option of that name: every process
-all-gathers the embeddings (with their gradients) so that its queries are scored against the
-candidates of *every* process, as one process with the global batch would score them. For
-``mnrl-citation`` the row indices are gathered too and the mask is built over the gathered batch
-with global row indices.
+Under ``torchrun`` with ``gather_across_devices`` the in-batch losses use the library's option of that name: every
+process all-gathers the embeddings (with their gradients) so that its queries are scored against the candidates of
+every process (for ``mnrl-citation`` the row indices too, the mask built over the gathered batch).
 """
 
 from __future__ import annotations
@@ -43,15 +37,9 @@ def build_loss(
     base_model: Any = None,
     gather_across_devices: bool = False,
 ):
-    """The loss ``config.loss`` names (``loss_kinds.LOSS_REGISTRY``), bound to ``model``.
-
-    Args:
-        row_papers: (query, positive, negative) ids of every dataset row (train rows, then val rows),
-            indexed by the ``label`` column (losses that need the training citations).
-        base_model: the frozen guide model (losses that need the base model).
-        gather_across_devices: in-batch losses take their negatives from every process (set it only
-            when training runs in several processes; the library warns when there is nothing to gather).
-    """
+    """The loss ``config.loss`` names (``loss_kinds.LOSS_REGISTRY``), bound to ``model``: ``row_papers`` are the
+    (query, positive, negative) ids of every dataset row (train, then val), indexed by the ``label`` column;
+    ``base_model`` the frozen guide; ``gather_across_devices`` only when training runs in several processes."""
     spec = LOSS_REGISTRY.get(config.loss)
     if spec.needs_base and base_model is None:
         raise ValueError(f"loss={config.loss!r} needs the base model as guide")
