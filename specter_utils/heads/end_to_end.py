@@ -14,9 +14,6 @@
 
 The Trainer switches the whole module, head included, between train mode (dropout on, BatchNorm on
 batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains.
-
-The settings are :class:`specter_utils.config.EndToEndConfig` (section ``heads.end_to_end``); what varies
-from run to run (the encoder's folder, the head, the seed) is an :class:`EndToEndRun`.
 """
 
 from __future__ import annotations
@@ -88,9 +85,9 @@ def stratified_cap(rows: Rows, limit: int, seed: int) -> Rows:
     if limit <= 0 or len(rows) <= limit:
         return list(rows)
     rng = np.random.default_rng(seed)
-    by_class: dict[str, list[tuple[str, str]]] = {}
-    for row in rows:
-        by_class.setdefault(row[1], []).append(row)
+    by_class: dict[str, list[int]] = {}  # class -> the positions of its rows
+    for position, (_, label) in enumerate(rows):
+        by_class.setdefault(label, []).append(position)
     classes = sorted(by_class)
     if limit < len(classes):
         raise DataError(f"cannot keep {limit} papers of {len(classes)} classes: need at least one per class")
@@ -104,15 +101,8 @@ def stratified_cap(rows: Rows, limit: int, seed: int) -> Rows:
     while sum(quota.values()) > limit:  # the at-least-one rule overshot: trim the largest classes
         biggest = max(classes, key=lambda c: (quota[c], c))
         quota[biggest] -= 1
-    kept = {c: set(rng.permutation(len(by_class[c]))[: quota[c]].tolist()) for c in classes}
-    index = {c: 0 for c in classes}
-    out = []
-    for row in rows:  # keep the input order
-        c = row[1]
-        if index[c] in kept[c]:
-            out.append(row)
-        index[c] += 1
-    return out
+    kept = {by_class[c][i] for c in classes for i in rng.permutation(len(by_class[c]))[: quota[c]].tolist()}
+    return [row for position, row in enumerate(rows) if position in kept]  # the input order
 
 
 def cap_splits(splits: dict[str, Rows], config: HeadsConfig, seed: int) -> dict[str, Rows]:
@@ -167,13 +157,8 @@ class _Collator:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        batch = self.tokenizer(
-            [row["text"] for row in rows],
-            padding=True,
-            truncation=True,
-            max_length=self.max_length,
-            return_tensors="pt",
-        )
+        texts = [row["text"] for row in rows]
+        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         batch["labels"] = torch.tensor([row["labels"] for row in rows], dtype=torch.long)
         return batch
@@ -256,17 +241,9 @@ def train_end_to_end(
 ) -> EndToEndResult:
     """Fine-tune ``run.encoder`` through a head on ``splits["train"]``; early-stop on val; score on the whole test split.
 
-    Args:
-        config: the settings (length, epochs, learning rates, batch size, evaluation steps, patience).
-        run: the encoder, the head, the seed and the output folder.
-        papers: ``{paper_id: Paper}`` holding every paper of the splits (their text is the input).
-        splits: ``train`` / ``val`` / ``test`` rows (:func:`cap_splits` carves val and caps train first).
-        start_train_vectors: the untouched encoder's embeddings of the training papers (at
-            ``config.max_length``), for the head's fixed standardisation; computed when not given.
-        callbacks: extra ``transformers.TrainerCallback`` objects (tests).
-
-    Raises:
-        DataError: bad splits, a paper without text, or ``config.max_length`` beyond the encoder's positions.
+    ``start_train_vectors``: the untouched encoder's embeddings of the training papers (at ``config.max_length``),
+    for the head's fixed standardisation; computed when not given. A ``DataError`` for bad splits, a paper without
+    text, or ``config.max_length`` beyond the encoder's positions.
     """
     started = time.time()
     classes = check_classification_splits(splits)
@@ -292,15 +269,8 @@ def train_end_to_end(
         start_train_vectors = _encode(encoder, texts["train"], max(config.batch_size, EmbedConfig.batch_size))
     mean, scale = standardization(start_train_vectors, True)  # always: the encoder's scale is unknown to the head
     set_seed(run.seed)  # the head's initialisation depends on the seed only
-    head = build_head(
-        encoder.get_embedding_dimension(),
-        len(classes),
-        run.hidden_dims,
-        run.batch_norm,
-        run.dropout,
-        mean=mean,
-        scale=scale,
-    )
+    dim = encoder.get_embedding_dimension()
+    head = build_head(dim, len(classes), run.hidden_dims, run.batch_norm, run.dropout, mean=mean, scale=scale)
     module = EncoderWithHead(encoder, head)
 
     # 3-6. Loss (in forward), arguments, whole-split macro-F1 on val, the Trainer with early stopping.
@@ -319,7 +289,6 @@ def train_end_to_end(
             *(callbacks or []),
         ],
     )
-
     trainer.remove_callback(PrinterCallback)  # the logs go to log_history.json, not to the notebook
 
     # 7. Train; the best validation checkpoint is loaded back at the end.
