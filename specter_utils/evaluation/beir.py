@@ -177,7 +177,6 @@ def retrieval_metrics(qrels: dict[str, dict[str, int]], run: dict[str, dict[str,
 
     As MTEB: the mean is over the queries pytrec_eval scores (those in both the qrels and the run).
     """
-
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.100", "recall.100"})
     per_query = evaluator.evaluate(run)
     if not per_query:

@@ -22,6 +22,7 @@ folder retrained in place keeps its path, so its cached files must then be delet
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -79,11 +80,8 @@ def evaluation_length(settings: dict[str, Any], max_length: int | None) -> tuple
     if max_length:
         return int(max_length), "given"
     recorded = settings.get("max_seq_length")
-    note = (
-        f"; the model records {recorded} ({ST_LENGTH_CONFIG})"
-        if recorded and recorded != EmbedConfig.max_length
-        else ""
-    )
+    differs = recorded and recorded != EmbedConfig.max_length
+    note = f"; the model records {recorded} ({ST_LENGTH_CONFIG})" if differs else ""
     return EmbedConfig.max_length, f"default{note}"
 
 
@@ -143,20 +141,14 @@ def cached_embeddings(
         logger.info(
             "embedding %d papers with %s at %d wordpieces ...", len(missing), encoder.model_name, encoder.max_length
         )
-        new = embed_papers(
-            encoder,
-            missing,
-            batch_size=batch_size,
-            partial_dir=Path(f"{path}.partial"),
-            progress=progress,
-            info=info,
-        )
+        partial = Path(f"{path}.partial")
+        new = embed_papers(encoder, missing, batch_size=batch_size, partial_dir=partial, progress=progress, info=info)
         new.info.pop("resumed_papers", None)
         new.titles = [paper.title[:200] for paper in missing]  # the start of each text: the file stays small
         have = new if have is None else have.merged(new)
         have.info = {**new.info}
         write_embeddings(path, have)
-        shutil.rmtree(Path(f"{path}.partial"), ignore_errors=True)
+        shutil.rmtree(partial, ignore_errors=True)
     seconds = time.perf_counter() - started
     assert have is not None
     wanted = list(papers)
@@ -205,11 +197,8 @@ def evaluate_model_scidocs(
     run: ModelRun, data_dir: str | Path, papers: dict[str, Paper], cache_dir: str | Path, suite: SuiteOptions
 ) -> dict[str, Any]:
     """Embed ``papers`` (those the tasks read) as ``run`` says (cached in ``cache_dir``) and score them on a
-    SCIDOCS-layout folder with :func:`suite.evaluate`.
-
-    The result is the suite's, with ``config["model"]`` saying how the vectors were made.
-    """
-
+    SCIDOCS-layout folder with :func:`suite.evaluate`; ``config["model"]`` of the suite's result says how the
+    vectors were made."""
     model_path = resolve_model(run.model)
     settings = model_settings(model_path)
     length, length_source = evaluation_length(settings, run.max_length)
@@ -247,14 +236,7 @@ def evaluate_model_beir(
     queried = [q for q in data.queries if q in data.qrels]  # only queries with judgements are scored, as MTEB
     queries = {q: Paper(q, query_prompt + data.queries[q], "") for q in queried}
     documents = {d: Paper(d, doc_prompt + f"{title} {text}".strip(), "") for d, (title, text) in data.corpus.items()}
-    load = _loader(run.model, length, True, run.device)
-    encoder_cache: dict[str, Encoder] = {}
-
-    def load_once() -> Encoder:
-        if "encoder" not in encoder_cache:
-            encoder_cache["encoder"] = load()
-        return encoder_cache["encoder"]
-
+    load_once = functools.cache(_loader(run.model, length, True, run.device))  # one encoder for both parts
     parts = {}
     for part, papers, prompt in (("corpus", documents, doc_prompt), ("queries", queries, query_prompt)):
         path = cache_file(cache_dir, run.model, model_path, length, part, f"mteb-space\0{prompt}")
@@ -262,13 +244,9 @@ def evaluate_model_beir(
             load_once, papers, path, model_path, run.batch_size, run.progress, {"prompt": prompt}
         )
     similarity = settings["similarity"]
+    query_vectors, document_vectors = parts["queries"].embeddings.vectors, parts["corpus"].embeddings.vectors
     ranked = retrieve(
-        queried,
-        parts["queries"].embeddings.vectors,
-        list(documents),
-        parts["corpus"].embeddings.vectors,
-        similarity,
-        ignore_identical_ids=ignore_identical_ids,
+        queried, query_vectors, list(documents), document_vectors, similarity, ignore_identical_ids=ignore_identical_ids
     )
     metrics = retrieval_metrics(data.qrels, ranked)
     return {

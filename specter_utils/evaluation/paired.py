@@ -75,7 +75,6 @@ def rows_from_table(table: Mapping[str, Any]) -> list[RowScores]:
 
 def per_query_ap(qrels: Mapping[str, Mapping[str, int]], embeddings: Any, name: str = "") -> dict[str, float]:
     """AP x 100 of each evaluated query (``evaluation.ranking``: -L2 scores, trec_eval through pytrec_eval)."""
-
     result = evaluate_ranking(dict(qrels), embeddings, name)
     return {query: 100.0 * scores[MEASURE] for query, scores in result.per_query.items()}
 
@@ -84,7 +83,6 @@ def score_row(
     name: str, files: Sequence[str | Path], qrels_by_task: Mapping[str, Mapping[str, Mapping[str, int]]]
 ) -> RowScores:
     """Per-query AP of each embeddings file (one per seed) on each task."""
-
     row = RowScores(name=name, files=[str(f) for f in files])
     for file in files:
         embeddings = read_embeddings_fast(file)
@@ -98,7 +96,6 @@ def paired_test(
     row: Mapping[str, float], reference: Mapping[str, float], n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Mean per-query difference ``row - reference`` with a 95% bootstrap CI and a two-sided permutation p."""
-
     queries = sorted(set(row) & set(reference))
     if len(queries) < 2:
         raise ValueError(f"a paired test needs at least 2 common queries, got {len(queries)}")

@@ -179,11 +179,7 @@ def year_scorer(data: RankerData) -> QueryScorer:
     return score
 
 
-SCORERS: dict[str, Callable[[RankerData], QueryScorer]] = {
-    "bm25": bm25_scorer,
-    "in-degree": in_degree_scorer,
-    "year": year_scorer,
-}
+SCORERS = {"bm25": bm25_scorer, "in-degree": in_degree_scorer, "year": year_scorer}
 
 
 # ---------------------------------------------------------------- runs and scores

@@ -110,7 +110,6 @@ def trec_metrics(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], measures: tuple[str, ...] = MEASURES
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Mean of each trec_eval measure over the evaluated queries, x 100 and rounded to 2 decimals."""
-
     evaluator = pytrec_eval.RelevanceEvaluator({q: dict(d) for q, d in qrels.items()}, set(measures))
     per_query = evaluator.evaluate(run)
     metrics = {}

@@ -25,12 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.data.scidocs import (
-    ScidocsData,
-    available_tasks,
-    read_scidocs_dir,
-    task_paths,
-)
+from specter_utils.data.scidocs import ScidocsData, available_tasks, read_scidocs_dir, task_paths
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.classification import SVM_VARIANTS, classify
@@ -104,8 +99,7 @@ def _describe(source: EmbeddingSource) -> str:
 # ---------------------------------------------------------------- tasks
 def _classification(
     data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet, svm_variant: str = "sklearn"
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+) -> Outcome:
     rows = data.classification[task]
     if split not in rows:
         raise DataError(f"no {split} split for {task}", task_paths(data.root)[f"{task}/{split}"])
@@ -132,12 +126,8 @@ def _classification(
             )
         if not found.all():
             logger.warning(
-                "%s/%s: %d of %d papers have no embedding and are zero vectors (as in the original); e.g. %s",
-                task,
-                part,
-                int((~found).sum()),
-                len(ids),
-                coverage[part]["example_missing"][:3],
+                f"{task}/{part}: {int((~found).sum())} of {len(ids)} papers have no embedding and are zero vectors "
+                f"(as in the original); e.g. {coverage[part]['example_missing'][:3]}"
             )
     logger.info("%s: linear SVM on %d train papers, 7 values of C x 3 folds ...", task, len(rows["train"]))
     result = classify(*arrays["train"], *arrays[split], variant=svm_variant)
@@ -148,10 +138,7 @@ def _classification(
     return {"f1": result.f1}, coverage, details
 
 
-def _ranking(
-    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+def _ranking(data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet) -> Outcome:
     qrels = data.ranking[task].get(split)
     if qrels is None:
         raise DataError(f"no {split} qrels for {task}", task_paths(data.root)[f"{task}/{split}"])
@@ -163,8 +150,7 @@ def _ranking(
 
 def _recomm(
     data: ScidocsData, split: str, embeddings: EmbeddingSet, seeds: tuple[int, ...], config: RecommConfig | None
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+) -> Outcome:
     started = time.perf_counter()
     metadata = data.metadata.get("recomm")
     if metadata is None:
@@ -239,7 +225,6 @@ def evaluate(
     started = time.perf_counter()
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
-
     if svm_variant not in SVM_VARIANTS:
         raise DataError(f"svm_variant must be one of {', '.join(SVM_VARIANTS)}, got {svm_variant!r}")
     data_dir = Path(data_dir)
@@ -277,10 +262,9 @@ def evaluate(
         if members:
             outcomes.update(run_kind(data, members, split, {t: loaded[group_of(t)] for t in members}, options))
 
-    result: dict[str, Any] = {}
-    for task in ALL_TASKS:  # the original's order
-        if task in outcomes:
-            result[RESULT_KEYS[task]] = outcomes[task][0]
+    result: dict[str, Any] = {
+        RESULT_KEYS[t]: outcomes[t][0] for t in ALL_TASKS if t in outcomes
+    }  # the original's order
     result["coverage"] = {RESULT_KEYS[t]: outcomes[t][1] for t in ALL_TASKS if t in outcomes}
     result["details"] = {RESULT_KEYS[t]: outcomes[t][2] for t in ALL_TASKS if t in outcomes}
     result["skipped"] = skipped
@@ -326,5 +310,4 @@ def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 def write_results(path: str | Path, result: Mapping[str, Any]) -> None:
     """Write a result (metrics, coverage, details, config) as JSON, atomically."""
-
     write_json(path, dict(result))

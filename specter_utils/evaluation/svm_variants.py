@@ -53,7 +53,6 @@ def fit_variant(
     Without class weights it runs ``classification.classify`` (liblinear's optimum, fast along the C path);
     with them, sklearn's ``GridSearchCV(LinearSVC)``, which supports them (slower at large C).
     """
-
     started = time.perf_counter()
     X_train, X_test = np.asarray(X_train, dtype=np.float32), np.asarray(X_test, dtype=np.float32)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)

@@ -27,7 +27,6 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
 
     ``deltas``: ``evaluation.deltas.Delta`` objects or their ``as_dict()`` (rows, tasks and metrics as given).
     """
-
     items = [Delta.of(d) for d in deltas]
     if not items:
         raise ValueError("no differences to draw")

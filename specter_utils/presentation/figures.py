@@ -50,7 +50,6 @@ def benchmark_name(run_dir: str | Path, scidocs_dir: str = "") -> str:
 
 def show(fig) -> None:
     """Show a figure in the notebook as a PNG output whatever the matplotlib backend (papermill runs with Agg)."""
-
     from IPython.display import Image, display
 
     buffer = io.BytesIO()
@@ -88,7 +87,6 @@ def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train
     """Loss (training and validation) and validation triplet accuracy against the optimiser step.
 
     The loss axis names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
-
     config_file = Path(train_dir) / TRAIN_CONFIG_FILE if train_dir is not None else None
     train_config = read_json(config_file) if config_file is not None and config_file.is_file() else None
     frame = training_curves_frame(log_history)
@@ -173,7 +171,6 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
     Only the metrics this run has are drawn; the paper's bars are on the real SCIDOCS, so they are a
     reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
     """
-
     ours = {model: labels.classification_columns(metric_row(result), result) for model, result in results.items()}
     own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))  # e.g. journal F1
     metrics = own + [h for h in HEADERS if any(h in row for row in ours.values())]
@@ -200,15 +197,16 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
 
 def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Notebook 04's table: model, papers, dimension, seconds (and pooling and length where known)."""
-    rows = {}
-    for name, info in embedded.items():
-        rows[name] = {
+    rows = {
+        name: {
             "papers": info.get("count"),
             "dimension": info.get("dim"),
             "seconds": info.get("seconds", info.get("seconds_all_baselines")),
             "pooling": info.get("pooling", ""),
             "max length": info.get("max_length", ""),
         }
+        for name, info in embedded.items()
+    }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "model"
     return frame
@@ -226,7 +224,6 @@ def ablation_seed_chart(
     the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
     directions, not sizes. Each point is labelled with its value. Each row keeps one colour in every panel.
     """
-
     groups = statistics["groups"]
     paper_rows = dict(paper_rows or {})
     against = {name: statistics.get("compared_to", {}).get(name, reference) for name in groups if name != reference}
@@ -251,28 +248,15 @@ def ablation_seed_chart(
                 sds = (ours["sd"], base["sd"])
                 spread = None if None in sds else max(sds)  # one seed: no spread measured, no bar
                 diff = ours["mean"] - base["mean"]
-                ax.errorbar(
-                    diff,
-                    y + 0.14,
-                    xerr=spread,
-                    fmt="o",
-                    color=colours(i % 10),
-                    capsize=3,
-                    label=None if ours_labelled else ours_label,
-                )
+                label = None if ours_labelled else ours_label
+                ax.errorbar(diff, y + 0.14, xerr=spread, fmt="o", color=colours(i % 10), capsize=3, label=label)
                 _label_point(ax, diff, y + 0.14, f"{diff:+.2f}" + ("" if spread is None else f" ± {spread:.2f}"))
                 ours_labelled = True
             paper_name, paper_base = paper_rows.get(name), paper_rows.get(against[name], "SPECTER")
             if paper_name in PAPER_ABLATION_ROWS and paper_base in PAPER_ABLATION_ROWS:
                 paper_diff = PAPER_ABLATION_ROWS[paper_name][index] - PAPER_ABLATION_ROWS[paper_base][index]
-                ax.plot(
-                    [paper_diff],
-                    [y - 0.14],
-                    "D",
-                    color=colours(i % 10),
-                    markerfacecolor="white",
-                    label=None if paper_labelled else paper_label,
-                )
+                label = None if paper_labelled else paper_label
+                ax.plot([paper_diff], [y - 0.14], "D", color=colours(i % 10), markerfacecolor="white", label=label)
                 _label_point(ax, paper_diff, y - 0.14, f"{paper_diff:+.1f}", colour="dimgrey", above=False)
                 paper_labelled = True
         ax.axvline(0, color="grey", lw=0.8)
@@ -303,12 +287,10 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
     """Write ``stem.png`` and ``stem.pdf`` (the folder is created); return both paths."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for ext, dpi in (("png", 150), ("pdf", None)):
-        path = stem.parent / f"{stem.name}.{ext}"
+    written = {stem.parent / f"{stem.name}.{ext}": dpi for ext, dpi in (("png", 150), ("pdf", None))}
+    for path, dpi in written.items():
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
-        written.append(path)
-    return written
+    return list(written)
 
 
 def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | None = None, benchmark: str = ""):
@@ -316,7 +298,6 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | 
 
     With ``n_classes``, a chance line at 100 / ``n_classes``: the macro-F1 (and accuracy) of guessing a class
     uniformly at random on balanced classes. ``benchmark`` names the benchmark in the title."""
-
     flat = table.reset_index()
     labels = [
         f"{r['encoder']} @{r['max_length']} ({r['train_papers']} train): {r['head']}, {r['training']}"
@@ -326,18 +307,12 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | 
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(flat) + 1.2))
     positions = list(range(len(flat)))[::-1]
     flat["std"] = flat["std"].fillna(0.0)  # one seed: no error bar
-    ax.barh(
-        positions,
-        flat["mean"],
-        xerr=flat["std"],
-        color=[
-            colours.get(t, "#999999") if "SVM" not in h else "#55a868"
-            for t, h in zip(flat["training"], flat["head"], strict=True)
-        ],
-        capsize=2,
-    )
-    ax.set_yticks(positions)
-    ax.set_yticklabels(labels, fontsize=7)
+    bars = [
+        colours.get(t, "#999999") if "SVM" not in h else "#55a868"
+        for t, h in zip(flat["training"], flat["head"], strict=True)
+    ]
+    ax.barh(positions, flat["mean"], xerr=flat["std"], color=bars, capsize=2)
+    ax.set_yticks(positions, labels, fontsize=7)
     ax.set_xlabel(f"test {metric} (mean over seeds, std as error bar)")
     lower = max(0.0, float((flat["mean"] - flat["std"]).min()) - 5)
     handles = [

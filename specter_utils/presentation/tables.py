@@ -229,7 +229,6 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
 
 def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each Table 2 group's mean and sample sd over seeds (``{group: {mean, sd, per_seed}}``; groups with data only)."""
-
     per_seed = [group_averages(r) for r in results_per_seed]
     out: dict[str, dict[str, Any]] = {}
     for group in TABLE2_COLUMNS:

@@ -70,14 +70,9 @@ def paired_papers_delta(
     def swapped(x: np.ndarray, y: np.ndarray) -> float:  # x[j], y[j]: which model's prediction of paper j
         return metric(truth, both[x.astype(int)]) - metric(truth, both[y.astype(int)])
 
-    perm = stats.permutation_test(
-        (np.arange(n), np.arange(n) + n),
-        swapped,
-        permutation_type="samples",
-        n_resamples=n_resamples,
-        vectorized=False,
-        random_state=rng,
-    )
+    sides = (np.arange(n), np.arange(n) + n)
+    options = {"permutation_type": "samples", "n_resamples": n_resamples, "vectorized": False, "random_state": rng}
+    perm = stats.permutation_test(sides, swapped, **options)
     return {"diff": statistic(np.arange(n)), "ci_low": low, "ci_high": high, "p": float(perm.pvalue), "papers": n}
 
 
@@ -143,14 +138,8 @@ def compare_task(
         test = paired_test(row["per_query"], reference["per_query"], n_resamples, seed) if n >= 2 else None
     if test is None:
         return {**entry, "delta": None, "n": n, "reason": f"{n} {entry['unit']} paired, a test needs 2"}
-    return {
-        **entry,
-        "delta": round(test["diff"], DECIMALS),
-        "ci_low": round(test["ci_low"], DECIMALS),
-        "ci_high": round(test["ci_high"], DECIMALS),
-        "p": round(test["p"], DECIMALS),
-        "n": n,
-    }
+    names = {"delta": "diff", "ci_low": "ci_low", "ci_high": "ci_high", "p": "p"}
+    return {**entry, **{key: round(test[name], DECIMALS) for key, name in names.items()}, "n": n}
 
 
 def compare_results(
