@@ -96,9 +96,8 @@ def _read_qrels(path: Path, queries: dict[str, str], corpus: dict[str, tuple[str
             if line == 1 and fields[0].strip().lower() in ("query-id", "query_id", "qid"):
                 continue  # the header
             if len(fields) < 3:
-                raise DataError(
-                    f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}", path, line
-                )
+                columns = f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}"
+                raise DataError(columns, path, line)
             query_id, doc_id, score = fields[0].strip(), fields[1].strip(), fields[2].strip()
             try:
                 relevance = int(float(score))
@@ -173,10 +172,8 @@ def retrieve(
 
 
 def retrieval_metrics(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> dict[str, float]:
-    """nDCG@10, MAP@100 and Recall@100 (pytrec_eval), each the mean over the queries scored, in [0, 1] (5 decimals).
-
-    As MTEB: the mean is over the queries pytrec_eval scores (those in both the qrels and the run).
-    """
+    """nDCG@10, MAP@100 and Recall@100 (pytrec_eval), each the mean over the queries scored (in both the qrels and
+    the run, as MTEB), in [0, 1] (5 decimals)."""
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.100", "recall.100"})
     per_query = evaluator.evaluate(run)
     if not per_query:

@@ -107,21 +107,11 @@ def paired_test(
     boot = stats.bootstrap(
         (diff,), np.mean, n_resamples=n_resamples, confidence_level=0.95, method="percentile", random_state=rng
     )
-    perm = stats.permutation_test(
-        (diff,),
-        np.mean,
-        permutation_type="samples",  # one sample: each query's sign flipped, i.e. the two models swapped
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        random_state=rng,
-    )
-    return {
-        "queries": len(queries),
-        "diff": mean,
-        "ci_low": float(boot.confidence_interval.low),
-        "ci_high": float(boot.confidence_interval.high),
-        "p": float(perm.pvalue),
-    }
+    # one sample: each query's sign flipped, i.e. the two models swapped
+    options = {"permutation_type": "samples", "n_resamples": n_resamples, "alternative": "two-sided"}
+    perm = stats.permutation_test((diff,), np.mean, **options, random_state=rng)
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    return {"queries": len(queries), "diff": mean, "ci_low": low, "ci_high": high, "p": float(perm.pvalue)}
 
 
 def seed_maps(maps: Sequence[float]) -> dict[str, Any]:

@@ -142,17 +142,11 @@ def evaluate_run(
         )
     skipped_q = coverage["queries"] - coverage["queries_evaluated"]
     if skipped_q or coverage["candidates_missing"]:
+        examples = (coverage["example_missing_queries"] + coverage["example_missing_candidates"])[:3]
         logger.warning(
-            "%s: %d of %d queries skipped (not scored by %s), %d of %d candidates not scored "
-            "(%d relevant, counted as not retrieved); e.g. %s",
-            name or "ranking",
-            skipped_q,
-            coverage["queries"],
-            scored_by,
-            coverage["candidates_missing"],
-            coverage["candidates"],
-            coverage["relevant_candidates_missing"],
-            (coverage["example_missing_queries"] + coverage["example_missing_candidates"])[:3],
+            f"{name or 'ranking'}: {skipped_q} of {coverage['queries']} queries skipped (not scored by {scored_by}), "
+            f"{coverage['candidates_missing']} of {coverage['candidates']} candidates not scored "
+            f"({coverage['relevant_candidates_missing']} relevant, counted as not retrieved); e.g. {examples}"
         )
     metrics, per_query = trec_metrics(qrels, run)
     return RankingResult(metrics, coverage, per_query)

@@ -94,10 +94,8 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
                 )
         name = f"**{benchmark_of(report).corpus}** ([`{report.preset}`]({link_of[report.preset]}))"
         if not findings:
-            sentences.append(
-                f"- {name}: one projection seed and no full-space measures (the report predates them): "
-                "no direction is stated."
-            )
+            old = "one projection seed and no full-space measures (the report predates them): no direction is stated"
+            sentences.append(f"- {name}: {old}.")
             continue
         in_space = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "space"]
         on_maps = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "projection"]
