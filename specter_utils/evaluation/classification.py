@@ -126,11 +126,7 @@ def _label_columns(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def fit_svm_path(
-    X: np.ndarray,
-    y: np.ndarray,
-    Cs: tuple[float, ...] = PAPER_CS,
-    tol: float = DEFAULT_TOL,
-    fit_intercept: bool = True,
+    X: np.ndarray, y: np.ndarray, Cs: tuple[float, ...] = PAPER_CS, tol: float = DEFAULT_TOL, fit_intercept: bool = True
 ) -> list[np.ndarray]:
     """Weights (features + bias row unless ``fit_intercept=False``, one column per one-vs-rest class) of
     liblinear's squared-hinge SVM at each C."""
@@ -144,11 +140,7 @@ CV_SCORINGS = ("accuracy", "f1_macro")  # accuracy: the protocol's (GridSearchCV
 
 
 def cv_scores(
-    X: np.ndarray,
-    y: np.ndarray,
-    Cs: tuple[float, ...] = PAPER_CS,
-    tol: float = DEFAULT_TOL,
-    fit_intercept: bool = True,
+    X: np.ndarray, y: np.ndarray, Cs: tuple[float, ...] = PAPER_CS, tol: float = DEFAULT_TOL, fit_intercept: bool = True
 ) -> tuple[dict[str, dict[float, float]], dict[str, int]]:
     """Mean accuracy and mean macro-F1 over stratified 3 folds of every ``C`` (``{scoring: {C: score}}``), all folds
     solved together along the ``C`` path, and the solver's step counts."""

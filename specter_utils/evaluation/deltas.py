@@ -223,10 +223,7 @@ def heads_delta_label(encoder: Any, length: Any, papers: Any, head: str, trainin
 
 
 def heads_deltas(
-    rows: Sequence[Mapping[str, Any]],
-    task: str = "mag",
-    n_resamples: int = 2_000,
-    seed: int = 0,
+    rows: Sequence[Mapping[str, Any]], task: str = "mag", n_resamples: int = 2_000, seed: int = 0
 ) -> list[Delta]:
     """Each classifier of notebook 08 against a frozen head of the same encoder, length and training papers, on
     macro-F1 by :func:`seeds_f1_delta` (seeds and papers resampled): a frozen head or the SVM against the frozen

@@ -219,11 +219,7 @@ def _prompted(paper: Paper, prompt: str) -> Paper:
 
 
 def evaluate_model_beir(
-    run: ModelRun,
-    data_dir: str | Path,
-    cache_dir: str | Path,
-    split: str = "test",
-    ignore_identical_ids: bool = True,
+    run: ModelRun, data_dir: str | Path, cache_dir: str | Path, split: str = "test", ignore_identical_ids: bool = True
 ) -> dict[str, Any]:
     """MTEB's retrieval scores of ``run.model`` on a BEIR folder: ``ndcg_at_10``, ``map_at_100``, ``recall_at_100``
     in [0, 1], then ``config`` (data, model, length, prompts, similarity, timings)."""

@@ -124,11 +124,7 @@ def seed_maps(maps: Sequence[float]) -> dict[str, Any]:
 
 
 def compare_rows(
-    rows: Sequence[RowScores],
-    references: Sequence[str],
-    tasks: Sequence[str],
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    rows: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Every row's MAP (mean, spread over seeds) and its paired test against each reference row."""
     by_name = {row.name: row for row in rows}

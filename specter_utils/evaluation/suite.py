@@ -73,9 +73,7 @@ def _load(source: EmbeddingSource, cache: dict[str, EmbeddingSet]) -> EmbeddingS
     return cache[key]
 
 
-def _embedding_sources(
-    embeddings: EmbeddingSource | Mapping[str, EmbeddingSource],
-) -> dict[str, EmbeddingSource]:
+def _embedding_sources(embeddings: EmbeddingSource | Mapping[str, EmbeddingSource]) -> dict[str, EmbeddingSource]:
     """``{group: source}`` for the groups given (one source for all, or a dict by group name)."""
     if isinstance(embeddings, Mapping):
         out = {}

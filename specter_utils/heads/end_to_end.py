@@ -30,14 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from sklearn.metrics import f1_score
-from transformers import (
-    EarlyStoppingCallback,
-    PrinterCallback,
-    Trainer,
-    TrainerCallback,
-    TrainingArguments,
-    set_seed,
-)
+from transformers import EarlyStoppingCallback, PrinterCallback, Trainer, TrainerCallback, TrainingArguments, set_seed
 
 from specter_utils.config import EmbedConfig, EndToEndConfig, HeadsConfig
 from specter_utils.data.records import Paper

@@ -21,13 +21,7 @@ from specter_utils.io import read_json
 from specter_utils.layout import TRAIN_CONFIG_FILE
 from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation import labels
-from specter_utils.presentation.tables import (
-    HEADERS,
-    PAPER_ABLATION_ROWS,
-    PAPER_TABLE1,
-    TABLE2_COLUMNS,
-    metric_row,
-)
+from specter_utils.presentation.tables import HEADERS, PAPER_ABLATION_ROWS, PAPER_TABLE1, TABLE2_COLUMNS, metric_row
 from specter_utils.runs import corpus_label
 from specter_utils.tasks import CLASSIFICATION, RANKING_CITATION_FIRST, tasks_of
 

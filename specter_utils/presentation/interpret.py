@@ -25,12 +25,7 @@ from typing import Any
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.deltas import Delta, heads_delta_label
-from specter_utils.evaluation.hierarchical import (
-    adjust_family,
-    is_hierarchical,
-    reading_sentence,
-    verdict,
-)
+from specter_utils.evaluation.hierarchical import adjust_family, is_hierarchical, reading_sentence, verdict
 from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation.tables import (
     HEADERS,
@@ -237,10 +232,7 @@ def _classification_vs_tfidf(rows: Mapping[str, Mapping[str, float]], tfidf: str
 
 
 # ---------------------------------------------------------------- notebook 06: Figure 2
-SPACE_WHAT = {
-    "knn_agreement": "k-NN topic agreement",
-    "silhouette": "silhouette by class",
-}
+SPACE_WHAT = {"knn_agreement": "k-NN topic agreement", "silhouette": "silhouette by class"}
 PROJECTION_NAMES = {"tsne": "t-SNE", "umap": "UMAP"}
 KNEE = "1"  # the eps factor of the knee rule itself (analysis.geometry: factors keyed by f"{factor:g}")
 
