@@ -59,9 +59,5 @@ def score_tasks(
     table = [
         {"task": t.name, "format": t.type, "metric": t.main_score, "score": results[t.name]["score"]} for t in tasks
     ]
-    return {
-        "tasks": results,
-        "formats": formats,
-        "average": _mean([r["score"] for r in results.values()]),
-        "table": table,
-    }
+    average = _mean([r["score"] for r in results.values()])
+    return {"tasks": results, "formats": formats, "average": average, "table": table}
