@@ -1,15 +1,9 @@
 """MTEB as a client: a project model through MTEB's own evaluators, on tasks read from local files, offline.
 
 Two task builders turn local data into MTEB tasks (mteb 2.x: an ``AbsTask`` subclass with a ``TaskMetadata`` and a
-``load_data`` that fills ``self.dataset``):
-
-- :func:`local_retrieval_task`: a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``, read by
-  :func:`evaluation.beir.read_beir_dir`) as an ``AbsTaskRetrieval``: MTEB joins a document's title and text with a
-  space and ranks by the model's similarity; main score ``ndcg_at_10``;
-- :func:`local_classification_task`: a single-label classification task of a SciRepEval-format folder
-  (``tasks.jsonl``; :mod:`evaluation.formats.tasks`) as an ``AbsTaskClassification``: MTEB fits its evaluator model
-  (logistic regression, ``max_iter=100``) on ``n_experiments`` undersampled training sets of ``samples_per_label``
-  papers per label and averages; main score ``f1`` (macro).
+``load_data`` that fills ``self.dataset``): a BEIR folder as an ``AbsTaskRetrieval`` (main score ``ndcg_at_10``) and
+a single-label classification task of a SciRepEval-format folder as an ``AbsTaskClassification``, on which MTEB fits
+logistic regression (``max_iter=100``) to undersampled training sets (main score ``f1``, macro).
 
 :func:`run_mteb` loads the model the way the project loads every model (:func:`models.build_model`) and hands it
 and the tasks to ``mteb.evaluate``, whose result files land in ``out_dir/results/<model>/<revision>/<task>.json``.

@@ -1,13 +1,9 @@
 """Compare models over the same queries: mean and spread over seeds, and a paired test per query.
 
-A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task:
-- the row's MAP is the mean over seeds of each seed's MAP, with the spread (sample standard deviation
-  and min-max) over seeds;
-- against a reference row, each query's AP is first averaged over the row's seeds (and over the
-  reference's), then the per-query differences are tested with scipy: a paired sign-flip permutation
-  test (``scipy.stats.permutation_test``, ``permutation_type="samples"``) for the p-value, and a
-  bootstrap percentile interval (``scipy.stats.bootstrap``) of the mean difference.
-Only queries that every compared file covers enter a comparison (with full coverage: all of them).
+A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task the row's
+MAP is the mean over seeds of each seed's MAP, with the spread over seeds; against a reference row, each query's AP
+is first averaged over the row's seeds (and over the reference's), then the per-query differences are tested
+(:func:`paired_test`). Only queries that every compared file covers enter a comparison.
 """
 
 from __future__ import annotations

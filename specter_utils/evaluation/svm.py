@@ -176,11 +176,8 @@ class PathSolver:
     def _gram_direction(
         self, C: float, G: np.ndarray, todo: np.ndarray, factors: dict[int, Any]
     ) -> tuple[np.ndarray, int]:
-        """``(I + 2C X_A'X_A) D = -G`` per column: CG over the Gram matrix, preconditioned by a Cholesky factor.
-
-        A column's factor is recomputed when CG over its old factor needed more than
-        ``GRAM_REFACTOR_STEPS`` steps (a factorisation costs about that many CG steps).
-        """
+        """``(I + 2C X_A'X_A) D = -G`` per column: CG over the Gram matrix, preconditioned by a Cholesky factor,
+        recomputed when CG over the old one needed more than ``GRAM_REFACTOR_STEPS`` steps (about its cost)."""
         assert self.gram is not None
         d = G.shape[0]
         D = np.zeros_like(G)
@@ -239,13 +236,8 @@ class PathSolver:
                 break  # no progress possible at this precision
             self.W += step
             F += (t.astype(np.float32) * Z).astype(np.float32)
-        logger.debug(
-            "C=%g: %.2fs, %s, gram=%s",
-            C,
-            time.perf_counter() - started,
-            {k: v - before[k] for k, v in self.stats.__dict__.items()},
-            self.gram is not None,
-        )
+        spent = {k: v - before[k] for k, v in self.stats.__dict__.items()}
+        logger.debug("C=%g: %.2fs, %s, gram=%s", C, time.perf_counter() - started, spent, self.gram is not None)
         return self.W.copy()
 
 

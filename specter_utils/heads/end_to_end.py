@@ -1,16 +1,9 @@
 """Classification heads trained end to end: the encoder fine-tuned through the head with cross-entropy.
 
-``train_end_to_end(config, run, papers, splits)`` reads top to bottom as the training entry point does:
-1. model: the sentence-transformers encoder (``models.build_model``) and a head (``frozen.build_head``) in
-   one ``nn.Module``, whose ``forward`` returns the cross-entropy loss, the logits and the embeddings;
-2. data: ``title [SEP] abstract`` texts and class ids, tokenised per batch by a collator;
-3. loss: cross-entropy, inside the module's ``forward``;
-4. arguments: AdamW (encoder and head at their own learning rates), linear decay, seeded order;
-5. evaluation: macro-F1 over the whole validation split (``compute_metrics`` sees every row at once);
-6. trainer: ``transformers.Trainer`` with ``EarlyStoppingCallback`` on that macro-F1;
-7. train: the best validation checkpoint is restored at the end (``load_best_model_at_end``);
-8. score on the whole test split and save the encoder as a sentence-transformers model
-   (``<out>/model``, loadable by ``specter-utils embed --model``) and the head (``<out>/head``).
+``train_end_to_end`` reads top to bottom in the training entry point's numbered steps: model, data, loss,
+arguments, evaluation (macro-F1 over the whole validation split), trainer, train (the best validation checkpoint
+restored), then score on the whole test split and save the encoder as a sentence-transformers model
+(``<out>/model``, loadable by ``specter-utils embed --model``) and the head (``<out>/head``).
 
 The Trainer switches the whole module, head included, between train mode (dropout on, BatchNorm on
 batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains.

@@ -35,6 +35,7 @@ from specter_utils.presentation.tables import (
     TABLE1_COLUMNS,
     TABLE2_COLUMNS,
     mean_sd,
+    mean_sd_text,
     metric_row,
 )
 from specter_utils.tasks import CLASSIFICATION, TASKS
@@ -321,8 +322,8 @@ def interpret_geometry(analysis: Mapping[str, Any], base: str = "base", trained:
         b, t = scores[base], scores[trained]
         m = f["measure"]
         lead = (
-            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {b[m]:.2f}{_sd(b, m)}, "
-            f"{trained} {t[m]:.2f}{_sd(t, m)}; "
+            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {mean_sd_text(b, m)}, "
+            f"{trained} {mean_sd_text(t, m)}; "
         )
         if test.get("p") is None:
             reading = f"one seed, Δ {_fmt(test['diff'])}: no interval, so no difference is stated"
@@ -343,11 +344,6 @@ def interpret_geometry(analysis: Mapping[str, Any], base: str = "base", trained:
     return "\n".join(lines)
 
 
-def _sd(scores: Mapping[str, Any], measure: str) -> str:
-    sd = scores.get(f"{measure}_sd")
-    return f" ± {sd:.2f}" if sd is not None else ""
-
-
 # ---------------------------------------------------------------- notebook 07: Tables 2 and 3
 # No hard negatives under in-batch negatives (the run's recipe) and under the paper's triplet loss (against the
 # paper's recipe with hard negatives): the pair that tests why the first disagrees with the paper
@@ -358,11 +354,10 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
     """What removing hard negatives does under the two losses (``(Δ all, shown sign, against)`` each), and whether
     that supports the explanation that in-batch negatives stand in for the one mined hard negative."""
     (d_batch, s_batch, ref_batch), (d_triplet, s_triplet, ref_triplet) = in_batch, triplet
-    shown = {1: "higher", -1: "lower", 0: "no difference detected"}
     lead = (
         f"- **hard negatives under two losses**: without them the average moves {_fmt(d_batch, 2)} with in-batch "
-        f"negatives (against {ref_batch}: {shown[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
-        f"(against {ref_triplet}: {shown[s_triplet]})."
+        f"negatives (against {ref_batch}: {VERDICT[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
+        f"(against {ref_triplet}: {VERDICT[s_triplet]})."
     )
     if s_triplet < 0 and s_batch >= 0:
         reading = (

@@ -297,10 +297,7 @@ def ablation_table_seeds(
         record["paper (CLS / USR / CITE / REC / all)"] = " / ".join(f"{v:.1f}" for v in paper) if paper else ""
         records.append(record)
     frame = pd.DataFrame.from_records(records).set_index("row")
-    lines = ["| " + " | ".join(["row", *frame.columns]) + " |", "|" + "---|" * (len(frame.columns) + 1)]
-    for index, row in frame.iterrows():
-        lines.append("| " + " | ".join([str(index), *(str(v) for v in row)]) + " |")
-    text = "\n".join(lines)
+    text = to_markdown(frame, drop_empty=False)
     test_text = (
         "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
         "two-sided sign-flip permutation p."
