@@ -94,10 +94,8 @@ def sample_labelled(
     max_classes: int | None = None,
     seed: int = 0,
 ) -> LabelledSample:
-    """Draw up to ``max_papers`` labelled papers present in every embedding set, uniformly at random.
-
-    ``max_classes`` keeps only the most frequent classes (ties by name) so colours stay legible.
-    """
+    """Draw up to ``max_papers`` labelled papers present in every embedding set, uniformly at random;
+    ``max_classes`` keeps only the most frequent classes (ties by name) so colours stay legible."""
     common = [pid for pid in sorted(labels) if all(pid in es for es in embedding_sets.values())]
     if max_classes is not None:
         counts = Counter(labels[pid] for pid in common)

@@ -197,14 +197,9 @@ def classify(
     variant: str = "sklearn",
     scoring: str = "accuracy",
 ) -> ClassificationResult:
-    """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals.
-
-    Args:
-        tol: the stopping tolerance; None: the variant's (sklearn 1e-4, lightning 1e-3).
-        variant: ``sklearn`` (regularised intercept, the default) or ``lightning`` (no intercept), see
-            ``SVM_VARIANTS`` and the module docstring.
-        scoring: the CV score that chooses C: ``accuracy`` (the protocol) or ``f1_macro``. The same CV's choice by
-            macro-F1 is refitted too and kept in ``by_macro_f1`` (the same C when ``scoring="f1_macro"``).
+    """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals. ``tol`` None: the
+    ``variant``'s (``SVM_VARIANTS``). ``scoring`` chooses C (``accuracy``: the protocol's, or ``f1_macro``); the same
+    CV's choice by macro-F1 is refitted too and kept in ``by_macro_f1``.
     """
     if variant not in SVM_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(SVM_VARIANTS)}, got {variant!r}")

@@ -122,11 +122,9 @@ def cached_embeddings(
     progress: bool = True,
     info: dict[str, Any] | None = None,
 ) -> CachedEmbedding:
-    """Vectors of ``papers`` from ``path``; those it lacks are embedded (``load()`` gives the encoder) and added.
-
-    The file is reused only when its meta names the same model path and extra ``info`` (prompt, recipe);
-    otherwise a DataError says to delete it. The grown file is written as one set, atomically.
-    """
+    """Vectors of ``papers`` from ``path``; those it lacks are embedded (``load()`` gives the encoder) and added,
+    the file rewritten atomically. It is reused only when its meta names the same model path and ``info``
+    (prompt, recipe); otherwise a DataError says to delete it."""
     have: EmbeddingSet | None = None
     if sidecar_paths(path)["meta"].exists():
         have = read_embeddings_fast(path)

@@ -230,11 +230,8 @@ def score_rankers(
     data: RankerData | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each ranker of ``names`` on every ranking task present (of ``tasks``, folder names), shaped as
-    ``suite.evaluate``'s result: ``{"cite": {"map", "ndcg"}, ..., "coverage", "details", "skipped", "config"}``.
-
-    ``details[task]["per_query_ap"]`` holds each query's AP x 100 (trec_eval's, as ``evaluation.paired`` reads it for
-    embeddings). Tasks of another kind are listed under ``skipped`` (no value, not 0). A ranker the folder has no data for gives
-    ``{"skipped": {"ranker": reason}, "config": ...}`` and no metric.
+    ``suite.evaluate``'s result, with each query's AP x 100 in ``details[task]["per_query_ap"]`` and tasks of another
+    kind under ``skipped``. A ranker the folder has no data for gives ``{"skipped": {"ranker": reason}, "config"}``.
     """
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")

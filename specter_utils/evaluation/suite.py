@@ -211,14 +211,10 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate embeddings on a SCIDOCS-layout directory; see the module docstring for the result.
 
-    Args:
-        embeddings: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": ..,
-            "recomm": ..}`` like the original's three files (a group left out skips its tasks).
-        tasks: directory names or result keys; default every task whose files are present (the
-            others are skipped, saying so). A requested task with a missing file is an error.
-        n_jobs: threads for the two classification tasks (2 runs MAG and MeSH side by side).
-        svm_variant: ``sklearn`` (docs/protocol.md's LinearSVC, the default) or ``lightning`` (the released code's:
-            no intercept, tol 1e-3); see ``evaluation.classification``.
+    ``embeddings``: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": .., "recomm": ..}``
+    like the original's three files (a group left out skips its tasks). ``tasks``: directory names or result keys;
+    default every task whose files are present (the others skipped, saying so). ``n_jobs``: threads for the two
+    classification tasks. ``svm_variant``: ``sklearn`` or ``lightning`` (``evaluation.classification``).
     """
     started = time.perf_counter()
     if split not in EVAL_SPLITS:

@@ -53,11 +53,8 @@ def show(fig) -> None:
 
 
 def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per logged step: training loss, validation loss and validation triplet accuracy (where logged).
-
-    Accuracy columns are the eval keys ending in ``accuracy`` (e.g. ``eval_val_euclidean_accuracy``),
-    whatever the evaluator calls them.
-    """
+    """One row per logged step: training loss, validation loss and validation triplet accuracy (where logged): the
+    eval keys ending in ``accuracy``, whatever the evaluator calls them."""
     rows: dict[float, dict[str, float]] = {}
     for entry in log_history:
         step = entry.get("step", entry.get("epoch"))
@@ -78,9 +75,8 @@ def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train_dir: str | Path | None = None):
-    """Loss (training and validation) and validation triplet accuracy against the optimiser step.
-
-    The loss axis names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
+    """Loss (training and validation) and validation triplet accuracy against the optimiser step; the loss axis
+    names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
     config_file = Path(train_dir) / TRAIN_CONFIG_FILE if train_dir is not None else None
     train_config = read_json(config_file) if config_file is not None and config_file.is_file() else None
     frame = training_curves_frame(log_history)
@@ -160,11 +156,8 @@ def triplet_counts_frame(mining: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[str, ...] = PAPER_REFERENCE_ROWS):
-    """Grouped bars: every metric of this run for each model, beside the paper's Table 1 rows (hatched).
-
-    Only the metrics this run has are drawn; the paper's bars are on the real SCIDOCS, so they are a
-    reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
-    """
+    """Grouped bars: every metric of this run for each model, beside the paper's Table 1 rows (hatched: on the real
+    SCIDOCS, a reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself)."""
     ours = {model: labels.classification_columns(metric_row(result), result) for model, result in results.items()}
     own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))  # e.g. journal F1
     metrics = own + [h for h in HEADERS if any(h in row for row in ours.values())]
@@ -210,13 +203,11 @@ def ablation_seed_chart(
     statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None, reference: str = "specter"
 ):
     """Table 2 as differences: one panel per Table 2 group present (and "all" where there are several), one line
-    per row.
-
-    A filled dot is the row's mean minus the mean of the row it is tested against (``statistics["compared_to"]``,
+    per row. A filled dot is the row's mean minus the mean of the row it is tested against (``statistics["compared_to"]``,
     else ``reference``), over seeds, with a bar of ± the larger of the two seed sds: a dot whose bar crosses 0 is
     no difference. A hollow diamond of the same colour is the paper's difference for the same group (its row minus
     the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
-    directions, not sizes. Each point is labelled with its value. Each row keeps one colour in every panel.
+    directions, not sizes.
     """
     groups = statistics["groups"]
     paper_rows = dict(paper_rows or {})

@@ -170,8 +170,6 @@ def interpret_table1(
 ) -> str:
     """Notebook 05: the trained model against its base per metric (with the paired CI where ``deltas`` has one),
     against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random.
-
-    ``results``: ``{model: suite.evaluate result}``; ``deltas``: ``evaluation.deltas`` of rows against ``base``.
     """
     rows = {name: metric_row(result) for name, result in results.items()}
     lines = []
@@ -523,9 +521,8 @@ SVM_COMBINED_PREFIX = "standardised + "  # the variant that combines the single 
 
 
 def interpret_svm_gap(gap: Mapping[str, Mapping[str, Any]], min_gap: float = 0.5) -> str:
-    """Why the SVM and the linear head disagree, from the measured variants (``workflow.heads.svm_gap``).
-
-    Per encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
+    """Why the SVM and the linear head disagree, from the measured variants (``workflow.heads.svm_gap``). Per
+    encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
     the head's seed spread (or under ``min_gap`` points) it is no difference. Otherwise the single change of the
     SVM protocol that moves it most and the share of the gap it closes, the classes the protocol's SVM never
     predicts, and whether all changes together reach the head.

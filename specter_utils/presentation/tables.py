@@ -71,14 +71,11 @@ def comparison_table(
     paper_rows: Iterable[str] | None = tuple(PAPER_TABLE1),
     name: str = "ours",
 ) -> pd.DataFrame:
-    """Our row(s) then the paper's, Table 1 columns, and averages.
+    """Our row(s) then the paper's, Table 1 columns, and averages. ``results``: one :func:`evaluate` result (shown as
+    ``name``, with its ``rankers`` rows) or ``{model name: result}``; a ranker without a metric gives no row.
 
-    ``results`` is one :func:`evaluate` result (shown as ``name``, with the rows of its ``rankers`` key) or
-    ``{model name: result}``, ranker rows
-    (``evaluation.rankers``) included under their labels; a ranker without a metric (skipped) gives no row.
-    ``avg`` is the mean over the metrics our embedding rows have (the same columns for every row, so rows are
-    comparable when some tasks are absent); a ranker row has no classification value, so it has no ``avg`` (NaN)
-    and does not narrow the columns the others average. ``paper avg`` is the paper's own 12-metric average.
+    ``avg`` is the mean over the metrics every embedding row has (so rows stay comparable when some tasks are
+    absent); a ranker row has no ``avg`` (NaN) and does not narrow those columns. ``paper avg`` is the paper's own.
     """
     if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
         results = {name: results, **(results.get("rankers") or {})}
@@ -410,10 +407,8 @@ ROW_KEYS = ("encoder", "max_length", "train_papers", "head", "training")
 
 
 def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1") -> pd.DataFrame:
-    """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std over seeds.
-
-    The SVM is deterministic: its one value is shown in every seed column.
-    """
+    """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std
+    over seeds; the deterministic SVM's one value is shown in every seed column."""
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
     grouped: dict[tuple, dict[Any, float]] = {}
     for r in rows:

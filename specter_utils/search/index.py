@@ -167,11 +167,9 @@ class PaperIndex:
         update: bool = False,
         source: str | None = None,
     ) -> dict[str, int]:
-        """Add papers (rows of ``vectors``) without a rebuild; counts of ``added`` and ``updated`` papers.
-
-        A paper already indexed is a DataError unless ``update``, which replaces its vector and title.
-        IVF kinds keep their trained lists: :meth:`retrain_due` says when the growth calls for a rebuild.
-        """
+        """Add papers (rows of ``vectors``) without a rebuild; counts of ``added`` and ``updated`` papers. A paper
+        already indexed is a DataError unless ``update``, which replaces it. IVF kinds keep their trained lists:
+        :meth:`retrain_due` says when the growth calls for a rebuild."""
         if len(ids) != len(vectors):
             raise DataError(f"{len(ids)} ids but {len(vectors)} vectors", source)
         if len(vectors) and np.asarray(vectors).shape[1] != self.dim:
@@ -331,10 +329,8 @@ def build_index_chunks(
     info: dict[str, Any] | None = None,
     threads: int | None = None,
 ) -> PaperIndex:
-    """Index vectors given in chunks (row order = ``ids``), so memory holds one chunk beside the index.
-
-    ``train`` is a random sample of at least :func:`train_size` rows (IVF kinds; ignored by the others).
-    """
+    """Index vectors given in chunks (row order = ``ids``), so memory holds one chunk beside the index; ``train``
+    is a random sample of at least :func:`train_size` rows (IVF kinds; ignored by the others)."""
     faiss = load_faiss()
     n, dim = len(ids), (train.shape[1] if train is not None and train.ndim == 2 else None)
     chosen = choose_kind(kind, n)

@@ -40,10 +40,8 @@ def embed_query(
     max_length: int | None = None,
     device: str | None = None,
 ) -> np.ndarray:
-    """Embed ``(title, abstract)`` pairs with the index's model, pooling and maximum length.
-
-    An explicit ``model``/``pooling``/``max_length`` that differs from the index is a DataError.
-    """
+    """Embed ``(title, abstract)`` pairs with the index's model, pooling and maximum length; an explicit
+    ``model``/``pooling``/``max_length`` that differs from the index is a DataError."""
     settings = index.settings
     for title, abstract in texts:
         if not (title or "").strip() and not (abstract or "").strip():

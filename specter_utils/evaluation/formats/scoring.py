@@ -29,9 +29,7 @@ def score_tasks(
     n_jobs: int = 1,
 ) -> dict[str, Any]:
     """Score each task with ``embeddings`` (one set for every task, or a set per task name, as a model embeds
-    each task's ``fields``):
-
-    ``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
+    each task's ``fields``): ``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
     main_score, tasks}}, "average": mean over tasks, "table": [row per task]}``; values x 100 as SciRepEval."""
     results: dict[str, dict[str, Any]] = {}
     for task in tasks:
