@@ -56,7 +56,6 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
         "|---|---|---|---|---|---|---|---|",
     ]
     sentences = []
-    paper_h = PAPER_FIGURE2["SPECTER"]["homogeneity"] - PAPER_FIGURE2["SciBERT"]["homogeneity"]
     for report in reports:
         rows = figure2_rows(report)
         if not rows:
@@ -108,8 +107,6 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
             paper = "the full space goes against the paper's direction (a more topic-homogeneous space after training)"
         else:
             paper = "the full space neither confirms nor contradicts the paper's direction as a whole"
-        if paper_h <= 0:
-            paper = "the paper shows no rise in homogeneity"
         seeds = len(analysis.get("projection_seeds") or [])
         length = training_length(report)
         sentences.append(
@@ -117,25 +114,16 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
             f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
     if compact and len(space_lines) > 2:
-        return "\n".join(
-            [
-                "Trained against base in the full space (no projection): each model's mean over the papers, the "
-                "difference paired paper by paper (95% bootstrap interval, p), higher or lower only where the "
-                "Holm-adjusted p is under 0.05. The maps' DBSCAN scores beside the paper's: "
-                "[docs/results.md](docs/results.md#figure-2-the-embedding-space-notebook-06).",
-                "",
-                *space_lines,
-            ]
+        lead = (
+            "Trained against base in the full space (no projection): each model's mean over the papers, the "
+            "difference paired paper by paper (95% bootstrap interval, p), higher or lower only where the "
+            "Holm-adjusted p is under 0.05. The maps' DBSCAN scores beside the paper's: "
+            "[docs/results.md](docs/results.md#figure-2-the-embedding-space-notebook-06)."
         )
+        return "\n".join([lead, "", *space_lines])
     if len(space_lines) == 2 and len(map_lines) == 2:
-        return "\n".join(
-            [
-                *map_lines,
-                *(_paper_figure2_rows()),
-                "",
-                "No report holds notebook 06's metrics yet; the rows above are the paper's.",
-            ]
-        )
+        none = "No report holds notebook 06's metrics yet; the rows above are the paper's."
+        return "\n".join([*map_lines, *_paper_figure2_rows(), "", none])
     return "\n".join(
         [
             "In the full space (no projection, no eps): each model's mean over the papers, and trained − base paired "
