@@ -100,9 +100,7 @@ def evidence(ci: tuple[float, float] | None) -> int:
 def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A projection comparison (``analysis.geometry.seed_difference``) as the one test reads it; None with under 2
     seeds."""
-    if not test or test.get("seeds", 0) < 2:
-        return None
-    return dict(test)
+    return dict(test) if test and test.get("seeds", 0) >= 2 else None
 
 
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
@@ -450,13 +448,13 @@ def interpret_ablations(
 
 
 # ---------------------------------------------------------------- notebook 08: heads
-def _heads_sentence(row: str, reference: str, what: str, diff: float, delta: Delta | None) -> str:
+def _heads_sentence(where: str, row: str, reference: str, what: str, diff: float, delta: Delta | None) -> str:
     """One heads comparison by the one rule where its test is there (``heads_deltas``), else the bare difference."""
     if delta is not None and delta.method:
-        return reading_sentence(row, reference, what, delta, units="test papers")
+        return f"- {where}: " + reading_sentence(row, reference, what, delta, units="test papers")
     return (
-        f"{row} is {_fmt(diff)} against {reference} on {what}; no paired test (the rows carry no predictions), so "
-        "nothing is read from it."
+        f"- {where}: {row} is {_fmt(diff)} against {reference} on {what}; no paired test (the rows carry no "
+        "predictions), so nothing is read from it."
     )
 
 
@@ -489,26 +487,20 @@ def interpret_heads(
             )
             what = f"{label} (SVM {svm:.2f}, linear head {linear_text})"
             delta = tests.get(heads_delta_label(*group, SVM_HEAD, "frozen", "linear"))
-            lines.append(f"- {where}: " + _heads_sentence("the linear SVM", "the linear head", what, svm - mean, delta))
+            lines.append(_heads_sentence(where, "the linear SVM", "the linear head", what, svm - mean, delta))
         for head, values in frozen.items():
             if head in (SVM_HEAD, "linear") or not linear:
                 continue
             diff = mean_sd(values)[0] - mean_sd(linear)[0]
             delta = tests.get(heads_delta_label(*group, head, "frozen", "linear"))
-            lines.append(
-                f"- {where}: " + _heads_sentence(f"the frozen {head} head", "the linear head", label, diff, delta)
-            )
+            lines.append(_heads_sentence(where, f"the frozen {head} head", "the linear head", label, diff, delta))
         for (enc, ln, pp, training, head), values in groups.items():
             if (enc, ln, pp) != (encoder, length, papers) or training != "end to end" or head not in frozen:
                 continue
             diff = mean_sd(values)[0] - mean_sd(frozen[head])[0]
             delta = tests.get(heads_delta_label(*group, head, "end to end", head))
-            lines.append(
-                f"- {where}: "
-                + _heads_sentence(
-                    f"the {head} head trained end to end", "the same head on the frozen encoder", label, diff, delta
-                )
-            )
+            row, reference = f"the {head} head trained end to end", "the same head on the frozen encoder"
+            lines.append(_heads_sentence(where, row, reference, label, diff, delta))
     return "\n".join(lines)
 
 
