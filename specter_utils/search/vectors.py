@@ -41,9 +41,7 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 def vector_settings(info: dict[str, Any], dim: int) -> dict[str, Any]:
     """The settings of an embeddings file that decide its vectors (missing ones are None)."""
-    settings = {key: info.get(key) for key in VECTOR_KEYS}
-    settings["dim"] = dim
-    return settings
+    return {**{key: info.get(key) for key in VECTOR_KEYS}, "dim": dim}
 
 
 def check_settings(index_settings: dict[str, Any], query_settings: dict[str, Any], what: str) -> None:
