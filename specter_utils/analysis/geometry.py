@@ -214,11 +214,7 @@ def seed_difference(values: list[float], reference: list[float], n_resamples: in
     return {
         **out,
         "sd": float(diffs.std(ddof=1)),
-        "ci_low": test.ci_low,
-        "ci_high": test.ci_high,
-        "p": test.p,
-        "method": test.method,
-        "n_resamples": test.n_resamples,
+        **{key: getattr(test, key) for key in ("ci_low", "ci_high", "p", "method", "n_resamples")},
         "spread": max(float(np.std(values, ddof=1)), float(np.std(reference, ddof=1))),
         "same_sign": bool(np.all(diffs > 0) or np.all(diffs < 0)),
     }
@@ -330,13 +326,8 @@ def analyse_embeddings(
         scores[method], grid[method], versus[method] = {}, {}, {}
         for model in models:
             knee = [run["1"] for run in runs[model]]
-            scores[method][model] = {
-                **_summary(knee, SEED_MEASURES),
-                "min_samples": knee[0]["min_samples"],
-                "n_points": knee[0]["n_points"],
-                "n_classes": knee[0]["n_classes"],
-                "seeds": seeds,
-            }
+            counts = {k: knee[0][k] for k in ("min_samples", "n_points", "n_classes")}
+            scores[method][model] = {**_summary(knee, SEED_MEASURES), **counts, "seeds": seeds}
             grid[method][model] = {
                 f"{f:g}": _summary(
                     [run[f"{f:g}"] for run in runs[model]], ("homogeneity", "completeness", "noise_fraction")
