@@ -253,16 +253,10 @@ def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: 
         for measure in ("homogeneity", "completeness"):
             grid = {factor: projection_test(t[measure]) for factor, t in tests.items()}
             grid_tests += [t for t in grid.values() if t]
-            findings.append(
-                {
-                    "kind": "projection",
-                    "method": method,
-                    "measure": measure,
-                    "what": f"{PROJECTION_NAMES.get(method, method)} {measure}",
-                    "test": projection_test(tests[KNEE][measure]) or dict(tests[KNEE][measure]),
-                    "tests": grid,
-                }
-            )
+            what = f"{PROJECTION_NAMES.get(method, method)} {measure}"
+            test = projection_test(tests[KNEE][measure]) or dict(tests[KNEE][measure])
+            entry = {"kind": "projection", "method": method, "measure": measure}
+            findings.append({**entry, "what": what, "test": test, "tests": grid})
     knee = [f["test"] for f in findings if is_hierarchical(f["test"])]
     if knee:
         adjust_family(knee)

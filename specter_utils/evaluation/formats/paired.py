@@ -120,14 +120,10 @@ def compare_task(
     papers paired); without per-item scores or with fewer than two paired items, ``delta`` is None and ``reason``
     says why."""
     supervised = row["type"] in (CLASSIFICATION, REGRESSION)
-    entry: dict[str, Any] = {
-        "type": row["type"],
-        "multi_label": bool(row.get("multi_label")),
-        "metric": row["main_score"],
-        "score": row["score"],
-        "reference_score": reference["score"],
-        "unit": "papers" if supervised else "queries",
-    }
+    kind = {"type": row["type"], "multi_label": bool(row.get("multi_label")), "metric": row["main_score"]}
+    unit = "papers" if supervised else "queries"
+    scores = {"score": row["score"], "reference_score": reference["score"], "unit": unit}
+    entry: dict[str, Any] = {**kind, **scores}
     key = "per_paper" if supervised else "per_query"
     if key not in row or key not in reference:
         return {**entry, "delta": None, "n": 0, "reason": f"a result without {key} (scored before it was kept)"}

@@ -37,14 +37,9 @@ def score_tasks(
         vectors = embeddings if isinstance(embeddings, EmbeddingSet) else embeddings[task.name]
         evaluate = EVALUATORS.get(task.type)  # each format module registers its evaluator
         scored = evaluate(task, data[task.name], vectors, query_embeddings=query_embeddings, n_jobs=n_jobs)
-        results[task.name] = {
-            "type": task.type,
-            "multi_label": task.multi_label,
-            "description": task.description,
-            "main_score": task.main_score,
-            "score": scored["metrics"][task.main_score],
-            **scored,
-        }
+        about = {"type": task.type, "multi_label": task.multi_label, "description": task.description}
+        score = scored["metrics"][task.main_score]
+        results[task.name] = {**about, "main_score": task.main_score, "score": score, **scored}
     formats: dict[str, dict[str, Any]] = {}
     for name in FORMATS:
         members = [t for t in tasks if t.type == name]
