@@ -53,11 +53,10 @@ def make_run(
 ) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
     """The trec run ``{query: {candidate: score}}`` and the coverage counts."""
     index = {pid: i for i, pid in enumerate(embeddings.ids)}
-    pairs_q: list[int] = []
-    pairs_c: list[int] = []
+    pairs: list[tuple[int, int]] = []  # (query row, candidate row) of each scored (query, candidate) in keys
     keys: list[tuple[str, str]] = []
     missing_queries: list[str] = []
-    missing_candidates: list[tuple[str, str]] = []
+    missing_docs: list[str] = []
     relevant_missing = 0
     for query, docs in qrels.items():
         q_row = index.get(query)
@@ -67,18 +66,17 @@ def make_run(
         for doc, rel in docs.items():
             c_row = index.get(doc)
             if c_row is None:
-                missing_candidates.append((query, doc))
+                missing_docs.append(doc)
                 relevant_missing += int(rel > 0)
                 continue
-            pairs_q.append(q_row)
-            pairs_c.append(c_row)
+            pairs.append((q_row, c_row))
             keys.append((query, doc))
-    scores = l2_scores(embeddings, np.asarray(pairs_q, dtype=np.int64), np.asarray(pairs_c, dtype=np.int64))
+    rows = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    scores = l2_scores(embeddings, rows[:, 0], rows[:, 1])
     run: dict[str, dict[str, float]] = {}
     for (query, doc), score in zip(keys, scores.tolist(), strict=True):
         run.setdefault(query, {})[doc] = score
-    missing = [doc for _, doc in missing_candidates]
-    return run, coverage_counts(qrels, run, missing_queries, missing, relevant_missing, len(keys), "with_embedding")
+    return run, coverage_counts(qrels, run, missing_queries, missing_docs, relevant_missing, len(keys))
 
 
 def coverage_counts(
@@ -88,7 +86,7 @@ def coverage_counts(
     missing_candidates: list[str],
     relevant_missing: int,
     found: int,
-    how: str,
+    how: str = "with_embedding",
 ) -> dict[str, Any]:
     """How much of ``qrels`` a run covers: queries and candidates ``how`` (``with_embedding``, ``scored``), those
     evaluated, those missing and a few examples."""

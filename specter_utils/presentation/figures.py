@@ -107,13 +107,10 @@ def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train
 
 def counts_frame(counts: Mapping[str, Mapping[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
     """``{row: {column: value}}`` as a table, nested values shown as text (e.g. a benchmark's task counts)."""
-    frame = pd.DataFrame.from_dict(
-        {
-            name: {k: v if not isinstance(v, (dict, list)) else str(v) for k, v in row.items()}
-            for name, row in counts.items()
-        },
-        orient="index",
-    )
+    flat = {
+        name: {k: str(v) if isinstance(v, (dict, list)) else v for k, v in row.items()} for name, row in counts.items()
+    }
+    frame = pd.DataFrame.from_dict(flat, orient="index")
     return frame[[c for c in columns if c in frame]] if columns else frame
 
 
@@ -143,15 +140,11 @@ def benchmark_frames(counts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 def triplet_counts_frame(mining: Mapping[str, Any]) -> pd.DataFrame:
     """Per split: hard / easy / total triplets, queries used, and queries skipped with the reason (``mine_dir``'s metrics)."""
     rows = {}
-    for split in ("train", "val"):
-        if split not in mining:
-            continue
-        part = mining[split]
-        row = {k: part.get("triplets", {}).get(k) for k in ("hard", "easy", "total")}
-        row["queries used"] = part.get("queries_used")
-        row["queries skipped"] = part.get("queries_skipped_total")
-        row.update({f"skipped: {k}": v for k, v in part.get("queries_skipped", {}).items() if v})
-        rows[split] = row
+    for split, part in ((s, mining[s]) for s in ("train", "val") if s in mining):
+        counts = {k: part.get("triplets", {}).get(k) for k in ("hard", "easy", "total")}
+        queries = {"queries used": part.get("queries_used"), "queries skipped": part.get("queries_skipped_total")}
+        skipped = {f"skipped: {k}": v for k, v in part.get("queries_skipped", {}).items() if v}
+        rows[split] = {**counts, **queries, **skipped}
     return pd.DataFrame.from_dict(rows, orient="index").fillna(0)
 
 
