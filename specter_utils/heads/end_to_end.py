@@ -107,12 +107,8 @@ def paper_texts(papers: dict[str, Paper], rows: Rows, sep: str, split: str) -> l
     """``title + sep + abstract`` of each row's paper; a paper without metadata is a ``DataError``."""
     missing = [pid for pid, _ in rows if pid not in papers]
     if missing:
-        raise DataError(
-            f"{len(missing)} paper(s) of the {split} split have no title or abstract in the metadata; "
-            "end-to-end training reads their text",
-            f"{split} split",
-            record_id=missing[0],
-        )
+        what = f"{len(missing)} paper(s) of the {split} split have no title or abstract in the metadata"
+        raise DataError(f"{what}; end-to-end training reads their text", f"{split} split", record_id=missing[0])
     return [papers[pid].text(sep) for pid, _ in rows]
 
 

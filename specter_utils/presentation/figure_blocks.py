@@ -32,13 +32,9 @@ def _figure2_where(report: Report, link_of: Mapping[str, str]) -> str:
 
 
 def _grid_cell(grid: Mapping[str, int]) -> str:
-    return (
-        ", ".join(
-            f"{label} {sum(1 for v in grid.values() if v == sign)}"
-            for sign, label in ((1, "higher"), (-1, "lower"), (0, "none"))
-        )
-        + f" (of {len(grid)})"
-    )
+    signs = list(grid.values())
+    counts = ", ".join(f"{label} {signs.count(sign)}" for sign, label in ((1, "higher"), (-1, "lower"), (0, "none")))
+    return f"{counts} (of {len(grid)})"
 
 
 def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: bool = False) -> str:
@@ -175,13 +171,11 @@ def figure2_pick(reports: Iterable[Report], root: Path) -> tuple[Report, Path] |
 
 def chart_points(reports: Iterable[Report]) -> list[overview.Point]:
     """The Table 1 chart's dots of every report with notebook 05's metrics."""
-    return [
-        point
-        for report in reports
-        for point in overview.chart_points(
-            report.preset, benchmark_of(report).corpus, report.metrics.get("05_scidocs_eval") or {}
-        )
-    ]
+    points: list[overview.Point] = []
+    for report in reports:
+        evaluation = report.metrics.get("05_scidocs_eval") or {}
+        points += overview.chart_points(report.preset, benchmark_of(report).corpus, evaluation)
+    return points
 
 
 def write_table1_chart(reports_root: str | Path) -> Path | None:
