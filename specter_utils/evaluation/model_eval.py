@@ -1,21 +1,13 @@
 """Score any model in one call: embed exactly the papers the evaluation reads, cache them, score them.
 
-Two layouts of the evaluation folder:
+Two layouts of the evaluation folder: **SCIDOCS** (every paper embedded as SPECTER embeds it, ``title +
+tokenizer.sep_token + abstract``, scored by :func:`suite.evaluate`) and **BEIR**, MTEB's SCIDOCS retrieval task
+(documents as ``title + " " + text`` and queries as their text, as MTEB feeds a sentence-transformers model).
+Prompts come from the model's ``config_sentence_transformers.json`` where it has them: ``query`` before each BEIR
+query, ``document`` (else ``passage``) before each document or paper. The length is the one given, else
+``EmbedConfig.max_length`` (as ``embed``'s; a model's recorded ``max_seq_length`` is reported, not used).
 
-- **SCIDOCS** (``mag/``, ``cite/``, ``paper_metadata_*.json``, ...): every paper is embedded as SPECTER
-  embeds it (``title + tokenizer.sep_token + abstract``) and scored by :func:`suite.evaluate`;
-- **BEIR** (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``), MTEB's SCIDOCS retrieval task:
-  documents as ``title + " " + text`` and queries as their text, as MTEB feeds a sentence-transformers
-  model, scored by :mod:`evaluation.beir` (nDCG@10, MAP@100, Recall@100).
-
-Prompts come from the model's ``config_sentence_transformers.json`` when it has them (``prompts``):
-``query`` before each BEIR query, ``document`` (else ``passage``) before each document and, in the
-SCIDOCS layout, before each paper. The length is the one given, else the embedding specification's one
-default (``EmbedConfig.max_length``, the same as ``embed``'s and ``api.load_model``'s; a model's own recorded
-``max_seq_length`` is reported beside it, not used); beyond the model's position embeddings it is an error.
-
-Vectors are cached in ``cache_dir`` as ordinary embedding files, one per model, length, prompt and
-text recipe (the file name says which); a later call embeds only the papers the file lacks. A model
+Vectors are cached in ``cache_dir``, one embeddings file per model, length, prompt and text recipe; a model
 folder retrained in place keeps its path, so its cached files must then be deleted.
 """
 

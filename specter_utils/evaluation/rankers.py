@@ -1,16 +1,11 @@
 """Table 1's rows that are not embeddings: rankers that score each query's candidates from the text or from no text.
 
-- ``bm25``: BM25 (the ``bm25s`` package) of the query paper's title + abstract against each candidate's. The index
-  holds every paper of the benchmark's ``paper_metadata_*.json`` files with text, so term statistics (IDF, average
-  length) come from the whole benchmark, not from one query's 30 candidates. bm25s's own defaults, unchanged:
-  ``bm25s.tokenize`` (lower case, scikit-learn's token pattern ``\\b\\w\\w+\\b``, its English stop words, no
-  stemmer) and ``bm25s.BM25`` (Lucene's BM25, k1 = 1.5, b = 0.75). A candidate's score is ``get_scores``' value
-  for it.
-- ``in-degree`` (text-free): a candidate's number of citations in the training graph. The graph is the citations
-  the metadata's ``references`` / ``cited_by`` lists record, minus every citation from or to a held-out query of any
-  ranking task (either split), as for the ``sgc`` baseline:
-  ``in-degree(c) = |{p : p cites c, p not a held-out query, c not a held-out query}|``.
-  A query's own citations therefore never count, on cite (its references are the positives) or anywhere else.
+- ``bm25``: BM25 (the ``bm25s`` package, its defaults unchanged) of the query paper's title + abstract against each
+  candidate's. The index holds every paper of the benchmark's metadata files with text, so term statistics (IDF,
+  average length) come from the whole benchmark, not from one query's 30 candidates.
+- ``in-degree`` (text-free): a candidate's number of citations in the training graph: the metadata's citations
+  minus every one from or to a held-out query of any ranking task (either split), as for the ``sgc`` baseline, so
+  a query's own citations never count, on cite (its references are the positives) or anywhere else.
 - ``year`` (text-free): papers published no later than the query first, the most recent of them first, then those
   published after it, the nearest first: ``gap = year(query) - year(candidate)``, score ``-gap`` when
   ``gap >= 0``, else ``-(AFTER_QUERY + |gap|)``. Citations almost always point back in time, so a paper's year

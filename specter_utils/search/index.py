@@ -183,11 +183,8 @@ class PaperIndex:
             seen.add(pid)
         present = [pid for pid in ids if pid in self._row]
         if present and not update:
-            raise DataError(
-                f"{len(present)} of the papers to add are already indexed (use --update to replace them)",
-                source,
-                record_id=present[0],
-            )
+            already = f"{len(present)} of the papers to add are already indexed (use --update to replace them)"
+            raise DataError(already, source, record_id=present[0])
         if present:
             self.remove(present)
         titles = list(titles) if titles is not None else [""] * len(ids)
