@@ -18,8 +18,7 @@ One t-SNE map is one draw: its scores move with the projection's seed and with `
 projection score is taken over several projection seeds (each model projected with the same seeds, so
 the difference is paired by seed: :func:`seed_difference`, the seeds' bootstrap of ``evaluation.hierarchical``)
 and over a grid of ``eps`` around the knee. Beside the paper's protocol, two measures of the full-dimensional
-space need neither a projection nor an ``eps`` (:func:`knn_agreement`, :func:`silhouette_by_class`).
-"""
+space need neither a projection nor an ``eps`` (:func:`knn_agreement`, :func:`silhouette_by_class`)."""
 
 from __future__ import annotations
 
@@ -116,8 +115,7 @@ def project(
 
     t-SNE starts from a random layout drawn from ``seed``: from PCA's layout every seed would give the same map,
     and the spread over seeds would measure nothing. ``threads`` caps OpenMP/BLAS threads: sklearn's t-SNE slows
-    down twenty-fold when its threads compete with other processes for a few cores.
-    """
+    down twenty-fold when its threads compete with other processes for a few cores."""
     from threadpoolctl import threadpool_limits
 
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -285,8 +283,7 @@ def analyse_embeddings(
     (``figures/figure2_demo``) writes the first projection seed's ``.png`` and ``.pdf`` of ``figure_models``
     (default: all). Returns a JSON-ready dict: ``space`` and ``per_paper`` (the full-space measures, mean and per
     paper), ``scores`` (per method and model the knee rule's DBSCAN scores, mean and sd over seeds), ``eps_grid``
-    (the same per eps factor) and ``versus`` (:func:`seed_difference` against the reference).
-    """
+    (the same per eps factor) and ``versus`` (:func:`seed_difference` against the reference)."""
     seeds, knn, methods = list(config.projection_seeds), config.knn, config.methods
     factors = sorted({1.0, *map(float, config.eps_factors)})  # DBSCAN's eps as multiples of the knee's
     max_classes = config.max_classes or None

@@ -5,8 +5,7 @@ A BEIR folder holds ``corpus.jsonl`` (``{"_id", "title", "text"}`` per line), ``
 Each query is scored against every corpus document by the model's similarity (cosine unless its
 sentence-transformers config names another); the ``TOP_K`` best documents of each query, a document
 with the query's own id left out (BEIR's ``ignore_identical_ids``), go to trec_eval through pytrec_eval.
-Values are in [0, 1], as MTEB writes them.
-"""
+Values are in [0, 1], as MTEB writes them."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ that one differs in more than the solver: it fits **no intercept** and stops at 
 liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what docs/protocol.md states, and
 what the tests compare with); ``classify(..., variant="lightning")`` (``SVM_VARIANTS``) drops the intercept
 and uses tol 1e-3 as lightning does. Its tolerance is then applied through liblinear's primal stopping rule
-below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points.
-"""
+below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points."""
 
 from __future__ import annotations
 
@@ -199,8 +198,7 @@ def classify(
 ) -> ClassificationResult:
     """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals. ``tol`` None: the
     ``variant``'s (``SVM_VARIANTS``). ``scoring`` chooses C (``accuracy``: the protocol's, or ``f1_macro``); the same
-    CV's choice by macro-F1 is refitted too and kept in ``by_macro_f1``.
-    """
+    CV's choice by macro-F1 is refitted too and kept in ``by_macro_f1``."""
     if variant not in SVM_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(SVM_VARIANTS)}, got {variant!r}")
     fit_intercept = SVM_VARIANTS[variant]["fit_intercept"]

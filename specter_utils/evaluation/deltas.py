@@ -4,8 +4,7 @@ One long format for every comparison (``Delta``): ranking tasks from per-query A
 queries averaged over seeds; notebook 07's Table 2 by ``evaluation.hierarchical``, seeds and queries resampled),
 classification from the predicted labels of the same test papers (macro-F1 of a bootstrap resample of the papers,
 both rows on the same resample; notebook 08's heads by ``evaluation.hierarchical``, seeds and papers resampled,
-every comparison of the notebook one Holm family).
-"""
+every comparison of the notebook one Holm family)."""
 
 from __future__ import annotations
 

@@ -21,8 +21,7 @@ says so.
 
 A family of comparisons (a table's rows x tasks) is read after Holm's step-down correction
 (:func:`holm`): "higher" / "lower" only where the adjusted p is under 0.05 (:func:`verdict`,
-:func:`reading_sentence`).
-"""
+:func:`reading_sentence`)."""
 
 from __future__ import annotations
 

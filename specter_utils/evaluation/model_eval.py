@@ -8,8 +8,7 @@ query, ``document`` (else ``passage``) before each document or paper. The length
 ``EmbedConfig.max_length`` (as ``embed``'s; a model's recorded ``max_seq_length`` is reported, not used).
 
 Vectors are cached in ``cache_dir``, one embeddings file per model, length, prompt and text recipe; a model
-folder retrained in place keeps its path, so its cached files must then be deleted.
-"""
+folder retrained in place keeps its path, so its cached files must then be deleted."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ logistic regression (``max_iter=100``) to undersampled training sets (main score
 
 :func:`run_mteb` loads the model the way the project loads every model (:func:`models.build_model`) and hands it
 and the tasks to ``mteb.evaluate``, whose result files land in ``out_dir/results/<model>/<revision>/<task>.json``.
-``mteb`` is an optional dependency (the ``mteb`` extra), imported here only.
-"""
+``mteb`` is an optional dependency (the ``mteb`` extra), imported here only."""
 
 from __future__ import annotations
 

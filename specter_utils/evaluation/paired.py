@@ -3,8 +3,7 @@
 A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task the row's
 MAP is the mean over seeds of each seed's MAP, with the spread over seeds; against a reference row, each query's AP
 is first averaged over the row's seeds (and over the reference's), then the per-query differences are tested
-(:func:`paired_test`). Only queries that every compared file covers enter a comparison.
-"""
+(:func:`paired_test`). Only queries that every compared file covers enter a comparison."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ per-query AP are computed exactly as for the embedding rows; equal scores (frequ
 are broken by trec_eval's document-id order, as equal distances are. A query or candidate the ranker cannot score
 (BM25: no text) is left out as a paper without an embedding is. Classification and recommendation have no value
 for these rows (``skipped`` says so); a ranker whose data the benchmark lacks (no citations: the real SCIDOCS
-metadata; no years) gives no row and its reason.
-"""
+metadata; no years) gives no row and its reason."""
 
 from __future__ import annotations
 
@@ -226,8 +225,7 @@ def score_rankers(
 ) -> dict[str, dict[str, Any]]:
     """Each ranker of ``names`` on every ranking task present (of ``tasks``, folder names), shaped as
     ``suite.evaluate``'s result, with each query's AP x 100 in ``details[task]["per_query_ap"]`` and tasks of another
-    kind under ``skipped``. A ranker the folder has no data for gives ``{"skipped": {"ranker": reason}, "config"}``.
-    """
+    kind under ``skipped``. A ranker the folder has no data for gives ``{"skipped": {"ranker": reason}, "config"}``."""
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
     unknown = [n for n in names if n not in RANKERS]

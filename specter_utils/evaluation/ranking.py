@@ -5,8 +5,7 @@ it); a candidate without an embedding is left out of its query's ranking, but st
 missing relevant paper counts as never retrieved. Scores are ``-distance`` rounded to 5 decimals (the
 original writes ``np.round(score, 5)`` into its run file), which also makes ties reproducible:
 distances that differ only by floating-point noise become equal scores, and trec_eval breaks equal
-scores by document id.
-"""
+scores by document id."""
 
 from __future__ import annotations
 

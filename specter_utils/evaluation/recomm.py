@@ -18,8 +18,7 @@ lowest validation loss kept. Differences, each deliberate:
 - Blank titles: a missing or blank title becomes the one token ``<blank>`` (``BLANK``), and when both
   titles of a pair are blank the title Jaccard is 0, not the 1 that the shared placeholder would give:
   two unknown titles are no evidence that the papers are alike (the test
-  ``test_two_blank_titles_share_nothing`` holds it). Pairs with one blank title score 0 either way.
-"""
+  ``test_two_blank_titles_share_nothing`` holds it). Pairs with one blank title score 0 either way."""
 
 from __future__ import annotations
 
@@ -213,8 +212,7 @@ def click_metrics(
     """Propensity-adjusted nDCG and P@1 (fractions, not x 100) over test clicks.
 
     ``r`` = shown non-clicked papers scored above the clicked one, ties counting 0.5;
-    nDCG = 1 / log2(2 + r), P@1 = [r == 0]; each click weighted by 1 / propensity[clicked position].
-    """
+    nDCG = 1 / log2(2 + r), P@1 = [r == 0]; each click weighted by 1 / propensity[clicked position]."""
     ndcg_sum = p1_sum = weight_sum = 0.0
     for score, others, position in zip(clicked_scores, other_scores, clicked_positions, strict=True):
         above = float(np.sum(others > score)) + 0.5 * float(np.sum(others == score))

@@ -10,8 +10,7 @@ Same directory layout and files (``data.scidocs``), same result keys and nesting
 values x 100 rounded to 2 decimals. Beside those keys the result carries ``coverage`` (per task: how
 many queries, candidates and labelled papers had embeddings), ``details`` (chosen C and the CV accuracy of every C,
 per-class F1, the confusion matrix and the predicted labels; recommendation spread over seeds), ``skipped`` (tasks left out and why) and ``config``;
-:func:`scidocs_metrics` strips a result down to the original's keys.
-"""
+:func:`scidocs_metrics` strips a result down to the original's keys."""
 
 from __future__ import annotations
 
@@ -214,8 +213,7 @@ def evaluate(
     ``embeddings``: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": .., "recomm": ..}``
     like the original's three files (a group left out skips its tasks). ``tasks``: directory names or result keys;
     default every task whose files are present (the others skipped, saying so). ``n_jobs``: threads for the two
-    classification tasks. ``svm_variant``: ``sklearn`` or ``lightning`` (``evaluation.classification``).
-    """
+    classification tasks. ``svm_variant``: ``sklearn`` or ``lightning`` (``evaluation.classification``)."""
     started = time.perf_counter()
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")

@@ -15,8 +15,7 @@ every CV fold at once and along the ``C`` path with warm starts:
 - an exact line search on the piecewise-quadratic objective.
 
 It reaches liblinear's optimum (tests compare the weights) at tighter tolerances than liblinear
-itself reaches in ``max_iter`` at large ``C``, where sklearn's fits stop early with a ConvergenceWarning.
-"""
+itself reaches in ``max_iter`` at large ``C``, where sklearn's fits stop early with a ConvergenceWarning."""
 
 from __future__ import annotations
 
@@ -125,8 +124,7 @@ def _line_search(
 class PathSolver:
     """One-vs-rest squared-hinge SVMs for several column problems sharing ``X`` (float32, bias column last).
 
-    Column ``j`` has labels ``Y[:, j]`` in {-1, +1} and uses only the rows where ``S[:, j]`` is true.
-    """
+    Column ``j`` has labels ``Y[:, j]`` in {-1, +1} and uses only the rows where ``S[:, j]`` is true."""
 
     def __init__(self, X: np.ndarray, Y: np.ndarray, S: np.ndarray, tol: float = DEFAULT_TOL, max_iter: int = 1000):
         self.X, self.Y, self.S = X, Y, S

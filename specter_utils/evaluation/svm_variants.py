@@ -8,8 +8,7 @@ a softmax cross-entropy; the SVM sees the raw vectors, chooses ``C`` by 3-fold C
 and fits one-vs-rest squared hinge without class weights. Each variant without class weights also reports the
 same CV's choice by macro-F1 (``by_macro_f1``: its ``C``, macro-F1 and classes predicted). :func:`svm_variants`
 scores the protocol and each single change (and their combination) on the same split, so a gap can be
-attributed by measurement.
-"""
+attributed by measurement."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ restored), then score on the whole test split and save the encoder as a sentence
 (``<out>/model``, loadable by ``specter-utils embed --model``) and the head (``<out>/head``).
 
 The Trainer switches the whole module, head included, between train mode (dropout on, BatchNorm on
-batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains.
-"""
+batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains."""
 
 from __future__ import annotations
 
@@ -225,8 +224,7 @@ def train_end_to_end(
 
     ``start_train_vectors``: the untouched encoder's embeddings of the training papers (at ``config.max_length``),
     for the head's fixed standardisation; computed when not given. A ``DataError`` for bad splits, a paper without
-    text, or ``config.max_length`` beyond the encoder's positions.
-    """
+    text, or ``config.max_length`` beyond the encoder's positions."""
     started = time.time()
     classes = check_classification_splits(splits)
     if not splits.get("val"):

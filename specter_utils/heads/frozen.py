@@ -12,8 +12,7 @@ training split's statistics), then ``hidden_dims`` blocks of Linear -> [BatchNor
 
 Scores are macro-F1 and accuracy x 100 over the whole held-out split (never an average of
 per-batch scores), beside SCIDOCS's own classifier, the linear SVM (squared hinge, ``C`` by 3-fold
-CV on train), on the same papers and vectors.
-"""
+CV on train), on the same papers and vectors."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Figures that show a comparison: differences to a reference row with their intervals, on an axis centred on 0
-(so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis). Reads no file.
-"""
+(so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis). Reads no file."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from specter_utils.evaluation.deltas import Delta
 def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", ax: Any = None):
     """Forest plot: ``row - reference`` per task with its 95% paired-bootstrap CI; filled where the difference is
     detected (``Delta.detected``: its Holm-adjusted p under 0.05 where the test is ``evaluation.hierarchical``'s,
-    else the CI excluding 0), each labelled with its p (and adjusted p). ``deltas``: Delta objects or their dicts.
-    """
+    else the CI excluding 0), each labelled with its p (and adjusted p). ``deltas``: Delta objects or their dicts."""
     items = [Delta.of(d) for d in deltas]
     if not items:
         raise ValueError("no differences to draw")

@@ -1,7 +1,6 @@
 """The generated blocks of README.md and docs/results.md that show the embedding space and the README's two
 images: Figure 2 (notebook 06's full space, then DBSCAN on the maps beside the paper's values) and the Table 1
-chart, each read from the committed reports (``presentation.report_folder``).
-"""
+chart, each read from the committed reports (``presentation.report_folder``)."""
 
 from __future__ import annotations
 

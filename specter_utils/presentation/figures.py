@@ -1,8 +1,7 @@
 """The notebooks' figures and small tables: training curves, Table 1 and Table 2 charts, counts.
 
 Each function returns a matplotlib Figure (or a pandas DataFrame) for the notebook to show; none
-reads files. Figure 2 (t-SNE / UMAP) lives in ``analysis``.
-"""
+reads files. Figure 2 (t-SNE / UMAP) lives in ``analysis``."""
 
 from __future__ import annotations
 
@@ -200,8 +199,7 @@ def ablation_seed_chart(
     else ``reference``), over seeds, with a bar of ± the larger of the two seed sds: a dot whose bar crosses 0 is
     no difference. A hollow diamond of the same colour is the paper's difference for the same group (its row minus
     the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
-    directions, not sizes.
-    """
+    directions, not sizes."""
     groups = statistics["groups"]
     paper_rows = dict(paper_rows or {})
     against = {name: statistics.get("compared_to", {}).get(name, reference) for name in groups if name != reference}

@@ -14,8 +14,7 @@ Every sentence is chosen by a condition on the numbers it states, never fixed in
 - classification against the TF-IDF baseline; homogeneity rising or falling.
 
 Each function returns markdown (one bullet per finding) and reads no file: the notebooks pass what they
-wrote to ``metrics.json``.
-"""
+wrote to ``metrics.json``."""
 
 from __future__ import annotations
 
@@ -167,8 +166,7 @@ def interpret_table1(
     train_metrics: Mapping[str, Any] | None = None,
 ) -> str:
     """Notebook 05: the trained model against its base per metric (with the paired CI where ``deltas`` has one),
-    against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random.
-    """
+    against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random."""
     rows = {name: metric_row(result) for name, result in results.items()}
     lines = []
     if train_metrics:
@@ -511,8 +509,7 @@ def interpret_svm_gap(gap: Mapping[str, Mapping[str, Any]], min_gap: float = 0.5
     encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
     the head's seed spread (or under ``min_gap`` points) it is no difference. Otherwise the single change of the
     SVM protocol that moves it most and the share of the gap it closes, the classes the protocol's SVM never
-    predicts, and whether all changes together reach the head.
-    """
+    predicts, and whether all changes together reach the head."""
     lines = []
     for encoder, result in gap.items():
         variants = result["variants"]

@@ -1,7 +1,6 @@
 """What one committed report folder, ``reports/<preset>/``, holds and what its metrics say: the benchmark it was
 scored on, its Table 1 rows, its notebooks' wall times. Every number is read from its ``pipeline.json``,
-``spec.yaml`` and ``metrics/<notebook>.json`` (each notebook's own ``metrics.json``).
-"""
+``spec.yaml`` and ``metrics/<notebook>.json`` (each notebook's own ``metrics.json``)."""
 
 from __future__ import annotations
 

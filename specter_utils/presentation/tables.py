@@ -75,8 +75,7 @@ def comparison_table(
     ``name``, with its ``rankers`` rows) or ``{model name: result}``; a ranker without a metric gives no row.
 
     ``avg`` is the mean over the metrics every embedding row has (so rows stay comparable when some tasks are
-    absent); a ranker row has no ``avg`` (NaN) and does not narrow those columns. ``paper avg`` is the paper's own.
-    """
+    absent); a ranker row has no ``avg`` (NaN) and does not narrow those columns. ``paper avg`` is the paper's own."""
     if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
         results = {name: results, **(results.get("rankers") or {})}
     # the mag slot named for its labels (journal F1 on hep-th), C by macro-F1 beside it: not the paper's, not in avg

@@ -1,8 +1,7 @@
 """Similar-paper search: a FAISS index over an embeddings file, queried by paper id or by free text.
 
 The package re-exports its modules' public names (vectors, index, storage, query, render), so
-``from specter_utils.search import build_index`` works.
-"""
+``from specter_utils.search import build_index`` works."""
 
 from __future__ import annotations
 

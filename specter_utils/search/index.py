@@ -14,8 +14,7 @@ Kinds (figures in ``docs/benchmarks.md``, measured on this project's 2-core mach
   8-bit scalar codes: 416 bytes a 384-dim paper, so 10M papers fit in about 4.2 GB; ``auto`` picks it
   above ``COMPRESSED_MIN`` vectors.
 - ``hnsw``: a graph; fastest queries, slowest build (FAISS built 50,000 vectors in 33 s against
-  usearch's 315 s at comparable recall).
-"""
+  usearch's 315 s at comparable recall)."""
 
 from __future__ import annotations
 

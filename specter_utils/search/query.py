@@ -1,8 +1,7 @@
 """Query vectors for an index: papers of another embeddings file, or free text embedded as the index's were.
 
 Either way the query's settings (model, pooling, maximum length, dimension) must match the index's; a
-difference is a DataError naming it, never a silent mismatch.
-"""
+difference is a DataError naming it, never a silent mismatch."""
 
 from __future__ import annotations
 

@@ -10,8 +10,7 @@ Layout (``FORMAT``)::
 
 A file is written atomically (temporary file, then rename), so a crash leaves the old one whole. Files of the
 earlier layout (``LEGACY_FORMATS``: the FAISS index serialised as one npy array beside ``header``, ``ids`` and
-``titles``) are still read.
-"""
+``titles``) are still read."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The vectors a paper index holds and the settings that decide them; FAISS itself (an optional extra).
 
 Vectors are L2-normalised float32 rows before FAISS sees them, so a score is a cosine similarity. A query
-made with other settings than the index's is an error, never a silent mismatch (:func:`check_settings`).
-"""
+made with other settings than the index's is an error, never a silent mismatch (:func:`check_settings`)."""
 
 from __future__ import annotations
 

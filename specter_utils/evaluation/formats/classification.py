@@ -5,8 +5,7 @@ single-label: ``LinearSVC(loss="squared_hinge")``; multi-label: one-vs-rest over
 loss="hinge", max_iter=10000))`` with the labels binarized over every label of both splits. Metrics are
 scikit-learn's (``f1_macro`` is ``f1_score(average="macro")``), x 100, rounded to 2 decimals. The SVMs are
 seeded (SciRepEval seeds only the single-label one) so that a score repeats. The result keeps each test paper's
-true and predicted labels (``per_paper``; multi-label: lists of labels, with ``classes`` the binarized columns).
-"""
+true and predicted labels (``per_paper``; multi-label: lists of labels, with ``classes`` the binarized columns)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@
 - regression: Kendall's tau of the test papers' predictions; papers resampled with the same indices for both
   models, each paper's two predictions swapped for the permutation p.
 
-Only the items both results cover are paired; a task with fewer than two is reported without a test.
-"""
+Only the items both results cover are paired; a task with fewer than two is reported without a test."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ negative Euclidean distance and scored with pytrec_eval (``map``, ``ndcg`` or an
 
 The run and the coverage are the SCIDOCS ranking tasks' (:func:`evaluation.ranking.make_run`): a query without a
 vector is left out, a candidate without one is left out of its query's ranking, as SciRepEval does. The result
-keeps each evaluated query's main score (x 100, ``per_query``) for a paired test over queries.
-"""
+keeps each evaluated query's main score (x 100, ``per_query``) for a paired test over queries."""
 
 from __future__ import annotations
 

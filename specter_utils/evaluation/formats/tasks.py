@@ -8,8 +8,7 @@ Each line is one of SciRepEval's task configs (``scirepeval_tasks.jsonl``) with 
 A task's files: ``meta`` (the papers to embed, JSON lines) and, under ``test``, ``train.csv`` and ``test.csv``
 (classification, regression: ``paper_id,label``) or ``test_qrel.jsonl`` (proximity, adhoc_search:
 ``{"query_id", "cand_id", "score"}``). :func:`read_tasks` checks every config and that every file is there
-before anything is embedded; :func:`load_task_data` reads and checks one task's files.
-"""
+before anything is embedded; :func:`load_task_data` reads and checks one task's files."""
 
 from __future__ import annotations
 
