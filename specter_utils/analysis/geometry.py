@@ -17,15 +17,13 @@ fraction is reported beside the scores. Everything is deterministic given ``seed
 One t-SNE map is one draw: its scores move with the projection's seed and with ``eps``. So every
 projection score is taken over several projection seeds (each model projected with the same seeds, so
 the difference is paired by seed: :func:`seed_difference`, the seeds' bootstrap of ``evaluation.hierarchical``)
-and over a grid of ``eps`` around the knee.
-Beside the paper's protocol, two measures of the full-dimensional space need neither a projection nor
-an ``eps``: each paper's k-NN topic agreement (the share of its k nearest papers by cosine that share
-its class) and its silhouette by class (cosine); their per-paper values are paired across models.
-"""
+and over a grid of ``eps`` around the knee. Beside the paper's protocol, two measures of the full-dimensional
+space need neither a projection nor an ``eps`` (:func:`knn_agreement`, :func:`silhouette_by_class`)."""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +50,6 @@ DBSCAN_RULE = (
     "min_samples = 2 * dim of the projection (4); eps = knee (max distance to the chord, axes scaled to [0, 1]) "
     "of the sorted distances to the min_samples-th nearest neighbour; DBSCAN noise counts as one cluster"
 )
-METHODS = ANALYSIS_METHODS
 SPACE_MEASURES = ("knn_agreement", "silhouette")  # per paper, in the full-dimensional space (cosine)
 SEED_MEASURES = ("homogeneity", "completeness", "v_measure", "noise_fraction", "n_clusters", "eps")
 
@@ -78,7 +75,6 @@ class Projection:
 
 def labels_from_scidocs(scidocs_dir: str | Path, task: str = "mag", splits: tuple[str, ...] = ("train", "val", "test")):
     """``{paper_id: class}`` from a SCIDOCS-layout classification task (``mag`` or ``mesh``)."""
-
     if task not in available_tasks(scidocs_dir):
         raise FileNotFoundError(f"no {task}/{{train,test}}.csv under {scidocs_dir}")
     labels: dict[str, str] = {}
@@ -97,15 +93,11 @@ def sample_labelled(
     max_classes: int | None = None,
     seed: int = 0,
 ) -> LabelledSample:
-    """Draw up to ``max_papers`` labelled papers present in every embedding set, uniformly at random.
-
-    ``max_classes`` keeps only the most frequent classes (ties by name) so colours stay legible.
-    """
+    """Draw up to ``max_papers`` labelled papers present in every embedding set, uniformly at random;
+    ``max_classes`` keeps only the most frequent classes (ties by name) so colours stay legible."""
     common = [pid for pid in sorted(labels) if all(pid in es for es in embedding_sets.values())]
     if max_classes is not None:
-        counts: dict[str, int] = {}
-        for pid in common:
-            counts[labels[pid]] = counts.get(labels[pid], 0) + 1
+        counts = Counter(labels[pid] for pid in common)
         keep = set(sorted(counts, key=lambda c: (-counts[c], c))[:max_classes])
         common = [pid for pid in common if labels[pid] in keep]
     if len(common) < 10:
@@ -121,13 +113,9 @@ def project(
 ) -> np.ndarray:
     """2-D projection by t-SNE (sklearn, random init) or UMAP (umap-learn, 15 neighbours, single-threaded).
 
-    t-SNE starts from a random layout drawn from ``seed`` (sklearn's default when the paper was written; PCA
-    became it in sklearn 1.2): from PCA's layout every seed would give the same map, and the spread over seeds
-    would measure nothing.
-
-    ``threads`` caps OpenMP/BLAS threads: sklearn's t-SNE slows down twenty-fold when its threads
-    compete with other processes for a few cores, and one thread is fast enough for a few thousand points.
-    """
+    t-SNE starts from a random layout drawn from ``seed``: from PCA's layout every seed would give the same map,
+    and the spread over seeds would measure nothing. ``threads`` caps OpenMP/BLAS threads: sklearn's t-SNE slows
+    down twenty-fold when its threads compete with other processes for a few cores."""
     from threadpoolctl import threadpool_limits
 
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -136,13 +124,8 @@ def project(
         raise ValueError(f"need at least 5 points to project, got {n}")
     if method == "tsne":
         # t-SNE requires perplexity < n; (n - 1) / 3 keeps 3 * perplexity neighbours available.
-        tsne = TSNE(
-            n_components=2,
-            perplexity=min(perplexity, (n - 1) / 3),
-            init="random",
-            learning_rate="auto",
-            random_state=seed,
-        )
+        perplexity = min(perplexity, (n - 1) / 3)
+        tsne = TSNE(n_components=2, perplexity=perplexity, init="random", learning_rate="auto", random_state=seed)
         with threadpool_limits(limits=threads):
             return tsne.fit_transform(vectors).astype(np.float64)
     if method == "umap":
@@ -153,12 +136,11 @@ def project(
         reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), random_state=seed, n_jobs=1)
         with threadpool_limits(limits=threads):
             return np.asarray(reducer.fit_transform(vectors), dtype=np.float64)
-    raise ValueError(f"unknown projection method {method!r}; expected one of {METHODS}")
+    raise ValueError(f"unknown projection method {method!r}; expected one of {ANALYSIS_METHODS}")
 
 
 def kdistance_knee(coords: np.ndarray, k: int) -> float:
     """The knee of the sorted distances to each point's k-th nearest neighbour (see module docstring)."""
-
     coords = np.asarray(coords, dtype=np.float64)
     k = min(k, len(coords) - 1)
     distances, _ = NearestNeighbors(n_neighbors=k + 1).fit(coords).kneighbors(coords)
@@ -178,7 +160,6 @@ def dbscan_scores(
 ) -> dict[str, Any]:
     """DBSCAN on ``coords`` with the stated rule (``eps`` = ``eps_factor`` x the knee); homogeneity, completeness
     and V-measure against ``labels``."""
-
     coords = np.asarray(coords, dtype=np.float64)
     min_samples = min_samples or 2 * coords.shape[1]
     eps = eps_factor * kdistance_knee(coords, min_samples)
@@ -198,7 +179,6 @@ def dbscan_scores(
 
 def knn_agreement(vectors: np.ndarray, labels: list[str], k: int = 10) -> np.ndarray:
     """Each paper's share of its ``k`` nearest papers by cosine (itself excluded) that share its class."""
-
     vectors = np.asarray(vectors, dtype=np.float64)
     n = len(vectors)
     k = min(k, n - 1)
@@ -212,7 +192,6 @@ def knn_agreement(vectors: np.ndarray, labels: list[str], k: int = 10) -> np.nda
 
 def silhouette_by_class(vectors: np.ndarray, labels: list[str]) -> np.ndarray:
     """Each paper's silhouette (cosine distance) with the classes as clusters; NaN where there is one class."""
-
     if not 2 <= len(set(labels)) <= len(labels) - 1:
         return np.full(len(labels), np.nan)
     return silhouette_samples(np.asarray(vectors, dtype=np.float64), labels, metric="cosine")
@@ -224,7 +203,6 @@ def seed_difference(values: list[float], reference: list[float], n_resamples: in
     same resamples (``method`` names the test), and for the tables each seed's difference, their sd, whether every
     seed's difference has the same sign and ``spread``, the larger of the two rows' sds. One seed: no sd, interval,
     p or spread (None)."""
-
     diffs = np.asarray(values, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
     n = len(diffs)
     out: dict[str, Any] = {"seeds": n, "diffs": [round(float(d), 4) for d in diffs], "diff": float(diffs.mean())}
@@ -234,11 +212,7 @@ def seed_difference(values: list[float], reference: list[float], n_resamples: in
     return {
         **out,
         "sd": float(diffs.std(ddof=1)),
-        "ci_low": test.ci_low,
-        "ci_high": test.ci_high,
-        "p": test.p,
-        "method": test.method,
-        "n_resamples": test.n_resamples,
+        **{key: getattr(test, key) for key in ("ci_low", "ci_high", "p", "method", "n_resamples")},
         "spread": max(float(np.std(values, ddof=1)), float(np.std(reference, ddof=1))),
         "same_sign": bool(np.all(diffs > 0) or np.all(diffs < 0)),
     }
@@ -257,7 +231,6 @@ def _summary(per_seed: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str,
 
 def plot_projections(projections: list[Projection], path_stem: str | Path, title: str | None = None) -> list[Path]:
     """Grid of scatter plots (rows: methods, columns: models), coloured by class; writes PNG and PDF."""
-
     matplotlib.use("Agg")
 
     models = list(dict.fromkeys(p.model for p in projections))
@@ -275,9 +248,8 @@ def plot_projections(projections: list[Projection], path_stem: str | Path, title
             sd = {m: p.scores.get(f"{m}_sd") for m in ("homogeneity", "completeness")}
             shown = {m: f"{p.scores[m]:.2f}" + (f" ± {sd[m]:.2f}" if sd[m] is not None else "") for m in sd}
             subtitle += f"\nDBSCAN homogeneity {shown['homogeneity']}, completeness {shown['completeness']}"
+        ax.set(xticks=[], yticks=[])
         ax.set_title(subtitle, fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
     handles = [
         plt.Line2D([], [], marker="o", linestyle="", markersize=5, color=colour[c], label=c[:28]) for c in classes
     ]
@@ -288,11 +260,9 @@ def plot_projections(projections: list[Projection], path_stem: str | Path, title
     fig.tight_layout(rect=(0, min(0.05 * rows, 0.3) / len(methods), 1, 0.97 if title else 1))
     path_stem = Path(path_stem)
     path_stem.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for ext in ("png", "pdf"):
-        out = path_stem.with_name(f"{path_stem.name}.{ext}")
+    written = [path_stem.with_name(f"{path_stem.name}.{ext}") for ext in ("png", "pdf")]
+    for out in written:
         fig.savefig(out, dpi=150)
-        written.append(out)
     plt.close(fig)
     return written
 
@@ -307,22 +277,13 @@ def analyse_embeddings(
     figure_models: list[str] | None = None,
 ) -> dict[str, Any]:
     """Figure 2 for several models: the full-space measures, then project, cluster, score and (optionally) plot
-    the same papers (``config``: methods, sample, perplexity, k, eps factors), every projection once per seed of
-    ``config.projection_seeds``; ``seed`` draws the papers.
+    the same papers, every projection once per seed of ``config.projection_seeds``; ``seed`` draws the papers.
 
-    Args:
-        embedding_sets: model name -> embeddings, e.g. ``{"base": ..., "trained": ...}`` (order = columns; the
-            first is the reference every other model is compared with).
-        labels: paper id -> class.
-        figure_stem: ``figures/figure2_demo`` writes ``figure2_demo.png`` and ``.pdf`` (the first projection seed).
-        figure_models: the models drawn (default: all); every model is scored.
-
-    Returns a JSON-ready dict: ``space`` (per model the mean k-NN topic agreement and silhouette) and
-    ``per_paper`` (their values per paper id, for a paired test); ``scores`` (per method and model the knee
-    rule's DBSCAN scores as mean and sd over seeds), ``eps_grid`` (the same per eps factor) and ``versus`` (per
-    method, model and measure the difference to the reference paired by seed: :func:`seed_difference`); the
-    rule, the sample and the paper's reference values.
-    """
+    The first of ``embedding_sets`` is the reference every other model is compared with; ``figure_stem``
+    (``figures/figure2_demo``) writes the first projection seed's ``.png`` and ``.pdf`` of ``figure_models``
+    (default: all). Returns a JSON-ready dict: ``space`` and ``per_paper`` (the full-space measures, mean and per
+    paper), ``scores`` (per method and model the knee rule's DBSCAN scores, mean and sd over seeds), ``eps_grid``
+    (the same per eps factor) and ``versus`` (:func:`seed_difference` against the reference)."""
     seeds, knn, methods = list(config.projection_seeds), config.knn, config.methods
     factors = sorted({1.0, *map(float, config.eps_factors)})  # DBSCAN's eps as multiples of the knee's
     max_classes = config.max_classes or None
@@ -362,13 +323,8 @@ def analyse_embeddings(
         scores[method], grid[method], versus[method] = {}, {}, {}
         for model in models:
             knee = [run["1"] for run in runs[model]]
-            scores[method][model] = {
-                **_summary(knee, SEED_MEASURES),
-                "min_samples": knee[0]["min_samples"],
-                "n_points": knee[0]["n_points"],
-                "n_classes": knee[0]["n_classes"],
-                "seeds": seeds,
-            }
+            counts = {k: knee[0][k] for k in ("min_samples", "n_points", "n_classes")}
+            scores[method][model] = {**_summary(knee, SEED_MEASURES), **counts, "seeds": seeds}
             grid[method][model] = {
                 f"{f:g}": _summary(
                     [run[f"{f:g}"] for run in runs[model]], ("homogeneity", "completeness", "noise_fraction")

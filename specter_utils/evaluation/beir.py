@@ -5,8 +5,7 @@ A BEIR folder holds ``corpus.jsonl`` (``{"_id", "title", "text"}`` per line), ``
 Each query is scored against every corpus document by the model's similarity (cosine unless its
 sentence-transformers config names another); the ``TOP_K`` best documents of each query, a document
 with the query's own id left out (BEIR's ``ignore_identical_ids``), go to trec_eval through pytrec_eval.
-Values are in [0, 1], as MTEB writes them.
-"""
+Values are in [0, 1], as MTEB writes them."""
 
 from __future__ import annotations
 
@@ -96,9 +95,8 @@ def _read_qrels(path: Path, queries: dict[str, str], corpus: dict[str, tuple[str
             if line == 1 and fields[0].strip().lower() in ("query-id", "query_id", "qid"):
                 continue  # the header
             if len(fields) < 3:
-                raise DataError(
-                    f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}", path, line
-                )
+                columns = f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}"
+                raise DataError(columns, path, line)
             query_id, doc_id, score = fields[0].strip(), fields[1].strip(), fields[2].strip()
             try:
                 relevance = int(float(score))
@@ -173,11 +171,8 @@ def retrieve(
 
 
 def retrieval_metrics(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> dict[str, float]:
-    """nDCG@10, MAP@100 and Recall@100 (pytrec_eval), each the mean over the queries scored, in [0, 1] (5 decimals).
-
-    As MTEB: the mean is over the queries pytrec_eval scores (those in both the qrels and the run).
-    """
-
+    """nDCG@10, MAP@100 and Recall@100 (pytrec_eval), each the mean over the queries scored (in both the qrels and
+    the run, as MTEB), in [0, 1] (5 decimals)."""
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map_cut.100", "recall.100"})
     per_query = evaluator.evaluate(run)
     if not per_query:

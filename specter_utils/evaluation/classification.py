@@ -17,11 +17,7 @@ that one differs in more than the solver: it fits **no intercept** and stops at 
 liblinear: a regularised intercept, tol 1e-4). The default here is sklearn's (what docs/protocol.md states, and
 what the tests compare with); ``classify(..., variant="lightning")`` (``SVM_VARIANTS``) drops the intercept
 and uses tol 1e-3 as lightning does. Its tolerance is then applied through liblinear's primal stopping rule
-below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points.
-
-The solver (:mod:`specter_utils.evaluation.svm`) minimises liblinear's primal problem for every class of
-every CV fold at once and along the ``C`` path with warm starts, and reaches liblinear's optimum.
-"""
+below, not lightning's dual coordinate-descent rule, so the two stop at slightly different points."""
 
 from __future__ import annotations
 
@@ -87,7 +83,6 @@ class ClassificationResult:
 def class_report(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | list[str]) -> tuple[dict, dict]:
     """Per-class F1 (x 100, 2 decimals) with support and predicted count, and the confusion matrix
     (rows: true class, columns: predicted class, both in ``labels`` order)."""
-
     labels = [str(label) for label in labels]
     y_true, y_pred = np.asarray(y_true).astype(str), np.asarray(y_pred).astype(str)
     _, _, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
@@ -103,13 +98,8 @@ def class_report(y_true: np.ndarray, y_pred: np.ndarray, labels: np.ndarray | li
 # ---------------------------------------------------------------- protocol
 def stratified_folds(y: np.ndarray, n_splits: int = CV_FOLDS) -> list[np.ndarray]:
     """Test-fold masks of sklearn's ``StratifiedKFold(n_splits)`` (no shuffling), as GridSearchCV uses."""
-
-    masks = []
-    for _, test_index in StratifiedKFold(n_splits=n_splits).split(np.zeros(len(y)), y):
-        mask = np.zeros(len(y), dtype=bool)
-        mask[test_index] = True
-        masks.append(mask)
-    return masks
+    rows = np.arange(len(y))
+    return [np.isin(rows, test) for _, test in StratifiedKFold(n_splits=n_splits).split(np.zeros(len(y)), y)]
 
 
 def _with_bias(X: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
@@ -135,11 +125,7 @@ def _label_columns(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def fit_svm_path(
-    X: np.ndarray,
-    y: np.ndarray,
-    Cs: tuple[float, ...] = PAPER_CS,
-    tol: float = DEFAULT_TOL,
-    fit_intercept: bool = True,
+    X: np.ndarray, y: np.ndarray, Cs: tuple[float, ...] = PAPER_CS, tol: float = DEFAULT_TOL, fit_intercept: bool = True
 ) -> list[np.ndarray]:
     """Weights (features + bias row unless ``fit_intercept=False``, one column per one-vs-rest class) of
     liblinear's squared-hinge SVM at each C."""
@@ -153,15 +139,10 @@ CV_SCORINGS = ("accuracy", "f1_macro")  # accuracy: the protocol's (GridSearchCV
 
 
 def cv_scores(
-    X: np.ndarray,
-    y: np.ndarray,
-    Cs: tuple[float, ...] = PAPER_CS,
-    tol: float = DEFAULT_TOL,
-    fit_intercept: bool = True,
+    X: np.ndarray, y: np.ndarray, Cs: tuple[float, ...] = PAPER_CS, tol: float = DEFAULT_TOL, fit_intercept: bool = True
 ) -> tuple[dict[str, dict[float, float]], dict[str, int]]:
     """Mean accuracy and mean macro-F1 over stratified 3 folds of every ``C`` (``{scoring: {C: score}}``), all folds
     solved together along the ``C`` path, and the solver's step counts."""
-
     y = np.asarray(y)
     classes = np.unique(y)
     Xb = _with_bias(X, fit_intercept)
@@ -199,7 +180,6 @@ def select_c(
 ) -> tuple[float, dict[float, float], dict[str, int]]:
     """GridSearchCV's choice: mean ``scoring`` (accuracy, the protocol's) over stratified 3 folds, first best C;
     all folds solved together. ``scoring="f1_macro"`` scores each fold by macro-F1 instead."""
-
     if scoring not in CV_SCORINGS:
         raise ValueError(f"scoring must be one of {CV_SCORINGS}, got {scoring!r}")
     scores, stats = cv_scores(X, y, Cs, tol, fit_intercept)
@@ -216,16 +196,9 @@ def classify(
     variant: str = "sklearn",
     scoring: str = "accuracy",
 ) -> ClassificationResult:
-    """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals.
-
-    Args:
-        tol: the stopping tolerance; None: the variant's (sklearn 1e-4, lightning 1e-3).
-        variant: ``sklearn`` (regularised intercept, the default) or ``lightning`` (no intercept), see
-            ``SVM_VARIANTS`` and the module docstring.
-        scoring: the CV score that chooses C: ``accuracy`` (the protocol) or ``f1_macro``. The same CV's choice by
-            macro-F1 is refitted too and kept in ``by_macro_f1`` (the same C when ``scoring="f1_macro"``).
-    """
-
+    """The SCIDOCS classification protocol on arrays; macro-F1 x 100 rounded to 2 decimals. ``tol`` None: the
+    ``variant``'s (``SVM_VARIANTS``). ``scoring`` chooses C (``accuracy``: the protocol's, or ``f1_macro``); the same
+    CV's choice by macro-F1 is refitted too and kept in ``by_macro_f1``."""
     if variant not in SVM_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(SVM_VARIANTS)}, got {variant!r}")
     fit_intercept = SVM_VARIANTS[variant]["fit_intercept"]

@@ -4,8 +4,7 @@ One long format for every comparison (``Delta``): ranking tasks from per-query A
 queries averaged over seeds; notebook 07's Table 2 by ``evaluation.hierarchical``, seeds and queries resampled),
 classification from the predicted labels of the same test papers (macro-F1 of a bootstrap resample of the papers,
 both rows on the same resample; notebook 08's heads by ``evaluation.hierarchical``, seeds and papers resampled,
-every comparison of the notebook one Holm family).
-"""
+every comparison of the notebook one Holm family)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ from specter_utils.data.scidocs import (
     read_classification_splits,
     read_scidocs_dir,
 )
-from specter_utils.evaluation.hierarchical import METHOD, adjust_family, macro_f1_test
+from specter_utils.evaluation.hierarchical import adjust_family, macro_f1_test
 from specter_utils.evaluation.paired import compare_rows, score_row
 from specter_utils.evaluation.suite import RESULT_KEYS
 
@@ -75,32 +74,23 @@ class Delta:
         return asdict(self)
 
 
+def _delta(row: str, reference: str, task: str, metric: str, test: Mapping[str, Any], n: int) -> Delta:
+    """The Delta of a test's dict: ``diff``, ``ci_low``, ``ci_high``, ``p`` and, where it has them, ``p_adjusted``,
+    ``method`` and the two rows' seeds."""
+    seeds = (test.get("seeds", 0), test.get("reference_seeds", 0))
+    interval = (test["diff"], test["ci_low"], test["ci_high"], test["p"])
+    return Delta(row, reference, task, metric, *interval, n, test.get("p_adjusted"), test.get("method", ""), *seeds)
+
+
 def from_paired(comparison: Mapping[str, Any], reference: str, metric: str = "MAP") -> list[Delta]:
     """Deltas from ``paired.compare_rows``'s result (or ``workflow.ablations.ablation_statistics``' ``paired``); tasks under
     their result keys (``co-cite``)."""
-
     out = []
     for name, entry in comparison.get("rows", {}).items():
         for task, task_stats in entry["tasks"].items():
             test = task_stats["versus"].get(reference)
             if test:
-                out.append(
-                    Delta(
-                        name,
-                        reference,
-                        RESULT_KEYS.get(task, task),
-                        metric,
-                        test["diff"],
-                        test["ci_low"],
-                        test["ci_high"],
-                        test["p"],
-                        test["queries"],
-                        test.get("p_adjusted"),
-                        test.get("method", ""),
-                        test.get("seeds", 0),
-                        test.get("reference_seeds", 0),
-                    )
-                )
+                out.append(_delta(name, reference, RESULT_KEYS.get(task, task), metric, test, test["queries"]))
     return out
 
 
@@ -113,7 +103,6 @@ def ranking_deltas(
     n_resamples: int = 10_000,
 ) -> list[Delta]:
     """Per-query AP of each row's embedding files (one per seed) against ``reference``'s, on every ranking task."""
-
     present = [t for t in available_tasks(scidocs_dir) if t in RANKING_TASKS and (not tasks or t in tasks)]
     data = read_scidocs_dir(scidocs_dir, present or None)
     qrels = {t: data.ranking[t][split] for t in present if split in data.ranking.get(t, {})}
@@ -147,13 +136,9 @@ def _papers_bootstrap(
     def on_indices(i: np.ndarray) -> float:
         return statistic(np.asarray(i, dtype=int))
 
+    indices = (np.arange(n_papers),)
     boot = stats.bootstrap(
-        (np.arange(n_papers),),
-        on_indices,
-        n_resamples=n_resamples,
-        method="percentile",
-        vectorized=False,
-        random_state=rng,
+        indices, on_indices, n_resamples=n_resamples, method="percentile", vectorized=False, random_state=rng
     )
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
@@ -167,7 +152,6 @@ def paired_f1_delta(
 ) -> dict[str, float]:
     """Macro-F1 (x 100) of ``predicted`` minus ``predicted_reference`` on the same papers, with a 95% percentile
     bootstrap CI (papers resampled, both rows on the same resample) and a two-sided paired permutation p."""
-
     (truth, a, b), k = _label_codes(y_true, predicted, predicted_reference)
     if not len(truth) == len(a) == len(b):
         raise ValueError(f"{len(truth)} labels but {len(a)} and {len(b)} predictions")
@@ -187,13 +171,7 @@ def paired_f1_delta(
     perm = stats.permutation_test(
         (a, b), swapped, permutation_type="samples", n_resamples=n_resamples, vectorized=False, random_state=rng
     )
-    return {
-        "diff": diff,
-        "ci_low": low,
-        "ci_high": high,
-        "p": float(perm.pvalue),
-        "papers": len(truth),
-    }
+    return {"diff": diff, "ci_low": low, "ci_high": high, "p": float(perm.pvalue), "papers": len(truth)}
 
 
 def classification_deltas(
@@ -205,7 +183,6 @@ def classification_deltas(
 ) -> list[Delta]:
     """Macro-F1 deltas of every row of ``{row: suite.evaluate result}`` against ``reference`` on mag / mesh,
     from the predictions each result records (``details[task]["predictions"]``, the split's csv order)."""
-
     out = []
     ref = results[reference]
     for task in CLASSIFICATION_TASKS:
@@ -219,19 +196,7 @@ def classification_deltas(
             if name == reference or not pred:
                 continue
             test = paired_f1_delta(truth, pred, ref_pred, n_resamples)
-            out.append(
-                Delta(
-                    name,
-                    reference,
-                    key,
-                    "macro-F1",
-                    test["diff"],
-                    test["ci_low"],
-                    test["ci_high"],
-                    test["p"],
-                    len(truth),
-                )
-            )
+            out.append(_delta(name, reference, key, "macro-F1", test, len(truth)))
     return out
 
 
@@ -257,10 +222,7 @@ def heads_delta_label(encoder: Any, length: Any, papers: Any, head: str, trainin
 
 
 def heads_deltas(
-    rows: Sequence[Mapping[str, Any]],
-    task: str = "mag",
-    n_resamples: int = 2_000,
-    seed: int = 0,
+    rows: Sequence[Mapping[str, Any]], task: str = "mag", n_resamples: int = 2_000, seed: int = 0
 ) -> list[Delta]:
     """Each classifier of notebook 08 against a frozen head of the same encoder, length and training papers, on
     macro-F1 by :func:`seeds_f1_delta` (seeds and papers resampled): a frozen head or the SVM against the frozen
@@ -269,7 +231,6 @@ def heads_deltas(
 
     ``rows``: the heads' long format (``heads.frozen_heads`` / ``workflow.heads.end_to_end`` rows), each with its
     test labels and predictions (``PREDICTION_KEYS``); rows without them are skipped."""
-
     labels_key, predicted_key = PREDICTION_KEYS
     groups: dict[tuple, dict[tuple[str, str], list[Mapping[str, Any]]]] = {}
     for row in rows:
@@ -291,22 +252,8 @@ def heads_deltas(
                 truth, [r[predicted_key] for r in members], [r[predicted_key] for r in reference], n_resamples, seed
             )
             tests.append(test)
-            out.append(
-                Delta(
-                    heads_delta_label(encoder, length, papers, head, training, ref_head),
-                    "the same encoder's frozen head",
-                    task,
-                    "macro-F1",
-                    test["diff"],
-                    test["ci_low"],
-                    test["ci_high"],
-                    test["p"],
-                    test["papers"],
-                    method=METHOD,
-                    seeds=test["seeds"],
-                    reference_seeds=test["reference_seeds"],
-                )
-            )
+            label = heads_delta_label(encoder, length, papers, head, training, ref_head)
+            out.append(_delta(label, "the same encoder's frozen head", task, "macro-F1", test, test["papers"]))
     if tests:
         adjust_family(tests)
         for delta, test in zip(out, tests, strict=True):

@@ -21,8 +21,7 @@ says so.
 
 A family of comparisons (a table's rows x tasks) is read after Holm's step-down correction
 (:func:`holm`): "higher" / "lower" only where the adjusted p is under 0.05 (:func:`verdict`,
-:func:`reading_sentence`).
-"""
+:func:`reading_sentence`)."""
 
 from __future__ import annotations
 
@@ -100,16 +99,7 @@ def _summarise(
     at_most_zero = int(np.count_nonzero(resamples <= 0))
     at_least_zero = int(np.count_nonzero(resamples >= 0))
     p = min(1.0, max(2 * min(at_most_zero, at_least_zero) / b, 1 / b))
-    return HierarchicalTest(
-        diff=float(observed),
-        ci_low=float(ordered[j]),
-        ci_high=float(ordered[b - 1 - j]),
-        p=p,
-        seeds=seeds[0],
-        reference_seeds=seeds[1],
-        units=units,
-        n_resamples=b,
-    )
+    return HierarchicalTest(float(observed), float(ordered[j]), float(ordered[b - 1 - j]), p, *seeds, units, b)
 
 
 def hierarchical_test(
@@ -135,13 +125,11 @@ def hierarchical_test(
     rng = np.random.default_rng(seed)
     row_observed, ref_observed = per_seed_statistic(np.ones((1, n_units)))
     observed = float(row_observed.mean() - ref_observed.mean())
-    row_draws, ref_draws = [], []
+    draws = []
     for start in range(0, n_resamples, CHUNK):
         weights = rng.multinomial(n_units, np.full(n_units, 1 / n_units), min(CHUNK, n_resamples - start))
-        row, ref = per_seed_statistic(weights.astype(np.float64))
-        row_draws.append(row)
-        ref_draws.append(ref)
-    row, ref = np.concatenate(row_draws), np.concatenate(ref_draws)
+        draws.append(per_seed_statistic(weights.astype(np.float64)))
+    row, ref = (np.concatenate(parts) for parts in zip(*draws, strict=True))
 
     def draw(n: int) -> np.ndarray:
         return rng.multinomial(n, np.full(n, 1 / n), n_resamples)

@@ -1,27 +1,19 @@
 """Score any model in one call: embed exactly the papers the evaluation reads, cache them, score them.
 
-Two layouts of the evaluation folder:
+Two layouts of the evaluation folder: **SCIDOCS** (every paper embedded as SPECTER embeds it, ``title +
+tokenizer.sep_token + abstract``, scored by :func:`suite.evaluate`) and **BEIR**, MTEB's SCIDOCS retrieval task
+(documents as ``title + " " + text`` and queries as their text, as MTEB feeds a sentence-transformers model).
+Prompts come from the model's ``config_sentence_transformers.json`` where it has them: ``query`` before each BEIR
+query, ``document`` (else ``passage``) before each document or paper. The length is the one given, else
+``EmbedConfig.max_length`` (as ``embed``'s; a model's recorded ``max_seq_length`` is reported, not used).
 
-- **SCIDOCS** (``mag/``, ``cite/``, ``paper_metadata_*.json``, ...): every paper is embedded as SPECTER
-  embeds it (``title + tokenizer.sep_token + abstract``) and scored by :func:`suite.evaluate`;
-- **BEIR** (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``), MTEB's SCIDOCS retrieval task:
-  documents as ``title + " " + text`` and queries as their text, as MTEB feeds a sentence-transformers
-  model, scored by :mod:`evaluation.beir` (nDCG@10, MAP@100, Recall@100).
-
-Prompts come from the model's ``config_sentence_transformers.json`` when it has them (``prompts``):
-``query`` before each BEIR query, ``document`` (else ``passage``) before each document and, in the
-SCIDOCS layout, before each paper. The length is the one given, else the embedding specification's one
-default (``EmbedConfig.max_length``, the same as ``embed``'s and ``api.load_model``'s; a model's own recorded
-``max_seq_length`` is reported beside it, not used); beyond the model's position embeddings it is an error.
-
-Vectors are cached in ``cache_dir`` as ordinary embedding files, one per model, length, prompt and
-text recipe (the file name says which); a later call embeds only the papers the file lacks. A model
-folder retrained in place keeps its path, so its cached files must then be deleted.
-"""
+Vectors are cached in ``cache_dir``, one embeddings file per model, length, prompt and text recipe; a model
+folder retrained in place keeps its path, so its cached files must then be deleted."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -79,11 +71,8 @@ def evaluation_length(settings: dict[str, Any], max_length: int | None) -> tuple
     if max_length:
         return int(max_length), "given"
     recorded = settings.get("max_seq_length")
-    note = (
-        f"; the model records {recorded} ({ST_LENGTH_CONFIG})"
-        if recorded and recorded != EmbedConfig.max_length
-        else ""
-    )
+    differs = recorded and recorded != EmbedConfig.max_length
+    note = f"; the model records {recorded} ({ST_LENGTH_CONFIG})" if differs else ""
     return EmbedConfig.max_length, f"default{note}"
 
 
@@ -124,11 +113,9 @@ def cached_embeddings(
     progress: bool = True,
     info: dict[str, Any] | None = None,
 ) -> CachedEmbedding:
-    """Vectors of ``papers`` from ``path``; those it lacks are embedded (``load()`` gives the encoder) and added.
-
-    The file is reused only when its meta names the same model path and extra ``info`` (prompt, recipe);
-    otherwise a DataError says to delete it. The grown file is written as one set, atomically.
-    """
+    """Vectors of ``papers`` from ``path``; those it lacks are embedded (``load()`` gives the encoder) and added,
+    the file rewritten atomically. It is reused only when its meta names the same model path and ``info``
+    (prompt, recipe); otherwise a DataError says to delete it."""
     have: EmbeddingSet | None = None
     if sidecar_paths(path)["meta"].exists():
         have = read_embeddings_fast(path)
@@ -143,20 +130,14 @@ def cached_embeddings(
         logger.info(
             "embedding %d papers with %s at %d wordpieces ...", len(missing), encoder.model_name, encoder.max_length
         )
-        new = embed_papers(
-            encoder,
-            missing,
-            batch_size=batch_size,
-            partial_dir=Path(f"{path}.partial"),
-            progress=progress,
-            info=info,
-        )
+        partial = Path(f"{path}.partial")
+        new = embed_papers(encoder, missing, batch_size=batch_size, partial_dir=partial, progress=progress, info=info)
         new.info.pop("resumed_papers", None)
         new.titles = [paper.title[:200] for paper in missing]  # the start of each text: the file stays small
         have = new if have is None else have.merged(new)
         have.info = {**new.info}
         write_embeddings(path, have)
-        shutil.rmtree(Path(f"{path}.partial"), ignore_errors=True)
+        shutil.rmtree(partial, ignore_errors=True)
     seconds = time.perf_counter() - started
     assert have is not None
     wanted = list(papers)
@@ -205,11 +186,8 @@ def evaluate_model_scidocs(
     run: ModelRun, data_dir: str | Path, papers: dict[str, Paper], cache_dir: str | Path, suite: SuiteOptions
 ) -> dict[str, Any]:
     """Embed ``papers`` (those the tasks read) as ``run`` says (cached in ``cache_dir``) and score them on a
-    SCIDOCS-layout folder with :func:`suite.evaluate`.
-
-    The result is the suite's, with ``config["model"]`` saying how the vectors were made.
-    """
-
+    SCIDOCS-layout folder with :func:`suite.evaluate`; ``config["model"]`` of the suite's result says how the
+    vectors were made."""
     model_path = resolve_model(run.model)
     settings = model_settings(model_path)
     length, length_source = evaluation_length(settings, run.max_length)
@@ -230,11 +208,7 @@ def _prompted(paper: Paper, prompt: str) -> Paper:
 
 
 def evaluate_model_beir(
-    run: ModelRun,
-    data_dir: str | Path,
-    cache_dir: str | Path,
-    split: str = "test",
-    ignore_identical_ids: bool = True,
+    run: ModelRun, data_dir: str | Path, cache_dir: str | Path, split: str = "test", ignore_identical_ids: bool = True
 ) -> dict[str, Any]:
     """MTEB's retrieval scores of ``run.model`` on a BEIR folder: ``ndcg_at_10``, ``map_at_100``, ``recall_at_100``
     in [0, 1], then ``config`` (data, model, length, prompts, similarity, timings)."""
@@ -247,14 +221,7 @@ def evaluate_model_beir(
     queried = [q for q in data.queries if q in data.qrels]  # only queries with judgements are scored, as MTEB
     queries = {q: Paper(q, query_prompt + data.queries[q], "") for q in queried}
     documents = {d: Paper(d, doc_prompt + f"{title} {text}".strip(), "") for d, (title, text) in data.corpus.items()}
-    load = _loader(run.model, length, True, run.device)
-    encoder_cache: dict[str, Encoder] = {}
-
-    def load_once() -> Encoder:
-        if "encoder" not in encoder_cache:
-            encoder_cache["encoder"] = load()
-        return encoder_cache["encoder"]
-
+    load_once = functools.cache(_loader(run.model, length, True, run.device))  # one encoder for both parts
     parts = {}
     for part, papers, prompt in (("corpus", documents, doc_prompt), ("queries", queries, query_prompt)):
         path = cache_file(cache_dir, run.model, model_path, length, part, f"mteb-space\0{prompt}")
@@ -262,13 +229,9 @@ def evaluate_model_beir(
             load_once, papers, path, model_path, run.batch_size, run.progress, {"prompt": prompt}
         )
     similarity = settings["similarity"]
+    query_vectors, document_vectors = parts["queries"].embeddings.vectors, parts["corpus"].embeddings.vectors
     ranked = retrieve(
-        queried,
-        parts["queries"].embeddings.vectors,
-        list(documents),
-        parts["corpus"].embeddings.vectors,
-        similarity,
-        ignore_identical_ids=ignore_identical_ids,
+        queried, query_vectors, list(documents), document_vectors, similarity, ignore_identical_ids=ignore_identical_ids
     )
     metrics = retrieval_metrics(data.qrels, ranked)
     return {

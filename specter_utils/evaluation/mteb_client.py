@@ -1,20 +1,13 @@
 """MTEB as a client: a project model through MTEB's own evaluators, on tasks read from local files, offline.
 
 Two task builders turn local data into MTEB tasks (mteb 2.x: an ``AbsTask`` subclass with a ``TaskMetadata`` and a
-``load_data`` that fills ``self.dataset``):
-
-- :func:`local_retrieval_task`: a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``, read by
-  :func:`evaluation.beir.read_beir_dir`) as an ``AbsTaskRetrieval``: MTEB joins a document's title and text with a
-  space and ranks by the model's similarity; main score ``ndcg_at_10``;
-- :func:`local_classification_task`: a single-label classification task of a SciRepEval-format folder
-  (``tasks.jsonl``; :mod:`evaluation.formats.tasks`) as an ``AbsTaskClassification``: MTEB fits its evaluator model
-  (logistic regression, ``max_iter=100``) on ``n_experiments`` undersampled training sets of ``samples_per_label``
-  papers per label and averages; main score ``f1`` (macro).
+``load_data`` that fills ``self.dataset``): a BEIR folder as an ``AbsTaskRetrieval`` (main score ``ndcg_at_10``) and
+a single-label classification task of a SciRepEval-format folder as an ``AbsTaskClassification``, on which MTEB fits
+logistic regression (``max_iter=100``) to undersampled training sets (main score ``f1``, macro).
 
 :func:`run_mteb` loads the model the way the project loads every model (:func:`models.build_model`) and hands it
 and the tasks to ``mteb.evaluate``, whose result files land in ``out_dir/results/<model>/<revision>/<task>.json``.
-``mteb`` is an optional dependency (the ``mteb`` extra), imported here only.
-"""
+``mteb`` is an optional dependency (the ``mteb`` extra), imported here only."""
 
 from __future__ import annotations
 
@@ -29,18 +22,12 @@ from specter_utils.evaluation.formats.tasks import CLASSIFICATION, load_task_dat
 
 MTEB_SEED = 42  # AbsTask.seed: MTEB's undersampling and its classifier's random_state
 _METADATA = {  # what MTEB's TaskMetadata requires of a task; a local task has no dataset card
-    "reference": None,
     "category": "t2t",
     "eval_langs": ["eng-Latn"],
-    "date": None,
-    "dialect": None,
-    "domains": None,
-    "task_subtypes": None,
-    "license": None,
-    "annotations_creators": None,
     "modalities": ["text"],
-    "sample_creation": None,
-    "bibtex_citation": None,
+    **dict.fromkeys(
+        "reference date dialect domains task_subtypes license annotations_creators sample_creation bibtex_citation".split()
+    ),
 }
 
 
@@ -61,11 +48,8 @@ def _metadata(task_type: str, name: str, main_score: str, description: str, sour
 def local_retrieval_task(
     beir_dir: str | Path, name: str = "LocalRetrieval", split: str = "test", ignore_identical_ids: bool = True
 ) -> Any:
-    """An MTEB retrieval task over a BEIR folder (its ``split`` qrels), checked by the project's BEIR reader.
-
-    ``ignore_identical_ids`` as the project's BEIR scoring (and MTEB's SCIDOCS task): a document with the query's
-    own id is not retrieved for it.
-    """
+    """An MTEB retrieval task over a BEIR folder (its ``split`` qrels), checked by the project's BEIR reader;
+    ``ignore_identical_ids`` as the project's BEIR scoring (and MTEB's SCIDOCS task)."""
     from datasets import Dataset
     from mteb.abstasks.retrieval import AbsTaskRetrieval
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
@@ -78,12 +62,9 @@ def local_retrieval_task(
         def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
             corpus = [{"id": d, "title": title, "text": text} for d, (title, text) in data.corpus.items()]
             queries = [{"id": q, "text": data.queries[q]} for q in data.queries if q in data.qrels]
-            split_data = RetrievalSplitData(
-                corpus=Dataset.from_list(corpus),
-                queries=Dataset.from_list(queries),
-                relevant_docs={q: dict(docs) for q, docs in data.qrels.items()},
-                top_ranked=None,
-            )
+            relevant = {q: dict(docs) for q, docs in data.qrels.items()}
+            corpus, queries = Dataset.from_list(corpus), Dataset.from_list(queries)
+            split_data = RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=relevant, top_ranked=None)
             self.dataset = {"default": {split: split_data}}
             self.data_loaded = True
 
@@ -160,14 +141,8 @@ def run_mteb(
 
     encoder = load_model(model, max_length) if isinstance(model, str | Path) else model
     cache = mteb.ResultCache(cache_path=Path(out_dir))
-    result = mteb.evaluate(
-        encoder,
-        tasks,
-        cache=cache,
-        overwrite_strategy="always",
-        encode_kwargs={"batch_size": batch_size},
-        show_progress_bar=False,
-    )
+    options = {"overwrite_strategy": "always", "encode_kwargs": {"batch_size": batch_size}, "show_progress_bar": False}
+    result = mteb.evaluate(encoder, tasks, cache=cache, **options)
     out: dict[str, dict[str, Any]] = {}
     for task_result in result.task_results:
         split = next(iter(task_result.scores))

@@ -1,14 +1,9 @@
 """Compare models over the same queries: mean and spread over seeds, and a paired test per query.
 
-A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task:
-- the row's MAP is the mean over seeds of each seed's MAP, with the spread (sample standard deviation
-  and min-max) over seeds;
-- against a reference row, each query's AP is first averaged over the row's seeds (and over the
-  reference's), then the per-query differences are tested with scipy: a paired sign-flip permutation
-  test (``scipy.stats.permutation_test``, ``permutation_type="samples"``) for the p-value, and a
-  bootstrap percentile interval (``scipy.stats.bootstrap``) of the mean difference.
-Only queries that every compared file covers enter a comparison (with full coverage: all of them).
-"""
+A row is a model trained with one or more seeds (one embeddings file per seed). For each ranking task the row's
+MAP is the mean over seeds of each seed's MAP, with the spread over seeds; against a reference row, each query's AP
+is first averaged over the row's seeds (and over the reference's), then the per-query differences are tested
+(:func:`paired_test`). Only queries that every compared file covers enter a comparison."""
 
 from __future__ import annotations
 
@@ -75,7 +70,6 @@ def rows_from_table(table: Mapping[str, Any]) -> list[RowScores]:
 
 def per_query_ap(qrels: Mapping[str, Mapping[str, int]], embeddings: Any, name: str = "") -> dict[str, float]:
     """AP x 100 of each evaluated query (``evaluation.ranking``: -L2 scores, trec_eval through pytrec_eval)."""
-
     result = evaluate_ranking(dict(qrels), embeddings, name)
     return {query: 100.0 * scores[MEASURE] for query, scores in result.per_query.items()}
 
@@ -84,7 +78,6 @@ def score_row(
     name: str, files: Sequence[str | Path], qrels_by_task: Mapping[str, Mapping[str, Mapping[str, int]]]
 ) -> RowScores:
     """Per-query AP of each embeddings file (one per seed) on each task."""
-
     row = RowScores(name=name, files=[str(f) for f in files])
     for file in files:
         embeddings = read_embeddings_fast(file)
@@ -98,7 +91,6 @@ def paired_test(
     row: Mapping[str, float], reference: Mapping[str, float], n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Mean per-query difference ``row - reference`` with a 95% bootstrap CI and a two-sided permutation p."""
-
     queries = sorted(set(row) & set(reference))
     if len(queries) < 2:
         raise ValueError(f"a paired test needs at least 2 common queries, got {len(queries)}")
@@ -110,21 +102,11 @@ def paired_test(
     boot = stats.bootstrap(
         (diff,), np.mean, n_resamples=n_resamples, confidence_level=0.95, method="percentile", random_state=rng
     )
-    perm = stats.permutation_test(
-        (diff,),
-        np.mean,
-        permutation_type="samples",  # one sample: each query's sign flipped, i.e. the two models swapped
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        random_state=rng,
-    )
-    return {
-        "queries": len(queries),
-        "diff": mean,
-        "ci_low": float(boot.confidence_interval.low),
-        "ci_high": float(boot.confidence_interval.high),
-        "p": float(perm.pvalue),
-    }
+    # one sample: each query's sign flipped, i.e. the two models swapped
+    options = {"permutation_type": "samples", "n_resamples": n_resamples, "alternative": "two-sided"}
+    perm = stats.permutation_test((diff,), np.mean, **options, random_state=rng)
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    return {"queries": len(queries), "diff": mean, "ci_low": low, "ci_high": high, "p": float(perm.pvalue)}
 
 
 def seed_maps(maps: Sequence[float]) -> dict[str, Any]:
@@ -137,11 +119,7 @@ def seed_maps(maps: Sequence[float]) -> dict[str, Any]:
 
 
 def compare_rows(
-    rows: Sequence[RowScores],
-    references: Sequence[str],
-    tasks: Sequence[str],
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    rows: Sequence[RowScores], references: Sequence[str], tasks: Sequence[str], n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Every row's MAP (mean, spread over seeds) and its paired test against each reference row."""
     by_name = {row.name: row for row in rows}

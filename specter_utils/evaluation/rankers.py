@@ -1,16 +1,11 @@
 """Table 1's rows that are not embeddings: rankers that score each query's candidates from the text or from no text.
 
-- ``bm25``: BM25 (the ``bm25s`` package) of the query paper's title + abstract against each candidate's. The index
-  holds every paper of the benchmark's ``paper_metadata_*.json`` files with text, so term statistics (IDF, average
-  length) come from the whole benchmark, not from one query's 30 candidates. bm25s's own defaults, unchanged:
-  ``bm25s.tokenize`` (lower case, scikit-learn's token pattern ``\\b\\w\\w+\\b``, its English stop words, no
-  stemmer) and ``bm25s.BM25`` (Lucene's BM25, k1 = 1.5, b = 0.75). A candidate's score is ``get_scores``' value
-  for it.
-- ``in-degree`` (text-free): a candidate's number of citations in the training graph. The graph is the citations
-  the metadata's ``references`` / ``cited_by`` lists record, minus every citation from or to a held-out query of any
-  ranking task (either split), as for the ``sgc`` baseline:
-  ``in-degree(c) = |{p : p cites c, p not a held-out query, c not a held-out query}|``.
-  A query's own citations therefore never count, on cite (its references are the positives) or anywhere else.
+- ``bm25``: BM25 (the ``bm25s`` package, its defaults unchanged) of the query paper's title + abstract against each
+  candidate's. The index holds every paper of the benchmark's metadata files with text, so term statistics (IDF,
+  average length) come from the whole benchmark, not from one query's 30 candidates.
+- ``in-degree`` (text-free): a candidate's number of citations in the training graph: the metadata's citations
+  minus every one from or to a held-out query of any ranking task (either split), as for the ``sgc`` baseline, so
+  a query's own citations never count, on cite (its references are the positives) or anywhere else.
 - ``year`` (text-free): papers published no later than the query first, the most recent of them first, then those
   published after it, the nearest first: ``gap = year(query) - year(candidate)``, score ``-gap`` when
   ``gap >= 0``, else ``-(AFTER_QUERY + |gap|)``. Citations almost always point back in time, so a paper's year
@@ -22,8 +17,7 @@ per-query AP are computed exactly as for the embedding rows; equal scores (frequ
 are broken by trec_eval's document-id order, as equal distances are. A query or candidate the ranker cannot score
 (BM25: no text) is left out as a paper without an embedding is. Classification and recommendation have no value
 for these rows (``skipped`` says so); a ranker whose data the benchmark lacks (no citations: the real SCIDOCS
-metadata; no years) gives no row and its reason.
-"""
+metadata; no years) gives no row and its reason."""
 
 from __future__ import annotations
 
@@ -179,11 +173,7 @@ def year_scorer(data: RankerData) -> QueryScorer:
     return score
 
 
-SCORERS: dict[str, Callable[[RankerData], QueryScorer]] = {
-    "bm25": bm25_scorer,
-    "in-degree": in_degree_scorer,
-    "year": year_scorer,
-}
+SCORERS = {"bm25": bm25_scorer, "in-degree": in_degree_scorer, "year": year_scorer}
 
 
 # ---------------------------------------------------------------- runs and scores
@@ -234,12 +224,8 @@ def score_rankers(
     data: RankerData | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each ranker of ``names`` on every ranking task present (of ``tasks``, folder names), shaped as
-    ``suite.evaluate``'s result: ``{"cite": {"map", "ndcg"}, ..., "coverage", "details", "skipped", "config"}``.
-
-    ``details[task]["per_query_ap"]`` holds each query's AP x 100 (trec_eval's, as ``evaluation.paired`` reads it for
-    embeddings). Tasks of another kind are listed under ``skipped`` (no value, not 0). A ranker the folder has no data for gives
-    ``{"skipped": {"ranker": reason}, "config": ...}`` and no metric.
-    """
+    ``suite.evaluate``'s result, with each query's AP x 100 in ``details[task]["per_query_ap"]`` and tasks of another
+    kind under ``skipped``. A ranker the folder has no data for gives ``{"skipped": {"ranker": reason}, "config"}``."""
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
     unknown = [n for n in names if n not in RANKERS]

@@ -5,8 +5,7 @@ it); a candidate without an embedding is left out of its query's ranking, but st
 missing relevant paper counts as never retrieved. Scores are ``-distance`` rounded to 5 decimals (the
 original writes ``np.round(score, 5)`` into its run file), which also makes ties reproducible:
 distances that differ only by floating-point noise become equal scores, and trec_eval breaks equal
-scores by document id.
-"""
+scores by document id."""
 
 from __future__ import annotations
 
@@ -53,11 +52,10 @@ def make_run(
 ) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
     """The trec run ``{query: {candidate: score}}`` and the coverage counts."""
     index = {pid: i for i, pid in enumerate(embeddings.ids)}
-    pairs_q: list[int] = []
-    pairs_c: list[int] = []
+    pairs: list[tuple[int, int]] = []  # (query row, candidate row) of each scored (query, candidate) in keys
     keys: list[tuple[str, str]] = []
     missing_queries: list[str] = []
-    missing_candidates: list[tuple[str, str]] = []
+    missing_docs: list[str] = []
     relevant_missing = 0
     for query, docs in qrels.items():
         q_row = index.get(query)
@@ -67,18 +65,17 @@ def make_run(
         for doc, rel in docs.items():
             c_row = index.get(doc)
             if c_row is None:
-                missing_candidates.append((query, doc))
+                missing_docs.append(doc)
                 relevant_missing += int(rel > 0)
                 continue
-            pairs_q.append(q_row)
-            pairs_c.append(c_row)
+            pairs.append((q_row, c_row))
             keys.append((query, doc))
-    scores = l2_scores(embeddings, np.asarray(pairs_q, dtype=np.int64), np.asarray(pairs_c, dtype=np.int64))
+    rows = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    scores = l2_scores(embeddings, rows[:, 0], rows[:, 1])
     run: dict[str, dict[str, float]] = {}
     for (query, doc), score in zip(keys, scores.tolist(), strict=True):
         run.setdefault(query, {})[doc] = score
-    missing = [doc for _, doc in missing_candidates]
-    return run, coverage_counts(qrels, run, missing_queries, missing, relevant_missing, len(keys), "with_embedding")
+    return run, coverage_counts(qrels, run, missing_queries, missing_docs, relevant_missing, len(keys))
 
 
 def coverage_counts(
@@ -88,7 +85,7 @@ def coverage_counts(
     missing_candidates: list[str],
     relevant_missing: int,
     found: int,
-    how: str,
+    how: str = "with_embedding",
 ) -> dict[str, Any]:
     """How much of ``qrels`` a run covers: queries and candidates ``how`` (``with_embedding``, ``scored``), those
     evaluated, those missing and a few examples."""
@@ -110,7 +107,6 @@ def trec_metrics(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], measures: tuple[str, ...] = MEASURES
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Mean of each trec_eval measure over the evaluated queries, x 100 and rounded to 2 decimals."""
-
     evaluator = pytrec_eval.RelevanceEvaluator({q: dict(d) for q, d in qrels.items()}, set(measures))
     per_query = evaluator.evaluate(run)
     metrics = {}
@@ -143,17 +139,11 @@ def evaluate_run(
         )
     skipped_q = coverage["queries"] - coverage["queries_evaluated"]
     if skipped_q or coverage["candidates_missing"]:
+        examples = (coverage["example_missing_queries"] + coverage["example_missing_candidates"])[:3]
         logger.warning(
-            "%s: %d of %d queries skipped (not scored by %s), %d of %d candidates not scored "
-            "(%d relevant, counted as not retrieved); e.g. %s",
-            name or "ranking",
-            skipped_q,
-            coverage["queries"],
-            scored_by,
-            coverage["candidates_missing"],
-            coverage["candidates"],
-            coverage["relevant_candidates_missing"],
-            (coverage["example_missing_queries"] + coverage["example_missing_candidates"])[:3],
+            f"{name or 'ranking'}: {skipped_q} of {coverage['queries']} queries skipped (not scored by {scored_by}), "
+            f"{coverage['candidates_missing']} of {coverage['candidates']} candidates not scored "
+            f"({coverage['relevant_candidates_missing']} relevant, counted as not retrieved); e.g. {examples}"
         )
     metrics, per_query = trec_metrics(qrels, run)
     return RankingResult(metrics, coverage, per_query)

@@ -18,8 +18,7 @@ lowest validation loss kept. Differences, each deliberate:
 - Blank titles: a missing or blank title becomes the one token ``<blank>`` (``BLANK``), and when both
   titles of a pair are blank the title Jaccard is 0, not the 1 that the shared placeholder would give:
   two unknown titles are no evidence that the papers are alike (the test
-  ``test_two_blank_titles_share_nothing`` holds it). Pairs with one blank title score 0 either way.
-"""
+  ``test_two_blank_titles_share_nothing`` holds it). Pairs with one blank title score 0 either way."""
 
 from __future__ import annotations
 
@@ -213,8 +212,7 @@ def click_metrics(
     """Propensity-adjusted nDCG and P@1 (fractions, not x 100) over test clicks.
 
     ``r`` = shown non-clicked papers scored above the clicked one, ties counting 0.5;
-    nDCG = 1 / log2(2 + r), P@1 = [r == 0]; each click weighted by 1 / propensity[clicked position].
-    """
+    nDCG = 1 / log2(2 + r), P@1 = [r == 0]; each click weighted by 1 / propensity[clicked position]."""
     ndcg_sum = p1_sum = weight_sum = 0.0
     for score, others, position in zip(clicked_scores, other_scores, clicked_positions, strict=True):
         above = float(np.sum(others > score)) + 0.5 * float(np.sum(others == score))
@@ -232,7 +230,6 @@ def _train_one(
     config: RecommConfig,
     seed: int,
 ) -> Any:
-
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     model = nn.Sequential(
@@ -274,7 +271,6 @@ def _train_one(
 
 
 def _score(model: Any, rows: np.ndarray) -> np.ndarray:
-
     with torch.no_grad():
         return model(torch.from_numpy(np.asarray(rows, dtype=np.float32))).squeeze(1).numpy()
 
@@ -309,7 +305,6 @@ def evaluate_recomm(
     config: RecommConfig | None = None,
 ) -> RecommResult:
     """Train the ranker on ``train`` (model selection on ``val`` when evaluating test) for each seed; score ``split``."""
-
     config = config or RecommConfig()
     if config.weighting not in ("clicked", "original"):
         raise ValueError(f"weighting must be 'clicked' or 'original', got {config.weighting!r}")
@@ -322,24 +317,17 @@ def evaluate_recomm(
     featurizer = Featurizer(metadata, embeddings)
     coverage = recomm_coverage(clicks, featurizer)
     for name, cov in coverage.items():
-        lacking = cov["queries"] - cov["queries_with_embedding"] + cov["candidates"] - cov["candidates_with_embedding"]
-        if lacking:
+        no_query = cov["queries"] - cov["queries_with_embedding"]
+        no_candidate = cov["candidates"] - cov["candidates_with_embedding"]
+        if no_query or no_candidate:
             logger.warning(
-                "recomm/%s: %d of %d queries and %d of %d shown papers have no embedding (cosine feature 0); e.g. %s",
-                name,
-                cov["queries"] - cov["queries_with_embedding"],
-                cov["queries"],
-                cov["candidates"] - cov["candidates_with_embedding"],
-                cov["candidates"],
-                cov["example_missing"][:3],
+                f"recomm/{name}: {no_query} of {cov['queries']} queries and {no_candidate} of {cov['candidates']} "
+                f"shown papers have no embedding (cosine feature 0); e.g. {cov['example_missing'][:3]}"
             )
     train = training_pairs(clicks["train"], featurizer, propensity, config, "train")
     # the original validates on val.csv when testing, and on nothing when val is the evaluated split
-    val = (
-        training_pairs(clicks["val"], featurizer, propensity, config, "val")
-        if split == "test" and clicks.get("val")
-        else None
-    )
+    validate = split == "test" and clicks.get("val")
+    val = training_pairs(clicks["val"], featurizer, propensity, config, "val") if validate else None
 
     test_clicks = clicks[split]
     clicked_rows, other_rows, positions = [], [], []

@@ -10,8 +10,7 @@ Same directory layout and files (``data.scidocs``), same result keys and nesting
 values x 100 rounded to 2 decimals. Beside those keys the result carries ``coverage`` (per task: how
 many queries, candidates and labelled papers had embeddings), ``details`` (chosen C and the CV accuracy of every C,
 per-class F1, the confusion matrix and the predicted labels; recommendation spread over seeds), ``skipped`` (tasks left out and why) and ``config``;
-:func:`scidocs_metrics` strips a result down to the original's keys.
-"""
+:func:`scidocs_metrics` strips a result down to the original's keys."""
 
 from __future__ import annotations
 
@@ -25,12 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.data.scidocs import (
-    ScidocsData,
-    available_tasks,
-    read_scidocs_dir,
-    task_paths,
-)
+from specter_utils.data.scidocs import ScidocsData, available_tasks, read_scidocs_dir, task_paths
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings
 from specter_utils.errors import DataError
 from specter_utils.evaluation.classification import SVM_VARIANTS, classify
@@ -78,9 +72,7 @@ def _load(source: EmbeddingSource, cache: dict[str, EmbeddingSet]) -> EmbeddingS
     return cache[key]
 
 
-def _embedding_sources(
-    embeddings: EmbeddingSource | Mapping[str, EmbeddingSource],
-) -> dict[str, EmbeddingSource]:
+def _embedding_sources(embeddings: EmbeddingSource | Mapping[str, EmbeddingSource]) -> dict[str, EmbeddingSource]:
     """``{group: source}`` for the groups given (one source for all, or a dict by group name)."""
     if isinstance(embeddings, Mapping):
         out = {}
@@ -104,8 +96,7 @@ def _describe(source: EmbeddingSource) -> str:
 # ---------------------------------------------------------------- tasks
 def _classification(
     data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet, svm_variant: str = "sklearn"
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+) -> Outcome:
     rows = data.classification[task]
     if split not in rows:
         raise DataError(f"no {split} split for {task}", task_paths(data.root)[f"{task}/{split}"])
@@ -132,12 +123,8 @@ def _classification(
             )
         if not found.all():
             logger.warning(
-                "%s/%s: %d of %d papers have no embedding and are zero vectors (as in the original); e.g. %s",
-                task,
-                part,
-                int((~found).sum()),
-                len(ids),
-                coverage[part]["example_missing"][:3],
+                f"{task}/{part}: {int((~found).sum())} of {len(ids)} papers have no embedding and are zero vectors "
+                f"(as in the original); e.g. {coverage[part]['example_missing'][:3]}"
             )
     logger.info("%s: linear SVM on %d train papers, 7 values of C x 3 folds ...", task, len(rows["train"]))
     result = classify(*arrays["train"], *arrays[split], variant=svm_variant)
@@ -148,10 +135,7 @@ def _classification(
     return {"f1": result.f1}, coverage, details
 
 
-def _ranking(
-    data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+def _ranking(data: ScidocsData, task: str, split: str, embeddings: EmbeddingSet) -> Outcome:
     qrels = data.ranking[task].get(split)
     if qrels is None:
         raise DataError(f"no {split} qrels for {task}", task_paths(data.root)[f"{task}/{split}"])
@@ -163,8 +147,7 @@ def _ranking(
 
 def _recomm(
     data: ScidocsData, split: str, embeddings: EmbeddingSet, seeds: tuple[int, ...], config: RecommConfig | None
-) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-
+) -> Outcome:
     started = time.perf_counter()
     metadata = data.metadata.get("recomm")
     if metadata is None:
@@ -227,19 +210,13 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate embeddings on a SCIDOCS-layout directory; see the module docstring for the result.
 
-    Args:
-        embeddings: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": ..,
-            "recomm": ..}`` like the original's three files (a group left out skips its tasks).
-        tasks: directory names or result keys; default every task whose files are present (the
-            others are skipped, saying so). A requested task with a missing file is an error.
-        n_jobs: threads for the two classification tasks (2 runs MAG and MeSH side by side).
-        svm_variant: ``sklearn`` (docs/protocol.md's LinearSVC, the default) or ``lightning`` (the released code's:
-            no intercept, tol 1e-3); see ``evaluation.classification``.
-    """
+    ``embeddings``: one file / EmbeddingSet for every task, or ``{"cls": .., "user-citation": .., "recomm": ..}``
+    like the original's three files (a group left out skips its tasks). ``tasks``: directory names or result keys;
+    default every task whose files are present (the others skipped, saying so). ``n_jobs``: threads for the two
+    classification tasks. ``svm_variant``: ``sklearn`` or ``lightning`` (``evaluation.classification``)."""
     started = time.perf_counter()
     if split not in EVAL_SPLITS:
         raise DataError(f"split must be 'test' or 'val', got {split!r}")
-
     if svm_variant not in SVM_VARIANTS:
         raise DataError(f"svm_variant must be one of {', '.join(SVM_VARIANTS)}, got {svm_variant!r}")
     data_dir = Path(data_dir)
@@ -277,10 +254,9 @@ def evaluate(
         if members:
             outcomes.update(run_kind(data, members, split, {t: loaded[group_of(t)] for t in members}, options))
 
-    result: dict[str, Any] = {}
-    for task in ALL_TASKS:  # the original's order
-        if task in outcomes:
-            result[RESULT_KEYS[task]] = outcomes[task][0]
+    result: dict[str, Any] = {
+        RESULT_KEYS[t]: outcomes[t][0] for t in ALL_TASKS if t in outcomes
+    }  # the original's order
     result["coverage"] = {RESULT_KEYS[t]: outcomes[t][1] for t in ALL_TASKS if t in outcomes}
     result["details"] = {RESULT_KEYS[t]: outcomes[t][2] for t in ALL_TASKS if t in outcomes}
     result["skipped"] = skipped
@@ -326,5 +302,4 @@ def scidocs_metrics(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 def write_results(path: str | Path, result: Mapping[str, Any]) -> None:
     """Write a result (metrics, coverage, details, config) as JSON, atomically."""
-
     write_json(path, dict(result))

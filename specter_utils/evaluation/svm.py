@@ -15,8 +15,7 @@ every CV fold at once and along the ``C`` path with warm starts:
 - an exact line search on the piecewise-quadratic objective.
 
 It reaches liblinear's optimum (tests compare the weights) at tighter tolerances than liblinear
-itself reaches in ``max_iter`` at large ``C``, where sklearn's fits stop early with a ConvergenceWarning.
-"""
+itself reaches in ``max_iter`` at large ``C``, where sklearn's fits stop early with a ConvergenceWarning."""
 
 from __future__ import annotations
 
@@ -125,8 +124,7 @@ def _line_search(
 class PathSolver:
     """One-vs-rest squared-hinge SVMs for several column problems sharing ``X`` (float32, bias column last).
 
-    Column ``j`` has labels ``Y[:, j]`` in {-1, +1} and uses only the rows where ``S[:, j]`` is true.
-    """
+    Column ``j`` has labels ``Y[:, j]`` in {-1, +1} and uses only the rows where ``S[:, j]`` is true."""
 
     def __init__(self, X: np.ndarray, Y: np.ndarray, S: np.ndarray, tol: float = DEFAULT_TOL, max_iter: int = 1000):
         self.X, self.Y, self.S = X, Y, S
@@ -176,11 +174,8 @@ class PathSolver:
     def _gram_direction(
         self, C: float, G: np.ndarray, todo: np.ndarray, factors: dict[int, Any]
     ) -> tuple[np.ndarray, int]:
-        """``(I + 2C X_A'X_A) D = -G`` per column: CG over the Gram matrix, preconditioned by a Cholesky factor.
-
-        A column's factor is recomputed when CG over its old factor needed more than
-        ``GRAM_REFACTOR_STEPS`` steps (a factorisation costs about that many CG steps).
-        """
+        """``(I + 2C X_A'X_A) D = -G`` per column: CG over the Gram matrix, preconditioned by a Cholesky factor,
+        recomputed when CG over the old one needed more than ``GRAM_REFACTOR_STEPS`` steps (about its cost)."""
         assert self.gram is not None
         d = G.shape[0]
         D = np.zeros_like(G)
@@ -239,13 +234,8 @@ class PathSolver:
                 break  # no progress possible at this precision
             self.W += step
             F += (t.astype(np.float32) * Z).astype(np.float32)
-        logger.debug(
-            "C=%g: %.2fs, %s, gram=%s",
-            C,
-            time.perf_counter() - started,
-            {k: v - before[k] for k, v in self.stats.__dict__.items()},
-            self.gram is not None,
-        )
+        spent = {k: v - before[k] for k, v in self.stats.__dict__.items()}
+        logger.debug("C=%g: %.2fs, %s, gram=%s", C, time.perf_counter() - started, spent, self.gram is not None)
         return self.W.copy()
 
 

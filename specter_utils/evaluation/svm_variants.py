@@ -8,8 +8,7 @@ a softmax cross-entropy; the SVM sees the raw vectors, chooses ``C`` by 3-fold C
 and fits one-vs-rest squared hinge without class weights. Each variant without class weights also reports the
 same CV's choice by macro-F1 (``by_macro_f1``: its ``C``, macro-F1 and classes predicted). :func:`svm_variants`
 scores the protocol and each single change (and their combination) on the same split, so a gap can be
-attributed by measurement.
-"""
+attributed by measurement."""
 
 from __future__ import annotations
 
@@ -48,12 +47,8 @@ def fit_variant(
     scoring: str = "accuracy",
     Cs: Sequence[float] = PAPER_CS,
 ) -> dict[str, Any]:
-    """One SVM protocol: C by 3-fold CV ``scoring`` over ``Cs``, refit on train, scored on test.
-
-    Without class weights it runs ``classification.classify`` (liblinear's optimum, fast along the C path);
-    with them, sklearn's ``GridSearchCV(LinearSVC)``, which supports them (slower at large C).
-    """
-
+    """One SVM protocol: C by 3-fold CV ``scoring`` over ``Cs``, refit on train, scored on test. Without class
+    weights by ``classification.classify``; with them, sklearn's ``GridSearchCV(LinearSVC)``, which supports them."""
     started = time.perf_counter()
     X_train, X_test = np.asarray(X_train, dtype=np.float32), np.asarray(X_test, dtype=np.float32)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
@@ -83,7 +78,6 @@ def fit_variant(
 def _sklearn_grid(
     X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, class_weight: str, scoring: str, Cs: Sequence[float]
 ) -> tuple[np.ndarray, float, dict[float, float]]:
-
     svm = LinearSVC(loss="squared_hinge", random_state=42, class_weight=class_weight)
     grid = GridSearchCV(svm, {"C": list(Cs)}, cv=3, scoring=scoring)
     with warnings.catch_warnings():

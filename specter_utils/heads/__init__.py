@@ -1,11 +1,7 @@
 """Classification heads on paper embeddings (the SPECTROID extension), beside SCIDOCS's linear SVM.
 
 * :mod:`specter_utils.heads.frozen`: heads (and the SVM) trained on fixed embeddings, the tables;
-* :mod:`specter_utils.heads.end_to_end`: the encoder fine-tuned through a head by the transformers ``Trainer``.
-
-Their settings are :class:`specter_utils.config.HeadsConfig` (section ``heads``) and its ``end_to_end``
-section, :class:`specter_utils.config.EndToEndConfig`; no default lives here.
-"""
+* :mod:`specter_utils.heads.end_to_end`: the encoder fine-tuned through a head by the transformers ``Trainer``."""
 
 from specter_utils.heads.end_to_end import (
     EndToEndResult,

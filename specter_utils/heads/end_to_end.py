@@ -1,23 +1,12 @@
 """Classification heads trained end to end: the encoder fine-tuned through the head with cross-entropy.
 
-``train_end_to_end(config, run, papers, splits)`` reads top to bottom as the training entry point does:
-1. model: the sentence-transformers encoder (``models.build_model``) and a head (``frozen.build_head``) in
-   one ``nn.Module``, whose ``forward`` returns the cross-entropy loss, the logits and the embeddings;
-2. data: ``title [SEP] abstract`` texts and class ids, tokenised per batch by a collator;
-3. loss: cross-entropy, inside the module's ``forward``;
-4. arguments: AdamW (encoder and head at their own learning rates), linear decay, seeded order;
-5. evaluation: macro-F1 over the whole validation split (``compute_metrics`` sees every row at once);
-6. trainer: ``transformers.Trainer`` with ``EarlyStoppingCallback`` on that macro-F1;
-7. train: the best validation checkpoint is restored at the end (``load_best_model_at_end``);
-8. score on the whole test split and save the encoder as a sentence-transformers model
-   (``<out>/model``, loadable by ``specter-utils embed --model``) and the head (``<out>/head``).
+``train_end_to_end`` reads top to bottom in the training entry point's numbered steps: model, data, loss,
+arguments, evaluation (macro-F1 over the whole validation split), trainer, train (the best validation checkpoint
+restored), then score on the whole test split and save the encoder as a sentence-transformers model
+(``<out>/model``, loadable by ``specter-utils embed --model``) and the head (``<out>/head``).
 
 The Trainer switches the whole module, head included, between train mode (dropout on, BatchNorm on
-batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains.
-
-The settings are :class:`specter_utils.config.EndToEndConfig` (section ``heads.end_to_end``); what varies
-from run to run (the encoder's folder, the head, the seed) is an :class:`EndToEndRun`.
-"""
+batch statistics) and eval mode, so the head's BatchNorm and dropout apply while it trains."""
 
 from __future__ import annotations
 
@@ -33,14 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from sklearn.metrics import f1_score
-from transformers import (
-    EarlyStoppingCallback,
-    PrinterCallback,
-    Trainer,
-    TrainerCallback,
-    TrainingArguments,
-    set_seed,
-)
+from transformers import EarlyStoppingCallback, PrinterCallback, Trainer, TrainerCallback, TrainingArguments, set_seed
 
 from specter_utils.config import EmbedConfig, EndToEndConfig, HeadsConfig
 from specter_utils.data.records import Paper
@@ -88,9 +70,9 @@ def stratified_cap(rows: Rows, limit: int, seed: int) -> Rows:
     if limit <= 0 or len(rows) <= limit:
         return list(rows)
     rng = np.random.default_rng(seed)
-    by_class: dict[str, list[tuple[str, str]]] = {}
-    for row in rows:
-        by_class.setdefault(row[1], []).append(row)
+    by_class: dict[str, list[int]] = {}  # class -> the positions of its rows
+    for position, (_, label) in enumerate(rows):
+        by_class.setdefault(label, []).append(position)
     classes = sorted(by_class)
     if limit < len(classes):
         raise DataError(f"cannot keep {limit} papers of {len(classes)} classes: need at least one per class")
@@ -104,15 +86,8 @@ def stratified_cap(rows: Rows, limit: int, seed: int) -> Rows:
     while sum(quota.values()) > limit:  # the at-least-one rule overshot: trim the largest classes
         biggest = max(classes, key=lambda c: (quota[c], c))
         quota[biggest] -= 1
-    kept = {c: set(rng.permutation(len(by_class[c]))[: quota[c]].tolist()) for c in classes}
-    index = {c: 0 for c in classes}
-    out = []
-    for row in rows:  # keep the input order
-        c = row[1]
-        if index[c] in kept[c]:
-            out.append(row)
-        index[c] += 1
-    return out
+    kept = {by_class[c][i] for c in classes for i in rng.permutation(len(by_class[c]))[: quota[c]].tolist()}
+    return [row for position, row in enumerate(rows) if position in kept]  # the input order
 
 
 def cap_splits(splits: dict[str, Rows], config: HeadsConfig, seed: int) -> dict[str, Rows]:
@@ -131,12 +106,8 @@ def paper_texts(papers: dict[str, Paper], rows: Rows, sep: str, split: str) -> l
     """``title + sep + abstract`` of each row's paper; a paper without metadata is a ``DataError``."""
     missing = [pid for pid, _ in rows if pid not in papers]
     if missing:
-        raise DataError(
-            f"{len(missing)} paper(s) of the {split} split have no title or abstract in the metadata; "
-            "end-to-end training reads their text",
-            f"{split} split",
-            record_id=missing[0],
-        )
+        what = f"{len(missing)} paper(s) of the {split} split have no title or abstract in the metadata"
+        raise DataError(f"{what}; end-to-end training reads their text", f"{split} split", record_id=missing[0])
     return [papers[pid].text(sep) for pid, _ in rows]
 
 
@@ -167,13 +138,8 @@ class _Collator:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        batch = self.tokenizer(
-            [row["text"] for row in rows],
-            padding=True,
-            truncation=True,
-            max_length=self.max_length,
-            return_tensors="pt",
-        )
+        texts = [row["text"] for row in rows]
+        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         batch["labels"] = torch.tensor([row["labels"] for row in rows], dtype=torch.long)
         return batch
@@ -256,18 +222,9 @@ def train_end_to_end(
 ) -> EndToEndResult:
     """Fine-tune ``run.encoder`` through a head on ``splits["train"]``; early-stop on val; score on the whole test split.
 
-    Args:
-        config: the settings (length, epochs, learning rates, batch size, evaluation steps, patience).
-        run: the encoder, the head, the seed and the output folder.
-        papers: ``{paper_id: Paper}`` holding every paper of the splits (their text is the input).
-        splits: ``train`` / ``val`` / ``test`` rows (:func:`cap_splits` carves val and caps train first).
-        start_train_vectors: the untouched encoder's embeddings of the training papers (at
-            ``config.max_length``), for the head's fixed standardisation; computed when not given.
-        callbacks: extra ``transformers.TrainerCallback`` objects (tests).
-
-    Raises:
-        DataError: bad splits, a paper without text, or ``config.max_length`` beyond the encoder's positions.
-    """
+    ``start_train_vectors``: the untouched encoder's embeddings of the training papers (at ``config.max_length``),
+    for the head's fixed standardisation; computed when not given. A ``DataError`` for bad splits, a paper without
+    text, or ``config.max_length`` beyond the encoder's positions."""
     started = time.time()
     classes = check_classification_splits(splits)
     if not splits.get("val"):
@@ -292,15 +249,8 @@ def train_end_to_end(
         start_train_vectors = _encode(encoder, texts["train"], max(config.batch_size, EmbedConfig.batch_size))
     mean, scale = standardization(start_train_vectors, True)  # always: the encoder's scale is unknown to the head
     set_seed(run.seed)  # the head's initialisation depends on the seed only
-    head = build_head(
-        encoder.get_embedding_dimension(),
-        len(classes),
-        run.hidden_dims,
-        run.batch_norm,
-        run.dropout,
-        mean=mean,
-        scale=scale,
-    )
+    dim = encoder.get_embedding_dimension()
+    head = build_head(dim, len(classes), run.hidden_dims, run.batch_norm, run.dropout, mean=mean, scale=scale)
     module = EncoderWithHead(encoder, head)
 
     # 3-6. Loss (in forward), arguments, whole-split macro-F1 on val, the Trainer with early stopping.
@@ -319,7 +269,6 @@ def train_end_to_end(
             *(callbacks or []),
         ],
     )
-
     trainer.remove_callback(PrinterCallback)  # the logs go to log_history.json, not to the notebook
 
     # 7. Train; the best validation checkpoint is loaded back at the end.

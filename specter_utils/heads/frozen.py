@@ -10,21 +10,16 @@ training split's statistics), then ``hidden_dims`` blocks of Linear -> [BatchNor
 * **end to end** (:mod:`specter_utils.heads.end_to_end`): the encoder fine-tuned through the head with
   cross-entropy by the transformers ``Trainer``.
 
-Every setting is a field of :class:`specter_utils.config.HeadsConfig` (section ``heads``); the functions
-here take that object whole, plus what varies per run (a head's ``hidden_dims``, the ``seed``).
-
 Scores are macro-F1 and accuracy x 100 over the whole held-out split (never an average of
 per-batch scores), beside SCIDOCS's own classifier, the linear SVM (squared hinge, ``C`` by 3-fold
-CV on train), on the same papers and vectors. A task whose train split has one class, or whose val
-or test split has a class that train lacks, is a ``DataError`` naming the file
-(:func:`check_classification_splits`).
-"""
+CV on train), on the same papers and vectors."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +64,7 @@ def architecture_name(hidden_dims: tuple[int, ...] | list[int]) -> str:
     dims = tuple(hidden_dims)
     if not dims:
         return "linear"
-    if len(set(dims)) == 1:
-        return f"{len(dims)}x{dims[0]}"
-    return ",".join(str(d) for d in dims)
+    return f"{len(dims)}x{dims[0]}" if len(set(dims)) == 1 else ",".join(map(str, dims))
 
 
 def head_seeds(config: HeadsConfig, seed: int) -> list[int]:
@@ -97,10 +90,7 @@ def check_classification_splits(
     splits: dict[str, list[tuple[str, str]]], source: str | Path | None = None, task: str = ""
 ) -> list[str]:
     """The classes of train (sorted); a ``DataError`` for one class in train or a held-out class unseen in train.
-
-    Args:
-        source: the task folder (``<scidocs>/mag``): errors then name ``<source>/<split>.csv``.
-    """
+    With ``source`` (the task folder), errors name ``<source>/<split>.csv``."""
 
     def where(split: str) -> str | None:
         return str(Path(source) / f"{split}.csv") if source is not None else f"{task or 'task'} {split} split"
@@ -168,19 +158,16 @@ def build_head(
     scale: np.ndarray | None = None,
 ) -> nn.Sequential:
     """The head as an ``nn.Sequential``: [Standardize], (Linear, [BatchNorm1d], ReLU, [Dropout]) x hidden, Linear."""
-    layers: list[nn.Module] = []
-    if mean is not None and scale is not None:
-        layers.append(Standardize(mean, scale))
-    width = in_dim
-    for hidden in hidden_dims:
+    layers: list[nn.Module] = [Standardize(mean, scale)] if mean is not None and scale is not None else []
+    widths = (in_dim, *hidden_dims)
+    for width, hidden in pairwise(widths):
         layers.append(nn.Linear(width, hidden))
         if batch_norm:
             layers.append(nn.BatchNorm1d(hidden))
         layers.append(nn.ReLU())
         if dropout > 0:
             layers.append(nn.Dropout(dropout))
-        width = hidden
-    layers.append(nn.Linear(width, n_classes))
+    layers.append(nn.Linear(widths[-1], n_classes))
     return nn.Sequential(*layers)
 
 
@@ -219,15 +206,7 @@ def train_mlp_head(
     seed: int,
 ) -> MLPHead:
     """Train a head on frozen vectors with cross-entropy and Adam; keep the epoch with the best validation macro-F1.
-
-    The network is in train mode for every optimiser step (BatchNorm batch statistics, dropout on)
-    and in eval mode for every validation pass.
-
-    Args:
-        config: the heads' settings (BatchNorm, dropout, Adam's rate and decay, batch size, epochs, patience).
-        hidden_dims: the head's hidden layers (:func:`parse_architecture`).
-        seed: the head's initialisation, dropout and batch order.
-    """
+    ``seed`` sets the head's initialisation, dropout and batch order."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small network: one thread is faster, five-fold when other processes share the cores
     try:
@@ -236,9 +215,7 @@ def train_mlp_head(
         torch.set_num_threads(threads)
 
 
-def _train_mlp_head(
-    x_train, y_train, x_val, y_val, config: HeadsConfig, hidden_dims: tuple[int, ...], seed: int
-) -> MLPHead:
+def _train_mlp_head(x_train, y_train, x_val, y_val, config: HeadsConfig, hidden_dims: tuple, seed: int) -> MLPHead:
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     classes = sorted(set(y_train))
@@ -290,8 +267,7 @@ def split_rows(
     if splits.get("val"):
         return train, list(splits["val"]), test, False
     labels = [label for _, label in train]
-    counts = {c: labels.count(c) for c in set(labels)}
-    stratify = labels if min(counts.values()) >= 2 else None
+    stratify = labels if min(map(labels.count, set(labels))) >= 2 else None
     fit, held = train_test_split(train, test_size=val_fraction, random_state=seed, stratify=stratify)
     return list(fit), list(held), test, True
 
@@ -299,13 +275,8 @@ def split_rows(
 def _head_result(head: MLPHead, x_test: np.ndarray, y_test: list[str]) -> dict[str, Any]:
     best = max(head.history, key=lambda h: h["val_macro_f1"])
     predicted = head.predict(x_test)
-    return {
-        **classification_scores(y_test, predicted),
-        "epochs": len(head.history),
-        "best_epoch": best["epoch"],
-        "best_val_macro_f1": best["val_macro_f1"],
-        **prediction_columns(y_test, predicted),
-    }
+    scores = {"epochs": len(head.history), "best_epoch": best["epoch"], "best_val_macro_f1": best["val_macro_f1"]}
+    return {**classification_scores(y_test, predicted), **scores, **prediction_columns(y_test, predicted)}
 
 
 def prediction_columns(y_test: Sequence[str], predicted: Sequence[str]) -> dict[str, list[str]]:
@@ -335,11 +306,21 @@ def _prepare(
     coverage: dict[str, Any] = {}
     data: dict[str, tuple[np.ndarray, list[str]]] = {}
     for name, rows in (("mlp_train", train), ("val", val), ("test", test), ("train", splits["train"])):
-        ids = [pid for pid, _ in rows]
-        vectors, found = embeddings.lookup(ids)
+        vectors, found = embeddings.lookup([pid for pid, _ in rows])
         data[name] = (vectors, [label for _, label in rows])
-        coverage[name] = {"papers": len(ids), "with_embedding": int(found.sum())}
+        coverage[name] = {"papers": len(rows), "with_embedding": int(found.sum())}
     return _Prepared(data, coverage, carved)
+
+
+def _summary(prepared: _Prepared, embeddings: EmbeddingSet, settings: dict[str, Any]) -> dict[str, Any]:
+    """What every heads result states besides its scores: classes, coverage, the val split's origin, settings."""
+    return {
+        "n_classes": len(set(prepared.data["train"][1])),
+        "coverage": prepared.coverage,
+        "val_carved_from_train": prepared.carved,
+        "config": settings,
+        "dim": embeddings.dim,
+    }
 
 
 def svm_scores(prepared: _Prepared) -> dict[str, Any]:
@@ -374,24 +355,15 @@ def compare_heads(
     seed: int,
 ) -> dict[str, Any]:
     """Train one head (and, if ``config.svm``, the linear SVM) on ``splits["train"]``; score both on ``splits["test"]``.
-
-    The SVM follows SCIDOCS: fitted on the whole train split, its 3-fold CV picking ``C``. The head
-    early-stops on the val split (or, without one, on a stratified slice carved from train with
-    ``seed``, which it then does not train on).
-    """
+    The head early-stops on the val split (or, without one, on a stratified slice carved from train with ``seed``,
+    which it then does not train on)."""
     prepared = _prepare(embeddings, splits, config, seed)
     head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config, hidden_dims, seed)
     results: dict[str, Any] = {"mlp": without_predictions(_head_result(head, *prepared.data["test"]))}
     if config.svm:
         results["linear_svm"] = without_predictions(svm_scores(prepared))
-    return {
-        **results,
-        "n_classes": len(set(prepared.data["train"][1])),
-        "coverage": prepared.coverage,
-        "val_carved_from_train": prepared.carved,
-        "config": {**frozen_settings(config), "hidden_dims": list(hidden_dims), "seed": seed},
-        "dim": embeddings.dim,
-    }
+    settings = {**frozen_settings(config), "hidden_dims": list(hidden_dims), "seed": seed}
+    return {**results, **_summary(prepared, embeddings, settings)}
 
 
 def frozen_heads(
@@ -402,15 +374,8 @@ def frozen_heads(
     architectures: Sequence[str] | None = None,
     labels: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every architecture x seed trained on the frozen ``embeddings``, plus the SVM once: long-format ``rows``.
-
-    The seeds are :func:`head_seeds` (``seed``, ``seed + 1``, ... ``config.n_seeds`` of them); a val split
-    carved from train (when the task has none) is drawn with ``seed``.
-
-    Args:
-        architectures: the heads (:func:`parse_architecture`); ``None``: ``config.architectures``.
-        labels: extra columns of every row, e.g. ``{"encoder": "trained", "max_length": 256}``.
-    """
+    """Every architecture (``None``: ``config.architectures``) x :func:`head_seeds` trained on the frozen
+    ``embeddings``, plus the SVM once: long-format ``rows``, each with the extra columns ``labels``."""
     prepared = _prepare(embeddings, splits, config, seed)
     extra = dict(labels or {})
     rows: list[dict[str, Any]] = []
@@ -420,23 +385,9 @@ def frozen_heads(
         hidden_dims = parse_architecture(name)
         for head_seed in head_seeds(config, seed):
             head = train_mlp_head(*prepared.data["mlp_train"], *prepared.data["val"], config, hidden_dims, head_seed)
-            rows.append(
-                {
-                    **extra,
-                    "head": name,
-                    "training": "frozen",
-                    "seed": head_seed,
-                    **_head_result(head, *prepared.data["test"]),
-                }
-            )
-    return {
-        "rows": rows,
-        "n_classes": len(set(prepared.data["train"][1])),
-        "coverage": prepared.coverage,
-        "val_carved_from_train": prepared.carved,
-        "config": frozen_settings(config),
-        "dim": embeddings.dim,
-    }
+            result = _head_result(head, *prepared.data["test"])
+            rows.append({**extra, "head": name, "training": "frozen", "seed": head_seed, **result})
+    return {"rows": rows, **_summary(prepared, embeddings, frozen_settings(config))}
 
 
 def compare_heads_on_task(

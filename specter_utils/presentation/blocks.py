@@ -1,7 +1,6 @@
 """The generated blocks of README.md and docs that are tables of the committed reports: Table 1, the gain under
 the controls, SciRepEval's formats, wall times, stages, ablations, and the tables bench and experiment commands
-wrote. Each block takes the reports (``presentation.report_folder``) and the links to them.
-"""
+wrote. Each block takes the reports (``presentation.report_folder``) and the links to them."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Figures that show a comparison: differences to a reference row with their intervals.
-
-- :func:`delta_forest`: one point per row and task, ``row - reference`` with its 95% paired-bootstrap CI, on
-  an axis centred on 0 (so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis), filled where
-  the difference is detected (``Delta.detected``: the Holm-adjusted p under 0.05 where the test has one).
-
-It returns a matplotlib Figure and reads no file; ``plots.save_figure`` and ``plots.show``
-write and display it.
-"""
+"""Figures that show a comparison: differences to a reference row with their intervals, on an axis centred on 0
+(so 84.2 against 81.8 reads as +2.4, not as two equal bars on a 0-100 axis). Reads no file."""
 
 from __future__ import annotations
 
@@ -23,11 +16,7 @@ from specter_utils.evaluation.deltas import Delta
 def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", ax: Any = None):
     """Forest plot: ``row - reference`` per task with its 95% paired-bootstrap CI; filled where the difference is
     detected (``Delta.detected``: its Holm-adjusted p under 0.05 where the test is ``evaluation.hierarchical``'s,
-    else the CI excluding 0), each labelled with its p (and adjusted p).
-
-    ``deltas``: ``evaluation.deltas.Delta`` objects or their ``as_dict()`` (rows, tasks and metrics as given).
-    """
-
+    else the CI excluding 0), each labelled with its p (and adjusted p). ``deltas``: Delta objects or their dicts."""
     items = [Delta.of(d) for d in deltas]
     if not items:
         raise ValueError("no differences to draw")
@@ -49,15 +38,9 @@ def delta_forest(deltas: Sequence[Delta | Mapping[str, Any]], title: str = "", a
             d = match[0]
             colour = colours(t % 10)
             ax.plot([d.ci_low, d.ci_high], [y, y], color=colour, lw=2)
-            ax.plot(
-                [d.diff],
-                [y],
-                "o",
-                color=colour,
-                markerfacecolor=colour if d.detected else "white",
-                markersize=7,
-                label=task if task not in ax.get_legend_handles_labels()[1] else None,
-            )
+            label = task if task not in ax.get_legend_handles_labels()[1] else None
+            face = colour if d.detected else "white"
+            ax.plot([d.diff], [y], "o", color=colour, markerfacecolor=face, markersize=7, label=label)
             p = "" if d.p is None else (", p < 0.001" if d.p < 0.001 else f", p {d.p:.3f}")
             if d.p_adjusted is not None:
                 p += ", adj. p < 0.001" if d.p_adjusted < 0.001 else f", adj. p {d.p_adjusted:.3f}"

@@ -1,7 +1,6 @@
 """The generated blocks of README.md and docs/results.md that show the embedding space and the README's two
 images: Figure 2 (notebook 06's full space, then DBSCAN on the maps beside the paper's values) and the Table 1
-chart, each read from the committed reports (``presentation.report_folder``).
-"""
+chart, each read from the committed reports (``presentation.report_folder``)."""
 
 from __future__ import annotations
 
@@ -32,13 +31,9 @@ def _figure2_where(report: Report, link_of: Mapping[str, str]) -> str:
 
 
 def _grid_cell(grid: Mapping[str, int]) -> str:
-    return (
-        ", ".join(
-            f"{label} {sum(1 for v in grid.values() if v == sign)}"
-            for sign, label in ((1, "higher"), (-1, "lower"), (0, "none"))
-        )
-        + f" (of {len(grid)})"
-    )
+    signs = list(grid.values())
+    counts = ", ".join(f"{label} {signs.count(sign)}" for sign, label in ((1, "higher"), (-1, "lower"), (0, "none")))
+    return f"{counts} (of {len(grid)})"
 
 
 def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact: bool = False) -> str:
@@ -56,7 +51,6 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
         "|---|---|---|---|---|---|---|---|",
     ]
     sentences = []
-    paper_h = PAPER_FIGURE2["SPECTER"]["homogeneity"] - PAPER_FIGURE2["SciBERT"]["homogeneity"]
     for report in reports:
         rows = figure2_rows(report)
         if not rows:
@@ -94,10 +88,8 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
                 )
         name = f"**{benchmark_of(report).corpus}** ([`{report.preset}`]({link_of[report.preset]}))"
         if not findings:
-            sentences.append(
-                f"- {name}: one projection seed and no full-space measures (the report predates them): "
-                "no direction is stated."
-            )
+            old = "one projection seed and no full-space measures (the report predates them): no direction is stated"
+            sentences.append(f"- {name}: {old}.")
             continue
         in_space = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "space"]
         on_maps = [f"{f['what']} {VERDICT[f['shown']]}" for f in findings if f["kind"] == "projection"]
@@ -110,8 +102,6 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
             paper = "the full space goes against the paper's direction (a more topic-homogeneous space after training)"
         else:
             paper = "the full space neither confirms nor contradicts the paper's direction as a whole"
-        if paper_h <= 0:
-            paper = "the paper shows no rise in homogeneity"
         seeds = len(analysis.get("projection_seeds") or [])
         length = training_length(report)
         sentences.append(
@@ -119,25 +109,16 @@ def figure2_block(reports: Iterable[Report], link_of: Mapping[str, str], compact
             f"(DBSCAN at the knee, {seeds} projection seeds) {', '.join(on_maps)}."
         )
     if compact and len(space_lines) > 2:
-        return "\n".join(
-            [
-                "Trained against base in the full space (no projection): each model's mean over the papers, the "
-                "difference paired paper by paper (95% bootstrap interval, p), higher or lower only where the "
-                "Holm-adjusted p is under 0.05. The maps' DBSCAN scores beside the paper's: "
-                "[docs/results.md](docs/results.md#figure-2-the-embedding-space-notebook-06).",
-                "",
-                *space_lines,
-            ]
+        lead = (
+            "Trained against base in the full space (no projection): each model's mean over the papers, the "
+            "difference paired paper by paper (95% bootstrap interval, p), higher or lower only where the "
+            "Holm-adjusted p is under 0.05. The maps' DBSCAN scores beside the paper's: "
+            "[docs/results.md](docs/results.md#figure-2-the-embedding-space-notebook-06)."
         )
+        return "\n".join([lead, "", *space_lines])
     if len(space_lines) == 2 and len(map_lines) == 2:
-        return "\n".join(
-            [
-                *map_lines,
-                *(_paper_figure2_rows()),
-                "",
-                "No report holds notebook 06's metrics yet; the rows above are the paper's.",
-            ]
-        )
+        none = "No report holds notebook 06's metrics yet; the rows above are the paper's."
+        return "\n".join([*map_lines, *_paper_figure2_rows(), "", none])
     return "\n".join(
         [
             "In the full space (no projection, no eps): each model's mean over the papers, and trained − base paired "
@@ -189,13 +170,11 @@ def figure2_pick(reports: Iterable[Report], root: Path) -> tuple[Report, Path] |
 
 def chart_points(reports: Iterable[Report]) -> list[overview.Point]:
     """The Table 1 chart's dots of every report with notebook 05's metrics."""
-    return [
-        point
-        for report in reports
-        for point in overview.chart_points(
-            report.preset, benchmark_of(report).corpus, report.metrics.get("05_scidocs_eval") or {}
-        )
-    ]
+    points: list[overview.Point] = []
+    for report in reports:
+        evaluation = report.metrics.get("05_scidocs_eval") or {}
+        points += overview.chart_points(report.preset, benchmark_of(report).corpus, evaluation)
+    return points
 
 
 def write_table1_chart(reports_root: str | Path) -> Path | None:

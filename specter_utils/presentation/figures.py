@@ -1,8 +1,7 @@
 """The notebooks' figures and small tables: training curves, Table 1 and Table 2 charts, counts.
 
 Each function returns a matplotlib Figure (or a pandas DataFrame) for the notebook to show; none
-reads files. Figure 2 (t-SNE / UMAP) lives in ``analysis``.
-"""
+reads files. Figure 2 (t-SNE / UMAP) lives in ``analysis``."""
 
 from __future__ import annotations
 
@@ -21,13 +20,7 @@ from specter_utils.io import read_json
 from specter_utils.layout import TRAIN_CONFIG_FILE
 from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation import labels
-from specter_utils.presentation.tables import (
-    HEADERS,
-    PAPER_ABLATION_ROWS,
-    PAPER_TABLE1,
-    TABLE2_COLUMNS,
-    metric_row,
-)
+from specter_utils.presentation.tables import HEADERS, PAPER_ABLATION_ROWS, PAPER_TABLE1, TABLE2_COLUMNS, metric_row
 from specter_utils.runs import corpus_label
 from specter_utils.tasks import CLASSIFICATION, RANKING_CITATION_FIRST, tasks_of
 
@@ -50,7 +43,6 @@ def benchmark_name(run_dir: str | Path, scidocs_dir: str = "") -> str:
 
 def show(fig) -> None:
     """Show a figure in the notebook as a PNG output whatever the matplotlib backend (papermill runs with Agg)."""
-
     from IPython.display import Image, display
 
     buffer = io.BytesIO()
@@ -60,11 +52,8 @@ def show(fig) -> None:
 
 
 def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per logged step: training loss, validation loss and validation triplet accuracy (where logged).
-
-    Accuracy columns are the eval keys ending in ``accuracy`` (e.g. ``eval_val_euclidean_accuracy``),
-    whatever the evaluator calls them.
-    """
+    """One row per logged step: training loss, validation loss and validation triplet accuracy (where logged): the
+    eval keys ending in ``accuracy``, whatever the evaluator calls them."""
     rows: dict[float, dict[str, float]] = {}
     for entry in log_history:
         step = entry.get("step", entry.get("epoch"))
@@ -85,10 +74,8 @@ def training_curves_frame(log_history: list[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train_dir: str | Path | None = None):
-    """Loss (training and validation) and validation triplet accuracy against the optimiser step.
-
-    The loss axis names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
-
+    """Loss (training and validation) and validation triplet accuracy against the optimiser step; the loss axis
+    names the loss that trained, read from ``train_dir``'s ``train_config.json``."""
     config_file = Path(train_dir) / TRAIN_CONFIG_FILE if train_dir is not None else None
     train_config = read_json(config_file) if config_file is not None and config_file.is_file() else None
     frame = training_curves_frame(log_history)
@@ -119,13 +106,10 @@ def training_curves(log_history: list[Mapping[str, Any]], title: str = "", train
 
 def counts_frame(counts: Mapping[str, Mapping[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
     """``{row: {column: value}}`` as a table, nested values shown as text (e.g. a benchmark's task counts)."""
-    frame = pd.DataFrame.from_dict(
-        {
-            name: {k: v if not isinstance(v, (dict, list)) else str(v) for k, v in row.items()}
-            for name, row in counts.items()
-        },
-        orient="index",
-    )
+    flat = {
+        name: {k: str(v) if isinstance(v, (dict, list)) else v for k, v in row.items()} for name, row in counts.items()
+    }
+    frame = pd.DataFrame.from_dict(flat, orient="index")
     return frame[[c for c in columns if c in frame]] if columns else frame
 
 
@@ -155,25 +139,17 @@ def benchmark_frames(counts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 def triplet_counts_frame(mining: Mapping[str, Any]) -> pd.DataFrame:
     """Per split: hard / easy / total triplets, queries used, and queries skipped with the reason (``mine_dir``'s metrics)."""
     rows = {}
-    for split in ("train", "val"):
-        if split not in mining:
-            continue
-        part = mining[split]
-        row = {k: part.get("triplets", {}).get(k) for k in ("hard", "easy", "total")}
-        row["queries used"] = part.get("queries_used")
-        row["queries skipped"] = part.get("queries_skipped_total")
-        row.update({f"skipped: {k}": v for k, v in part.get("queries_skipped", {}).items() if v})
-        rows[split] = row
+    for split, part in ((s, mining[s]) for s in ("train", "val") if s in mining):
+        counts = {k: part.get("triplets", {}).get(k) for k in ("hard", "easy", "total")}
+        queries = {"queries used": part.get("queries_used"), "queries skipped": part.get("queries_skipped_total")}
+        skipped = {f"skipped: {k}": v for k, v in part.get("queries_skipped", {}).items() if v}
+        rows[split] = {**counts, **queries, **skipped}
     return pd.DataFrame.from_dict(rows, orient="index").fillna(0)
 
 
 def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[str, ...] = PAPER_REFERENCE_ROWS):
-    """Grouped bars: every metric of this run for each model, beside the paper's Table 1 rows (hatched).
-
-    Only the metrics this run has are drawn; the paper's bars are on the real SCIDOCS, so they are a
-    reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself.
-    """
-
+    """Grouped bars: every metric of this run for each model, beside the paper's Table 1 rows (hatched: on the real
+    SCIDOCS, a reference for scale, not a like-for-like comparison unless the benchmark is SCIDOCS itself)."""
     ours = {model: labels.classification_columns(metric_row(result), result) for model, result in results.items()}
     own = list(dict.fromkeys(h for row in ours.values() for h in row if h not in HEADERS))  # e.g. journal F1
     metrics = own + [h for h in HEADERS if any(h in row for row in ours.values())]
@@ -200,15 +176,16 @@ def results_chart(results: Mapping[str, Mapping[str, Any]], paper_rows: tuple[st
 
 def embedding_frame(embedded: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Notebook 04's table: model, papers, dimension, seconds (and pooling and length where known)."""
-    rows = {}
-    for name, info in embedded.items():
-        rows[name] = {
+    rows = {
+        name: {
             "papers": info.get("count"),
             "dimension": info.get("dim"),
             "seconds": info.get("seconds", info.get("seconds_all_baselines")),
             "pooling": info.get("pooling", ""),
             "max length": info.get("max_length", ""),
         }
+        for name, info in embedded.items()
+    }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "model"
     return frame
@@ -218,15 +195,11 @@ def ablation_seed_chart(
     statistics: Mapping[str, Any], paper_rows: Mapping[str, str] | None = None, reference: str = "specter"
 ):
     """Table 2 as differences: one panel per Table 2 group present (and "all" where there are several), one line
-    per row.
-
-    A filled dot is the row's mean minus the mean of the row it is tested against (``statistics["compared_to"]``,
+    per row. A filled dot is the row's mean minus the mean of the row it is tested against (``statistics["compared_to"]``,
     else ``reference``), over seeds, with a bar of ± the larger of the two seed sds: a dot whose bar crosses 0 is
     no difference. A hollow diamond of the same colour is the paper's difference for the same group (its row minus
     the row it stands against, SPECTER unless that row has a paper row of its own), on the real SCIDOCS: compare
-    directions, not sizes. Each point is labelled with its value. Each row keeps one colour in every panel.
-    """
-
+    directions, not sizes."""
     groups = statistics["groups"]
     paper_rows = dict(paper_rows or {})
     against = {name: statistics.get("compared_to", {}).get(name, reference) for name in groups if name != reference}
@@ -251,28 +224,15 @@ def ablation_seed_chart(
                 sds = (ours["sd"], base["sd"])
                 spread = None if None in sds else max(sds)  # one seed: no spread measured, no bar
                 diff = ours["mean"] - base["mean"]
-                ax.errorbar(
-                    diff,
-                    y + 0.14,
-                    xerr=spread,
-                    fmt="o",
-                    color=colours(i % 10),
-                    capsize=3,
-                    label=None if ours_labelled else ours_label,
-                )
+                label = None if ours_labelled else ours_label
+                ax.errorbar(diff, y + 0.14, xerr=spread, fmt="o", color=colours(i % 10), capsize=3, label=label)
                 _label_point(ax, diff, y + 0.14, f"{diff:+.2f}" + ("" if spread is None else f" ± {spread:.2f}"))
                 ours_labelled = True
             paper_name, paper_base = paper_rows.get(name), paper_rows.get(against[name], "SPECTER")
             if paper_name in PAPER_ABLATION_ROWS and paper_base in PAPER_ABLATION_ROWS:
                 paper_diff = PAPER_ABLATION_ROWS[paper_name][index] - PAPER_ABLATION_ROWS[paper_base][index]
-                ax.plot(
-                    [paper_diff],
-                    [y - 0.14],
-                    "D",
-                    color=colours(i % 10),
-                    markerfacecolor="white",
-                    label=None if paper_labelled else paper_label,
-                )
+                label = None if paper_labelled else paper_label
+                ax.plot([paper_diff], [y - 0.14], "D", color=colours(i % 10), markerfacecolor="white", label=label)
                 _label_point(ax, paper_diff, y - 0.14, f"{paper_diff:+.1f}", colour="dimgrey", above=False)
                 paper_labelled = True
         ax.axvline(0, color="grey", lw=0.8)
@@ -303,12 +263,10 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
     """Write ``stem.png`` and ``stem.pdf`` (the folder is created); return both paths."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for ext, dpi in (("png", 150), ("pdf", None)):
-        path = stem.parent / f"{stem.name}.{ext}"
+    written = {stem.parent / f"{stem.name}.{ext}": dpi for ext, dpi in (("png", 150), ("pdf", None))}
+    for path, dpi in written.items():
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
-        written.append(path)
-    return written
+    return list(written)
 
 
 def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | None = None, benchmark: str = ""):
@@ -316,7 +274,6 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | 
 
     With ``n_classes``, a chance line at 100 / ``n_classes``: the macro-F1 (and accuracy) of guessing a class
     uniformly at random on balanced classes. ``benchmark`` names the benchmark in the title."""
-
     flat = table.reset_index()
     labels = [
         f"{r['encoder']} @{r['max_length']} ({r['train_papers']} train): {r['head']}, {r['training']}"
@@ -326,18 +283,12 @@ def heads_chart(table: pd.DataFrame, metric: str = "macro-F1", n_classes: int | 
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(flat) + 1.2))
     positions = list(range(len(flat)))[::-1]
     flat["std"] = flat["std"].fillna(0.0)  # one seed: no error bar
-    ax.barh(
-        positions,
-        flat["mean"],
-        xerr=flat["std"],
-        color=[
-            colours.get(t, "#999999") if "SVM" not in h else "#55a868"
-            for t, h in zip(flat["training"], flat["head"], strict=True)
-        ],
-        capsize=2,
-    )
-    ax.set_yticks(positions)
-    ax.set_yticklabels(labels, fontsize=7)
+    bars = [
+        colours.get(t, "#999999") if "SVM" not in h else "#55a868"
+        for t, h in zip(flat["training"], flat["head"], strict=True)
+    ]
+    ax.barh(positions, flat["mean"], xerr=flat["std"], color=bars, capsize=2)
+    ax.set_yticks(positions, labels, fontsize=7)
     ax.set_xlabel(f"test {metric} (mean over seeds, std as error bar)")
     lower = max(0.0, float((flat["mean"] - flat["std"]).min()) - 5)
     handles = [

@@ -12,12 +12,7 @@ import pandas as pd
 from specter_utils.presentation.interpret import difference_sentence
 from specter_utils.presentation.tables import to_markdown
 
-FORMAT_LABELS = {
-    "classification": "classification",
-    "regression": "regression",
-    "proximity": "proximity",
-    "adhoc_search": "ad hoc search",
-}
+FORMAT_LABELS = {"adhoc_search": "ad hoc search"}  # how a table names a format whose name is not plain words
 
 
 def _kind(task: Mapping[str, Any]) -> str:
@@ -29,17 +24,10 @@ def tasks_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     """One row per task: format, main metric, score (x 100), and the other metrics measured."""
     rows = []
     for name, task in result["tasks"].items():
-        others = ", ".join(
-            f"{k} {v:.2f}" for k, v in task["metrics"].items() if k != task["main_score"] and v is not None
-        )
+        main = task["main_score"]
+        others = ", ".join(f"{k} {v:.2f}" for k, v in task["metrics"].items() if k != main and v is not None)
         rows.append(
-            {
-                "task": name,
-                "format": _kind(task),
-                "metric": task["main_score"],
-                "score": task["score"],
-                "other metrics": others,
-            }
+            {"task": name, "format": _kind(task), "metric": main, "score": task["score"], "other metrics": others}
         )
     return pd.DataFrame(rows).set_index("task")
 
@@ -77,23 +65,13 @@ def comparison_frame(paired: Mapping[str, Mapping[str, Any]], row: str, referenc
     (:func:`evaluation.formats.paired.compare_results`)."""
     rows = []
     for name, test in paired.items():
-        has_test = test["delta"] is not None
-        rows.append(
-            {
-                "task": name,
-                "format": _kind(test),
-                "metric": test["metric"],
-                row: test["score"],
-                reference: test["reference_score"],
-                "Δ [95% CI]": (
-                    f"{test['delta']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}]"
-                    if has_test
-                    else f"not tested: {test['reason']}"
-                ),
-                "p": _p(test.get("p")),
-                "n": f"{test['n']} {test['unit']}",
-            }
-        )
+        if test["delta"] is not None:
+            interval = f"{test['delta']:+.2f} [{test['ci_low']:+.2f}, {test['ci_high']:+.2f}]"
+        else:
+            interval = f"not tested: {test['reason']}"
+        scores = {"task": name, "format": _kind(test), "metric": test["metric"], row: test["score"]}
+        pairing = {"Δ [95% CI]": interval, "p": _p(test.get("p")), "n": f"{test['n']} {test['unit']}"}
+        rows.append({**scores, reference: test["reference_score"], **pairing})
     return pd.DataFrame(rows).set_index("task")
 
 
@@ -117,17 +95,10 @@ def comparison_sentences(paired: Mapping[str, Mapping[str, Any]], row: str, refe
     """:func:`comparison_lead`, then one sentence per task (:func:`presentation.interpret.difference_sentence`),
     all from the numbers."""
     tested = {name: test for name, test in paired.items() if test["delta"] is not None}
-    sentences = [
-        difference_sentence(
-            row,
-            reference,
-            f"{name} ({test['metric']}, {test['n']} {test['unit']})",
-            test["delta"],
-            (test["ci_low"], test["ci_high"]),
-            test["p"],
-        )
-        for name, test in tested.items()
-    ]
+    sentences = []
+    for name, t in tested.items():
+        what = f"{name} ({t['metric']}, {t['n']} {t['unit']})"
+        sentences.append(difference_sentence(row, reference, what, t["delta"], (t["ci_low"], t["ci_high"]), t["p"]))
     return " ".join([comparison_lead(paired, row, reference), *sentences])
 
 

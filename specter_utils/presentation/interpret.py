@@ -14,8 +14,7 @@ Every sentence is chosen by a condition on the numbers it states, never fixed in
 - classification against the TF-IDF baseline; homogeneity rising or falling.
 
 Each function returns markdown (one bullet per finding) and reads no file: the notebooks pass what they
-wrote to ``metrics.json``.
-"""
+wrote to ``metrics.json``."""
 
 from __future__ import annotations
 
@@ -25,12 +24,7 @@ from typing import Any
 
 from specter_utils.analysis.geometry import PAPER_FIGURE2
 from specter_utils.evaluation.deltas import Delta, heads_delta_label
-from specter_utils.evaluation.hierarchical import (
-    adjust_family,
-    is_hierarchical,
-    reading_sentence,
-    verdict,
-)
+from specter_utils.evaluation.hierarchical import adjust_family, is_hierarchical, reading_sentence, verdict
 from specter_utils.loss_kinds import LOSS_REGISTRY
 from specter_utils.presentation.tables import (
     HEADERS,
@@ -40,6 +34,7 @@ from specter_utils.presentation.tables import (
     TABLE1_COLUMNS,
     TABLE2_COLUMNS,
     mean_sd,
+    mean_sd_text,
     metric_row,
 )
 from specter_utils.tasks import CLASSIFICATION, TASKS
@@ -104,9 +99,7 @@ def evidence(ci: tuple[float, float] | None) -> int:
 def projection_test(test: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A projection comparison (``analysis.geometry.seed_difference``) as the one test reads it; None with under 2
     seeds."""
-    if not test or test.get("seeds", 0) < 2:
-        return None
-    return dict(test)
+    return dict(test) if test and test.get("seeds", 0) >= 2 else None
 
 
 def paper_sentence(shown: int, paper_diff: float, paper_what: str, decimals: int = 1) -> str:
@@ -173,10 +166,7 @@ def interpret_table1(
     train_metrics: Mapping[str, Any] | None = None,
 ) -> str:
     """Notebook 05: the trained model against its base per metric (with the paired CI where ``deltas`` has one),
-    against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random.
-
-    ``results``: ``{model: suite.evaluate result}``; ``deltas``: ``evaluation.deltas`` of rows against ``base``.
-    """
+    against the paper's SPECTER vs SciBERT direction, classification against TF-IDF, and every model against random."""
     rows = {name: metric_row(result) for name, result in results.items()}
     lines = []
     if train_metrics:
@@ -237,10 +227,7 @@ def _classification_vs_tfidf(rows: Mapping[str, Mapping[str, float]], tfidf: str
 
 
 # ---------------------------------------------------------------- notebook 06: Figure 2
-SPACE_WHAT = {
-    "knn_agreement": "k-NN topic agreement",
-    "silhouette": "silhouette by class",
-}
+SPACE_WHAT = {"knn_agreement": "k-NN topic agreement", "silhouette": "silhouette by class"}
 PROJECTION_NAMES = {"tsne": "t-SNE", "umap": "UMAP"}
 KNEE = "1"  # the eps factor of the knee rule itself (analysis.geometry: factors keyed by f"{factor:g}")
 
@@ -264,16 +251,10 @@ def geometry_findings(analysis: Mapping[str, Any], base: str = "base", trained: 
         for measure in ("homogeneity", "completeness"):
             grid = {factor: projection_test(t[measure]) for factor, t in tests.items()}
             grid_tests += [t for t in grid.values() if t]
-            findings.append(
-                {
-                    "kind": "projection",
-                    "method": method,
-                    "measure": measure,
-                    "what": f"{PROJECTION_NAMES.get(method, method)} {measure}",
-                    "test": projection_test(tests[KNEE][measure]) or dict(tests[KNEE][measure]),
-                    "tests": grid,
-                }
-            )
+            what = f"{PROJECTION_NAMES.get(method, method)} {measure}"
+            test = projection_test(tests[KNEE][measure]) or dict(tests[KNEE][measure])
+            entry = {"kind": "projection", "method": method, "measure": measure}
+            findings.append({**entry, "what": what, "test": test, "tests": grid})
     knee = [f["test"] for f in findings if is_hierarchical(f["test"])]
     if knee:
         adjust_family(knee)
@@ -329,8 +310,8 @@ def interpret_geometry(analysis: Mapping[str, Any], base: str = "base", trained:
         b, t = scores[base], scores[trained]
         m = f["measure"]
         lead = (
-            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {b[m]:.2f}{_sd(b, m)}, "
-            f"{trained} {t[m]:.2f}{_sd(t, m)}; "
+            f"- {f['what']} (DBSCAN at the knee, {test['seeds']} projection seeds): {base} {mean_sd_text(b, m)}, "
+            f"{trained} {mean_sd_text(t, m)}; "
         )
         if test.get("p") is None:
             reading = f"one seed, Δ {_fmt(test['diff'])}: no interval, so no difference is stated"
@@ -351,11 +332,6 @@ def interpret_geometry(analysis: Mapping[str, Any], base: str = "base", trained:
     return "\n".join(lines)
 
 
-def _sd(scores: Mapping[str, Any], measure: str) -> str:
-    sd = scores.get(f"{measure}_sd")
-    return f" ± {sd:.2f}" if sd is not None else ""
-
-
 # ---------------------------------------------------------------- notebook 07: Tables 2 and 3
 # No hard negatives under in-batch negatives (the run's recipe) and under the paper's triplet loss (against the
 # paper's recipe with hard negatives): the pair that tests why the first disagrees with the paper
@@ -366,11 +342,10 @@ def hard_negative_sentence(in_batch: tuple[float, int, str], triplet: tuple[floa
     """What removing hard negatives does under the two losses (``(Δ all, shown sign, against)`` each), and whether
     that supports the explanation that in-batch negatives stand in for the one mined hard negative."""
     (d_batch, s_batch, ref_batch), (d_triplet, s_triplet, ref_triplet) = in_batch, triplet
-    shown = {1: "higher", -1: "lower", 0: "no difference detected"}
     lead = (
         f"- **hard negatives under two losses**: without them the average moves {_fmt(d_batch, 2)} with in-batch "
-        f"negatives (against {ref_batch}: {shown[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
-        f"(against {ref_triplet}: {shown[s_triplet]})."
+        f"negatives (against {ref_batch}: {VERDICT[s_batch]}) and {_fmt(d_triplet, 2)} with the paper's triplet loss "
+        f"(against {ref_triplet}: {VERDICT[s_triplet]})."
     )
     if s_triplet < 0 and s_batch >= 0:
         reading = (
@@ -465,13 +440,13 @@ def interpret_ablations(
 
 
 # ---------------------------------------------------------------- notebook 08: heads
-def _heads_sentence(row: str, reference: str, what: str, diff: float, delta: Delta | None) -> str:
+def _heads_sentence(where: str, row: str, reference: str, what: str, diff: float, delta: Delta | None) -> str:
     """One heads comparison by the one rule where its test is there (``heads_deltas``), else the bare difference."""
     if delta is not None and delta.method:
-        return reading_sentence(row, reference, what, delta, units="test papers")
+        return f"- {where}: " + reading_sentence(row, reference, what, delta, units="test papers")
     return (
-        f"{row} is {_fmt(diff)} against {reference} on {what}; no paired test (the rows carry no predictions), so "
-        "nothing is read from it."
+        f"- {where}: {row} is {_fmt(diff)} against {reference} on {what}; no paired test (the rows carry no "
+        "predictions), so nothing is read from it."
     )
 
 
@@ -504,26 +479,20 @@ def interpret_heads(
             )
             what = f"{label} (SVM {svm:.2f}, linear head {linear_text})"
             delta = tests.get(heads_delta_label(*group, SVM_HEAD, "frozen", "linear"))
-            lines.append(f"- {where}: " + _heads_sentence("the linear SVM", "the linear head", what, svm - mean, delta))
+            lines.append(_heads_sentence(where, "the linear SVM", "the linear head", what, svm - mean, delta))
         for head, values in frozen.items():
             if head in (SVM_HEAD, "linear") or not linear:
                 continue
             diff = mean_sd(values)[0] - mean_sd(linear)[0]
             delta = tests.get(heads_delta_label(*group, head, "frozen", "linear"))
-            lines.append(
-                f"- {where}: " + _heads_sentence(f"the frozen {head} head", "the linear head", label, diff, delta)
-            )
+            lines.append(_heads_sentence(where, f"the frozen {head} head", "the linear head", label, diff, delta))
         for (enc, ln, pp, training, head), values in groups.items():
             if (enc, ln, pp) != (encoder, length, papers) or training != "end to end" or head not in frozen:
                 continue
             diff = mean_sd(values)[0] - mean_sd(frozen[head])[0]
             delta = tests.get(heads_delta_label(*group, head, "end to end", head))
-            lines.append(
-                f"- {where}: "
-                + _heads_sentence(
-                    f"the {head} head trained end to end", "the same head on the frozen encoder", label, diff, delta
-                )
-            )
+            row, reference = f"the {head} head trained end to end", "the same head on the frozen encoder"
+            lines.append(_heads_sentence(where, row, reference, label, diff, delta))
     return "\n".join(lines)
 
 
@@ -536,13 +505,11 @@ SVM_COMBINED_PREFIX = "standardised + "  # the variant that combines the single 
 
 
 def interpret_svm_gap(gap: Mapping[str, Mapping[str, Any]], min_gap: float = 0.5) -> str:
-    """Why the SVM and the linear head disagree, from the measured variants (``workflow.heads.svm_gap``).
-
-    Per encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
+    """Why the SVM and the linear head disagree, from the measured variants (``workflow.heads.svm_gap``). Per
+    encoder: the gap between the linear head (mean over seeds) and the SVM under SCIDOCS's protocol; inside
     the head's seed spread (or under ``min_gap`` points) it is no difference. Otherwise the single change of the
     SVM protocol that moves it most and the share of the gap it closes, the classes the protocol's SVM never
-    predicts, and whether all changes together reach the head.
-    """
+    predicts, and whether all changes together reach the head."""
     lines = []
     for encoder, result in gap.items():
         variants = result["variants"]

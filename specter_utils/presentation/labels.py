@@ -4,8 +4,7 @@ The SCIDOCS layout has one classification slot, ``mag/``. On the real SCIDOCS it
 study, and its macro-F1 stands beside the paper's MAG values. A benchmark built from a citation corpus fills the
 same slot with that corpus's own labels (hep-th: 22 journals; CiteSeer: 6 topics; arXiv: categories), recorded
 in its ``benchmark.json`` (``counts.mag.labels.field``, else ``corpus_info.label_field``). Such a task is named
-for what its labels are (``journal F1``) and kept out of the average that is compared with the paper's.
-"""
+for what its labels are (``journal F1``) and kept out of the average that is compared with the paper's."""
 
 from __future__ import annotations
 

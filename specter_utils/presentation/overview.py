@@ -4,8 +4,7 @@ The Table 1 chart is a forest plot: for each committed report (preset and corpus
 the trained model, TF-IDF-SVD and BM25 drawn as their difference to the base model (the reference row) in MAP points,
 with the paired 95% interval over queries that notebook 05 kept (``metrics/05_scidocs_eval.json``, ``deltas``); a row
 without one (BM25, a report written before the paired tests) is a hollow dot with no interval. It is read from the
-reports only, so ``specter-utils report --readme`` redraws it without running a notebook.
-"""
+reports only, so ``specter-utils report --readme`` redraws it without running a notebook."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What one committed report folder, ``reports/<preset>/``, holds and what its metrics say: the benchmark it was
 scored on, its Table 1 rows, its notebooks' wall times. Every number is read from its ``pipeline.json``,
-``spec.yaml`` and ``metrics/<notebook>.json`` (each notebook's own ``metrics.json``).
-"""
+``spec.yaml`` and ``metrics/<notebook>.json`` (each notebook's own ``metrics.json``)."""
 
 from __future__ import annotations
 
@@ -177,25 +176,15 @@ def figure2_rows(report: Report) -> list[dict[str, Any]]:
     """Notebook 06's homogeneity and completeness per projection for base and trained (mean and sd over the
     projection seeds; an older report: one seed, no sd), none without its metrics."""
     analysis = report.metrics.get("06_embedding_analysis") or {}
-    rows = []
-    for method, per_model in (analysis.get("scores") or {}).items():
-        for model in reversed(FIRST_ROWS):  # base, then trained: before and after
-            scores = per_model.get(model)
-            if scores:
-                rows.append(
-                    {
-                        "model": model,
-                        "method": method,
-                        **{
-                            k: scores.get(k)
-                            for k in ("homogeneity", "homogeneity_sd", "completeness", "completeness_sd")
-                        },
-                        "seeds": len(analysis.get("projection_seeds") or [analysis.get("seed")]),
-                        "papers": analysis.get("n_papers"),
-                        "classes": analysis.get("n_classes"),
-                    }
-                )
-    return rows
+    keys = ("homogeneity", "homogeneity_sd", "completeness", "completeness_sd")
+    seeds = len(analysis.get("projection_seeds") or [analysis.get("seed")])
+    sample = {"seeds": seeds, "papers": analysis.get("n_papers"), "classes": analysis.get("n_classes")}
+    return [
+        {"model": model, "method": method, **{k: per_model[model].get(k) for k in keys}, **sample}
+        for method, per_model in (analysis.get("scores") or {}).items()
+        for model in reversed(FIRST_ROWS)  # base, then trained: before and after
+        if per_model.get(model)
+    ]
 
 
 def ablation_statistics_of(report: Report) -> dict[str, Any] | None:

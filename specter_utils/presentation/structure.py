@@ -153,14 +153,7 @@ def gain_rows(
         for key in (plain, matched):
             scored = [rows[n][f"{key} MAP"] for n in text_free if f"{key} MAP" in rows[n]]
             structure[key] = max(scored) if scored else None
-        out.append(
-            {
-                "task": plain,
-                "random": random_gain,
-                "matched": matched_gain,
-                "share": 100 * matched_gain.diff / random_gain.diff if random_gain.ci_low > 0 else None,
-                "text_free_random": structure[plain],
-                "text_free_matched": structure[matched],
-            }
-        )
+        share = 100 * matched_gain.diff / random_gain.diff if random_gain.ci_low > 0 else None
+        gains_of = {"task": plain, "random": random_gain, "matched": matched_gain, "share": share}
+        out.append({**gains_of, "text_free_random": structure[plain], "text_free_matched": structure[matched]})
     return out

@@ -71,15 +71,11 @@ def comparison_table(
     paper_rows: Iterable[str] | None = tuple(PAPER_TABLE1),
     name: str = "ours",
 ) -> pd.DataFrame:
-    """Our row(s) then the paper's, Table 1 columns, and averages.
+    """Our row(s) then the paper's, Table 1 columns, and averages. ``results``: one :func:`evaluate` result (shown as
+    ``name``, with its ``rankers`` rows) or ``{model name: result}``; a ranker without a metric gives no row.
 
-    ``results`` is one :func:`evaluate` result (shown as ``name``, with the rows of its ``rankers`` key) or
-    ``{model name: result}``, ranker rows
-    (``evaluation.rankers``) included under their labels; a ranker without a metric (skipped) gives no row.
-    ``avg`` is the mean over the metrics our embedding rows have (the same columns for every row, so rows are
-    comparable when some tasks are absent); a ranker row has no classification value, so it has no ``avg`` (NaN)
-    and does not narrow the columns the others average. ``paper avg`` is the paper's own 12-metric average.
-    """
+    ``avg`` is the mean over the metrics every embedding row has (so rows stay comparable when some tasks are
+    absent); a ranker row has no ``avg`` (NaN) and does not narrow those columns. ``paper avg`` is the paper's own."""
     if any(key in results for key, _, _ in TABLE1_COLUMNS):  # one result, with its rankers' rows where it has them
         results = {name: results, **(results.get("rankers") or {})}
     # the mag slot named for its labels (journal F1 on hep-th), C by macro-F1 beside it: not the paper's, not in avg
@@ -229,7 +225,6 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
 
 def seed_group_statistics(results_per_seed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each Table 2 group's mean and sample sd over seeds (``{group: {mean, sd, per_seed}}``; groups with data only)."""
-
     per_seed = [group_averages(r) for r in results_per_seed]
     out: dict[str, dict[str, Any]] = {}
     for group in TABLE2_COLUMNS:
@@ -298,10 +293,7 @@ def ablation_table_seeds(
         record["paper (CLS / USR / CITE / REC / all)"] = " / ".join(f"{v:.1f}" for v in paper) if paper else ""
         records.append(record)
     frame = pd.DataFrame.from_records(records).set_index("row")
-    lines = ["| " + " | ".join(["row", *frame.columns]) + " |", "|" + "---|" * (len(frame.columns) + 1)]
-    for index, row in frame.iterrows():
-        lines.append("| " + " | ".join([str(index), *(str(v) for v in row)]) + " |")
-    text = "\n".join(lines)
+    text = to_markdown(frame, drop_empty=False)
     test_text = (
         "Paired test: the per-query AP difference to the reference row (each query averaged over seeds), "
         "two-sided sign-flip permutation p."
@@ -414,10 +406,8 @@ ROW_KEYS = ("encoder", "max_length", "train_papers", "head", "training")
 
 
 def heads_frame(rows: list[dict[str, Any]], metric: str = "macro_f1") -> pd.DataFrame:
-    """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std over seeds.
-
-    The SVM is deterministic: its one value is shown in every seed column.
-    """
+    """One row per (encoder, input length, training papers, head, training), one column per seed, then mean and std
+    over seeds; the deterministic SVM's one value is shown in every seed column."""
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
     grouped: dict[tuple, dict[Any, float]] = {}
     for r in rows:

@@ -1,15 +1,7 @@
 """Similar-paper search: a FAISS index over an embeddings file, queried by paper id or by free text.
 
-One module a job:
-
-- :mod:`~specter_utils.search.vectors`: unit vectors, the settings that decide them, FAISS (an optional extra);
-- :mod:`~specter_utils.search.index`: the index kinds, building, growing, searching and loading an index;
-- :mod:`~specter_utils.search.storage`: the index file (one zip) and the earlier layout it replaced;
-- :mod:`~specter_utils.search.query`: query vectors from another embeddings file or from free text;
-- :mod:`~specter_utils.search.render`: neighbours as a DataFrame or a terminal table.
-
-This package re-exports their public names, so ``from specter_utils.search import build_index`` works.
-"""
+The package re-exports its modules' public names (vectors, index, storage, query, render), so
+``from specter_utils.search import build_index`` works."""
 
 from __future__ import annotations
 

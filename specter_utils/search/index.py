@@ -14,8 +14,7 @@ Kinds (figures in ``docs/benchmarks.md``, measured on this project's 2-core mach
   8-bit scalar codes: 416 bytes a 384-dim paper, so 10M papers fit in about 4.2 GB; ``auto`` picks it
   above ``COMPRESSED_MIN`` vectors.
 - ``hnsw``: a graph; fastest queries, slowest build (FAISS built 50,000 vectors in 33 s against
-  usearch's 315 s at comparable recall).
-"""
+  usearch's 315 s at comparable recall)."""
 
 from __future__ import annotations
 
@@ -54,12 +53,9 @@ def ivf_lists(n: int) -> int:
 
 
 def pq_lists(n: int) -> int:
-    """Inverted lists of an ``ivf-pq`` index: sqrt(n), 3,162 at 10M.
-
-    Fast scan makes long lists cheap to scan, and every vector added is compared with every list centre
-    (exactly: an HNSW graph over the centres, FAISS's ``IVF..._HNSW32``, sent vectors to the wrong lists
-    and lost recall), so fewer lists build faster.
-    """
+    """Inverted lists of an ``ivf-pq`` index: sqrt(n), 3,162 at 10M. Fast scan makes long lists cheap to scan,
+    and every vector added is compared with every list centre exactly (an HNSW graph over the centres sent vectors
+    to the wrong lists and lost recall), so fewer lists build faster."""
     return int(min(65_536, max(8, round(n**0.5))))
 
 
@@ -170,11 +166,9 @@ class PaperIndex:
         update: bool = False,
         source: str | None = None,
     ) -> dict[str, int]:
-        """Add papers (rows of ``vectors``) without a rebuild; counts of ``added`` and ``updated`` papers.
-
-        A paper already indexed is a DataError unless ``update``, which replaces its vector and title.
-        IVF kinds keep their trained lists: :meth:`retrain_due` says when the growth calls for a rebuild.
-        """
+        """Add papers (rows of ``vectors``) without a rebuild; counts of ``added`` and ``updated`` papers. A paper
+        already indexed is a DataError unless ``update``, which replaces it. IVF kinds keep their trained lists:
+        :meth:`retrain_due` says when the growth calls for a rebuild."""
         if len(ids) != len(vectors):
             raise DataError(f"{len(ids)} ids but {len(vectors)} vectors", source)
         if len(vectors) and np.asarray(vectors).shape[1] != self.dim:
@@ -188,11 +182,8 @@ class PaperIndex:
             seen.add(pid)
         present = [pid for pid in ids if pid in self._row]
         if present and not update:
-            raise DataError(
-                f"{len(present)} of the papers to add are already indexed (use --update to replace them)",
-                source,
-                record_id=present[0],
-            )
+            already = f"{len(present)} of the papers to add are already indexed (use --update to replace them)"
+            raise DataError(already, source, record_id=present[0])
         if present:
             self.remove(present)
         titles = list(titles) if titles is not None else [""] * len(ids)
@@ -204,7 +195,7 @@ class PaperIndex:
         self.titles.extend(titles)
         self._rows = None
         if self.kind in ("ivf", "ivf-pq"):
-            ivf = self.info[_ivf_key(self.kind)]
+            ivf = self.info["ivf"]
             ivf["added_since_training"] = int(ivf.get("added_since_training", 0)) + len(ids)
         self._check_consistent()
         return {"added": len(ids) - len(present), "updated": len(present)}
@@ -248,7 +239,7 @@ class PaperIndex:
 
     def retrain_due(self) -> bool:
         """An IVF index grown by ``RETRAIN_GROWTH`` x its training size since it was trained (recall drifts)."""
-        ivf = self.info.get(_ivf_key(self.kind)) if self.kind in ("ivf", "ivf-pq") else None
+        ivf = self.info.get("ivf") if self.kind in ("ivf", "ivf-pq") else None
         if not ivf or not ivf.get("trained_count"):
             return False
         return int(ivf.get("added_since_training", 0)) >= RETRAIN_GROWTH * int(ivf["trained_count"])
@@ -263,12 +254,8 @@ class PaperIndex:
     def save(self, path: str | Path) -> None:
         """Write the index as one ``.npz`` (zip) file, atomically; the FAISS index is streamed, not copied."""
         if self.kind in ("ivf", "ivf-pq"):
-            self.info[_ivf_key(self.kind)]["nprobe"] = int(load_faiss().extract_index_ivf(self.index).nprobe)
+            self.info["ivf"]["nprobe"] = int(load_faiss().extract_index_ivf(self.index).nprobe)
         write_index_file(path, self.index, self.ids, self.titles, self.info)
-
-
-def _ivf_key(kind: str) -> str:
-    return "ivf" if kind in ("ivf", "ivf-pq") else kind
 
 
 def _renumber_lists(ivf: Any, removed: np.ndarray) -> None:
@@ -315,9 +302,8 @@ def _new_index(kind: str, dim: int, n: int) -> Any:
     ivf.nprobe = min(PQ_NPROBE, nlist)
     ivf.cp.min_points_per_centroid = 1
     ivf.cp.niter = 10
-    faiss.downcast_index(
-        index.base_index
-    ).pq.cp.min_points_per_centroid = 1  # 16 centroids a sub-quantiser; the sample is sized here
+    # 16 centroids a sub-quantiser; the sample is sized here
+    faiss.downcast_index(index.base_index).pq.cp.min_points_per_centroid = 1
     return index
 
 
@@ -339,25 +325,21 @@ def build_index_chunks(
     info: dict[str, Any] | None = None,
     threads: int | None = None,
 ) -> PaperIndex:
-    """Index vectors given in chunks (row order = ``ids``), so memory holds one chunk beside the index.
-
-    ``train`` is a random sample of at least :func:`train_size` rows (IVF kinds; ignored by the others).
-    """
+    """Index vectors given in chunks (row order = ``ids``), so memory holds one chunk beside the index; ``train``
+    is a random sample of at least :func:`train_size` rows (IVF kinds; ignored by the others)."""
     faiss = load_faiss()
     n, dim = len(ids), (train.shape[1] if train is not None and train.ndim == 2 else None)
     chosen = choose_kind(kind, n)
     set_threads(threads)
     start = time.perf_counter()
-    index = None
-    count = 0
+    index, count = None, 0
     for chunk in chunks:
         chunk = normalise(chunk)
         if index is None:
             dim = chunk.shape[1]
             index = _new_index(chosen, dim, n)
             if chosen in ("ivf", "ivf-pq"):
-                lists = load_faiss().extract_index_ivf(index).nlist
-                if train is None or len(train) < lists:
+                if train is None or len(train) < faiss.extract_index_ivf(index).nlist:
                     raise ValueError(f"an {chosen} index needs a training sample of about {train_size(chosen, n)} rows")
                 index.train(normalise(train))
         index.add(chunk)
@@ -401,26 +383,17 @@ def build_index(
     source: str | None = None,
     threads: int | None = None,
 ) -> PaperIndex:
-    """Index ``embeddings`` (normalised) with an exact, IVF, IVF-PQ or HNSW FAISS index.
-
-    Args:
-        kind: ``flat`` (exact), ``ivf``, ``ivf-pq`` or ``hnsw`` (approximate, for millions of papers) or
-            ``auto`` (flat up to ``EXACT_MAX`` vectors, ivf up to ``COMPRESSED_MIN``, ivf-pq above).
-        titles: paper id -> title, for embeddings read from ``.npy`` (which carries no titles).
-    """
+    """Index ``embeddings`` (normalised) with an exact, IVF, IVF-PQ or HNSW FAISS index (``kind``, ``auto``:
+    :func:`choose_kind`); ``titles`` (paper id -> title) serve embeddings read from ``.npy``, which has none."""
     chosen = choose_kind(kind, len(embeddings))
     if not len(embeddings) or embeddings.dim == 0:
         raise DataError("no embeddings to index")
     own_titles = embeddings.titles or [""] * len(embeddings)
-    titles = titles or {}
-    paper_titles = [own or titles.get(pid, "") for pid, own in zip(embeddings.ids, own_titles, strict=True)]
+    paper_titles = [own or (titles or {}).get(pid, "") for pid, own in zip(embeddings.ids, own_titles, strict=True)]
     info = {key: embeddings.info.get(key) for key in EmbedConfig.file_keys("text", "dtype", "device")}
     info.update(text=embeddings.info.get("text"), embeddings=source)
-    train = (
-        sample_rows(embeddings.vectors, train_size(chosen, len(embeddings)))
-        if train_size(chosen, len(embeddings))
-        else None
-    )
+    size = train_size(chosen, len(embeddings))
+    train = sample_rows(embeddings.vectors, size) if size else None
     return build_index_chunks(
         list(embeddings.ids), iter_chunks(embeddings.vectors), train, chosen, paper_titles, info, threads
     )

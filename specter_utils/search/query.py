@@ -1,8 +1,7 @@
 """Query vectors for an index: papers of another embeddings file, or free text embedded as the index's were.
 
 Either way the query's settings (model, pooling, maximum length, dimension) must match the index's; a
-difference is a DataError naming it, never a silent mismatch.
-"""
+difference is a DataError naming it, never a silent mismatch."""
 
 from __future__ import annotations
 
@@ -40,11 +39,8 @@ def embed_query(
     max_length: int | None = None,
     device: str | None = None,
 ) -> np.ndarray:
-    """Embed ``(title, abstract)`` pairs with the index's model, pooling and maximum length.
-
-    An explicit ``model``/``pooling``/``max_length`` that differs from the index is a DataError.
-    """
-
+    """Embed ``(title, abstract)`` pairs with the index's model, pooling and maximum length; an explicit
+    ``model``/``pooling``/``max_length`` that differs from the index is a DataError."""
     settings = index.settings
     for title, abstract in texts:
         if not (title or "").strip() and not (abstract or "").strip():
@@ -55,17 +51,12 @@ def embed_query(
     model_ref = local if local and Path(local).exists() else settings.get("model")
     if not model_ref or settings.get("max_length") is None:
         raise DataError("the index does not record its model and max length (built from embeddings without .meta.json)")
-    spec = EmbedConfig(
-        model=model_ref,
-        pooling=settings.get("pooling"),
-        max_length=int(settings["max_length"]),
-        dtype="fp32",  # embed's default on a CPU
-        device=device,
-    )
+    pooling, length = settings.get("pooling"), int(settings["max_length"])
+    # fp32: embed's default on a CPU
+    spec = EmbedConfig(model=model_ref, pooling=pooling, max_length=length, dtype="fp32", device=device)
     encoder = load_text_encoder(BackendChoice(spec))
     made = {**settings, "pooling": encoder.pooling, "pooling_detail": encoder.pooling_detail, "dim": encoder.dim}
     made["max_length"] = encoder.max_length
-    made["model"] = settings.get("model")
     check_settings(settings, made, "the query encoder's settings")
     papers = [Paper("query", title or "", abstract or "") for title, abstract in texts]
     return encoder.encode([paper.text(encoder.sep) for paper in papers], batch_size=spec.batch_size)

@@ -12,25 +12,15 @@ from specter_utils.search.index import Neighbour, PaperIndex, load_index
 
 
 def neighbours_table(index: PaperIndex | str | Path, paper_ids: list[str], k: int = 5) -> Any:
-    """A pandas DataFrame of the ``k`` neighbours of each paper (query id, query title, rank, id, title, score).
-
-    The notebook section on similar papers calls this with a few well-known papers.
-    """
-
+    """A pandas DataFrame of the ``k`` neighbours of each paper (query id, query title, rank, id, title, score)."""
     index = index if isinstance(index, PaperIndex) else load_index(index)
     queries = np.vstack([index.vector(pid) for pid in paper_ids])
     rows = []
     for pid, hits in zip(paper_ids, index.search(queries, k, exclude=list(paper_ids)), strict=True):
         query_title = index.titles[index._row[pid]]
+        query = {"query_id": pid, "query_title": query_title}
         rows += [
-            {
-                "query_id": pid,
-                "query_title": query_title,
-                "rank": h.rank,
-                "paper_id": h.paper_id,
-                "title": h.title,
-                "score": round(h.score, 4),
-            }
+            {**query, "rank": h.rank, "paper_id": h.paper_id, "title": h.title, "score": round(h.score, 4)}
             for h in hits
         ]
     return pd.DataFrame(rows)

@@ -10,8 +10,7 @@ Layout (``FORMAT``)::
 
 A file is written atomically (temporary file, then rename), so a crash leaves the old one whole. Files of the
 earlier layout (``LEGACY_FORMATS``: the FAISS index serialised as one npy array beside ``header``, ``ids`` and
-``titles``) are still read.
-"""
+``titles``) are still read."""
 
 from __future__ import annotations
 
@@ -45,10 +44,8 @@ def write_index_file(path: str | Path, index: Any, ids: list[str], titles: list[
 
 
 def read_index_file(path: str | Path) -> tuple[Any, list[str], list[str], dict[str, Any]]:
-    """The FAISS index, ids, titles and info (the header less ``HEADER_ONLY_KEYS``) of an index file.
-
-    A missing or foreign file, or one whose counts disagree, is a DataError.
-    """
+    """The FAISS index, ids, titles and info (the header less ``HEADER_ONLY_KEYS``) of an index file; a missing or
+    foreign file, or one whose counts disagree, is a DataError."""
     faiss = load_faiss()
     path = Path(path)
     if not path.exists():
@@ -60,10 +57,7 @@ def read_index_file(path: str | Path) -> tuple[Any, list[str], list[str], dict[s
                 index, ids, titles, header = _read_legacy(path)
             else:
                 header = json.loads(archive.read("header.json"))
-                with archive.open("ids.npy") as member:
-                    ids = np.lib.format.read_array(member, allow_pickle=False).tolist()
-                with archive.open("titles.npy") as member:
-                    titles = np.lib.format.read_array(member, allow_pickle=False).tolist()
+                ids, titles = (_read_member(archive, f"{name}.npy") for name in ("ids", "titles"))
                 if header.get("format") != FORMAT:
                     raise DataError(f"index format {header.get('format')!r}, expected {FORMAT!r}", path)
                 with archive.open("index.faiss") as member:
@@ -78,6 +72,11 @@ def read_index_file(path: str | Path) -> tuple[Any, list[str], list[str], dict[s
         raise DataError(f"index holds {index.ntotal} vectors but {len(ids)} ids and {len(titles)} titles", path)
     info = {k: v for k, v in header.items() if k not in HEADER_ONLY_KEYS}
     return index, [str(x) for x in ids], [str(x) for x in titles], info
+
+
+def _read_member(archive: zipfile.ZipFile, name: str) -> list:
+    with archive.open(name) as member:
+        return np.lib.format.read_array(member, allow_pickle=False).tolist()
 
 
 def _read_legacy(path: Path) -> tuple[Any, list[str], list[str], dict[str, Any]]:

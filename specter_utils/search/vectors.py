@@ -1,8 +1,7 @@
 """The vectors a paper index holds and the settings that decide them; FAISS itself (an optional extra).
 
 Vectors are L2-normalised float32 rows before FAISS sees them, so a score is a cosine similarity. A query
-made with other settings than the index's is an error, never a silent mismatch (:func:`check_settings`).
-"""
+made with other settings than the index's is an error, never a silent mismatch (:func:`check_settings`)."""
 
 from __future__ import annotations
 
@@ -41,9 +40,7 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 def vector_settings(info: dict[str, Any], dim: int) -> dict[str, Any]:
     """The settings of an embeddings file that decide its vectors (missing ones are None)."""
-    settings = {key: info.get(key) for key in VECTOR_KEYS}
-    settings["dim"] = dim
-    return settings
+    return {**{key: info.get(key) for key in VECTOR_KEYS}, "dim": dim}
 
 
 def check_settings(index_settings: dict[str, Any], query_settings: dict[str, Any], what: str) -> None:

@@ -3,8 +3,7 @@ model's query prompt when it has one), the candidates as documents; candidates r
 distance, ``ndcg_cut_10`` (and any other trec_eval measure listed) x 100.
 
 Query vectors come apart from the papers' (a query id may equal a paper id); they are joined under a prefix
-for the one run (and ``per_query`` is keyed by the query ids again).
-"""
+for the one run (and ``per_query`` is keyed by the query ids again)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ single-label: ``LinearSVC(loss="squared_hinge")``; multi-label: one-vs-rest over
 loss="hinge", max_iter=10000))`` with the labels binarized over every label of both splits. Metrics are
 scikit-learn's (``f1_macro`` is ``f1_score(average="macro")``), x 100, rounded to 2 decimals. The SVMs are
 seeded (SciRepEval seeds only the single-label one) so that a score repeats. The result keeps each test paper's
-true and predicted labels (``per_paper``; multi-label: lists of labels, with ``classes`` the binarized columns).
-"""
+true and predicted labels (``per_paper``; multi-label: lists of labels, with ``classes`` the binarized columns)."""
 
 from __future__ import annotations
 
@@ -28,12 +27,7 @@ from specter_utils.evaluation.formats.supervised import CV_FOLDS, RANDOM_STATE, 
 from specter_utils.evaluation.formats.tasks import CLASSIFICATION, EVALUATORS, FormatTask, SupervisedData
 
 C_GRID = np.logspace(-2, 2, 5)
-METRICS: dict[str, Callable[..., float]] = {
-    "f1": f1_score,
-    "accuracy": accuracy_score,
-    "precision": precision_score,
-    "recall": recall_score,
-}
+METRICS = {"f1": f1_score, "accuracy": accuracy_score, "precision": precision_score, "recall": recall_score}
 
 
 def scirepeval_classifier(multi_label: bool, n_jobs: int = 1) -> Any:
@@ -87,17 +81,9 @@ def evaluate(
         metrics = {name: classification_metric(name, y_true, y_pred) for name in task.measured}
     test_ids = covered_ids(data.test, embeddings)
     if task.multi_label:
-        papers = per_paper(
-            test_ids,
-            [list(found) for found in y_test],
-            [list(found) for found in binarizer.inverse_transform(np.asarray(y_pred))],
-            classes=labels,
-        )
+        predicted = binarizer.inverse_transform(np.asarray(y_pred))
+        papers = per_paper(test_ids, [list(y) for y in y_test], [list(y) for y in predicted], classes=labels)
     else:
         papers = per_paper(test_ids, [str(y) for y in y_test], [str(y) for y in y_pred])
-    return {
-        "metrics": metrics,
-        "coverage": {"train": train_cover, "test": test_cover},
-        "labels": len(labels),
-        "per_paper": papers,
-    }
+    coverage = {"train": train_cover, "test": test_cover}
+    return {"metrics": metrics, "coverage": coverage, "labels": len(labels), "per_paper": papers}

@@ -42,12 +42,9 @@ def convert_labelled(
     seed: int = 0,
     description: str = "",
 ) -> dict[str, Any]:
-    """Write the task ``name`` under ``root`` and return its config line.
-
-    Labels held by fewer than ``min_count`` papers are dropped (a paper left with none is dropped), so that
-    3-fold grid search sees each label; a single-label task is split stratified by label, a multi-label one at
-    random; both with ``seed``.
-    """
+    """Write the task ``name`` under ``root`` and return its config line. Labels held by fewer than ``min_count``
+    papers are dropped (and a paper left with none), so that 3-fold grid search sees each label; a single-label task
+    is split stratified by label, a multi-label one at random; both with ``seed``."""
     root = Path(root)
     labels = labelled.labels()
     for pid, found in labels.items():

@@ -8,8 +8,7 @@
 - regression: Kendall's tau of the test papers' predictions; papers resampled with the same indices for both
   models, each paper's two predictions swapped for the permutation p.
 
-Only the items both results cover are paired; a task with fewer than two is reported without a test.
-"""
+Only the items both results cover are paired; a task with fewer than two is reported without a test."""
 
 from __future__ import annotations
 
@@ -70,14 +69,9 @@ def paired_papers_delta(
     def swapped(x: np.ndarray, y: np.ndarray) -> float:  # x[j], y[j]: which model's prediction of paper j
         return metric(truth, both[x.astype(int)]) - metric(truth, both[y.astype(int)])
 
-    perm = stats.permutation_test(
-        (np.arange(n), np.arange(n) + n),
-        swapped,
-        permutation_type="samples",
-        n_resamples=n_resamples,
-        vectorized=False,
-        random_state=rng,
-    )
+    sides = (np.arange(n), np.arange(n) + n)
+    options = {"permutation_type": "samples", "n_resamples": n_resamples, "vectorized": False, "random_state": rng}
+    perm = stats.permutation_test(sides, swapped, **options)
     return {"diff": statistic(np.arange(n)), "ci_low": low, "ci_high": high, "p": float(perm.pvalue), "papers": n}
 
 
@@ -125,14 +119,10 @@ def compare_task(
     papers paired); without per-item scores or with fewer than two paired items, ``delta`` is None and ``reason``
     says why."""
     supervised = row["type"] in (CLASSIFICATION, REGRESSION)
-    entry: dict[str, Any] = {
-        "type": row["type"],
-        "multi_label": bool(row.get("multi_label")),
-        "metric": row["main_score"],
-        "score": row["score"],
-        "reference_score": reference["score"],
-        "unit": "papers" if supervised else "queries",
-    }
+    kind = {"type": row["type"], "multi_label": bool(row.get("multi_label")), "metric": row["main_score"]}
+    unit = "papers" if supervised else "queries"
+    scores = {"score": row["score"], "reference_score": reference["score"], "unit": unit}
+    entry: dict[str, Any] = {**kind, **scores}
     key = "per_paper" if supervised else "per_query"
     if key not in row or key not in reference:
         return {**entry, "delta": None, "n": 0, "reason": f"a result without {key} (scored before it was kept)"}
@@ -143,14 +133,8 @@ def compare_task(
         test = paired_test(row["per_query"], reference["per_query"], n_resamples, seed) if n >= 2 else None
     if test is None:
         return {**entry, "delta": None, "n": n, "reason": f"{n} {entry['unit']} paired, a test needs 2"}
-    return {
-        **entry,
-        "delta": round(test["diff"], DECIMALS),
-        "ci_low": round(test["ci_low"], DECIMALS),
-        "ci_high": round(test["ci_high"], DECIMALS),
-        "p": round(test["p"], DECIMALS),
-        "n": n,
-    }
+    names = {"delta": "diff", "ci_low": "ci_low", "ci_high": "ci_high", "p": "p"}
+    return {**entry, **{key: round(test[name], DECIMALS) for key, name in names.items()}, "n": n}
 
 
 def compare_results(

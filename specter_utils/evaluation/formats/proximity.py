@@ -3,8 +3,7 @@ negative Euclidean distance and scored with pytrec_eval (``map``, ``ndcg`` or an
 
 The run and the coverage are the SCIDOCS ranking tasks' (:func:`evaluation.ranking.make_run`): a query without a
 vector is left out, a candidate without one is left out of its query's ranking, as SciRepEval does. The result
-keeps each evaluated query's main score (x 100, ``per_query``) for a paired test over queries.
-"""
+keeps each evaluated query's main score (x 100, ``per_query``) for a paired test over queries."""
 
 from __future__ import annotations
 
@@ -20,10 +19,10 @@ def rank_and_score(task: FormatTask, qrels: dict[str, dict[str, int]], embedding
     """MAP, nDCG, ... of the candidates ranked by ``-||query - candidate||`` (both vectors from ``embeddings``)."""
     run, coverage = make_run(qrels, embeddings)
     if not run:
-        raise DataError(
-            f"the embeddings cover none of the {len(qrels)} queries of task {task.name!r} (or none of their candidates)",
-            record_id=next(iter(qrels)),
+        none = (
+            f"the embeddings cover none of the {len(qrels)} queries of task {task.name!r} (or none of their candidates)"
         )
+        raise DataError(none, record_id=next(iter(qrels)))
     metrics, per_query = trec_metrics(qrels, run, task.measured)
     keep = ("queries", "queries_evaluated", "candidates", "candidates_with_embedding", "relevant_candidates_missing")
     main = {query: round(100 * scores[task.main_score], ITEM_DECIMALS) for query, scores in per_query.items()}

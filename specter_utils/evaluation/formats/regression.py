@@ -64,8 +64,5 @@ def evaluate(
     y_pred = model.predict(x_test)
     y_true = np.asarray(y_test)
     metrics = {name: regression_metric(name, y_true, y_pred) for name in task.measured}
-    return {
-        "metrics": metrics,
-        "coverage": {"train": train_cover, "test": test_cover},
-        "per_paper": per_paper(covered_ids(data.test, embeddings), list(y_true), list(y_pred)),
-    }
+    papers = per_paper(covered_ids(data.test, embeddings), list(y_true), list(y_pred))
+    return {"metrics": metrics, "coverage": {"train": train_cover, "test": test_cover}, "per_paper": papers}

@@ -29,9 +29,7 @@ def score_tasks(
     n_jobs: int = 1,
 ) -> dict[str, Any]:
     """Score each task with ``embeddings`` (one set for every task, or a set per task name, as a model embeds
-    each task's ``fields``):
-
-    ``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
+    each task's ``fields``): ``{"tasks": {name: {type, metrics, main_score, score, coverage, ...}}, "formats": {format: {average,
     main_score, tasks}}, "average": mean over tasks, "table": [row per task]}``; values x 100 as SciRepEval."""
     results: dict[str, dict[str, Any]] = {}
     for task in tasks:
@@ -39,14 +37,9 @@ def score_tasks(
         vectors = embeddings if isinstance(embeddings, EmbeddingSet) else embeddings[task.name]
         evaluate = EVALUATORS.get(task.type)  # each format module registers its evaluator
         scored = evaluate(task, data[task.name], vectors, query_embeddings=query_embeddings, n_jobs=n_jobs)
-        results[task.name] = {
-            "type": task.type,
-            "multi_label": task.multi_label,
-            "description": task.description,
-            "main_score": task.main_score,
-            "score": scored["metrics"][task.main_score],
-            **scored,
-        }
+        about = {"type": task.type, "multi_label": task.multi_label, "description": task.description}
+        score = scored["metrics"][task.main_score]
+        results[task.name] = {**about, "main_score": task.main_score, "score": score, **scored}
     formats: dict[str, dict[str, Any]] = {}
     for name in FORMATS:
         members = [t for t in tasks if t.type == name]
@@ -59,9 +52,5 @@ def score_tasks(
     table = [
         {"task": t.name, "format": t.type, "metric": t.main_score, "score": results[t.name]["score"]} for t in tasks
     ]
-    return {
-        "tasks": results,
-        "formats": formats,
-        "average": _mean([r["score"] for r in results.values()]),
-        "table": table,
-    }
+    average = _mean([r["score"] for r in results.values()])
+    return {"tasks": results, "formats": formats, "average": average, "table": table}

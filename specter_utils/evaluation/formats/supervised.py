@@ -23,9 +23,8 @@ def split_vectors(
     ids = [paper_id for paper_id, _ in rows]
     vectors, found = embeddings.lookup(ids)
     if not found.any():
-        raise DataError(
-            f"the embeddings cover none of the {len(rows)} {split} papers of task {task!r}", record_id=ids[0]
-        )
+        none = f"the embeddings cover none of the {len(rows)} {split} papers of task {task!r}"
+        raise DataError(none, record_id=ids[0])
     labels = [label for (_, label), ok in zip(rows, found, strict=True) if ok]
     return vectors[found].astype(np.float64), labels, {"papers": len(rows), "with_embedding": int(found.sum())}
 

@@ -8,8 +8,7 @@ Each line is one of SciRepEval's task configs (``scirepeval_tasks.jsonl``) with 
 A task's files: ``meta`` (the papers to embed, JSON lines) and, under ``test``, ``train.csv`` and ``test.csv``
 (classification, regression: ``paper_id,label``) or ``test_qrel.jsonl`` (proximity, adhoc_search:
 ``{"query_id", "cand_id", "score"}``). :func:`read_tasks` checks every config and that every file is there
-before anything is embedded; :func:`load_task_data` reads and checks one task's files.
-"""
+before anything is embedded; :func:`load_task_data` reads and checks one task's files."""
 
 from __future__ import annotations
 
@@ -125,12 +124,8 @@ def _metric_ok(task_type: str, metric: str) -> bool:
 
 def _relative_path(value: Any, root: Path, path: Path, line: int, name: str, key: str) -> Path:
     if isinstance(value, dict):
-        raise DataError(
-            f"data.{key} names a hub dataset; this folder's tasks read local files (a path relative to the folder)",
-            path,
-            line,
-            name,
-        )
+        hub = f"data.{key} names a hub dataset; this folder's tasks read local files (a path relative to the folder)"
+        raise DataError(hub, path, line, name)
     if not isinstance(value, str) or not value.strip():
         raise DataError(f"data.{key} must be a path relative to the folder", path, line, name)
     return root / value
@@ -168,18 +163,9 @@ def parse_task(row: Any, root: Path, path: Path, line: int) -> FormatTask:
         or not all(f in TEXT_FIELDS for f in fields)
     ):
         raise DataError(f'"fields" must list some of {", ".join(TEXT_FIELDS)}', path, line, name)
-    description = row.get("description", "")
-    return FormatTask(
-        name=name,
-        type=task_type,
-        meta=meta,
-        test=test,
-        metrics=tuple(dict.fromkeys(metrics)),
-        multi_label=multi_label,
-        fields=tuple(fields),
-        description=str(description or ""),
-        line=line,
-    )
+    description = str(row.get("description", "") or "")
+    metrics = tuple(dict.fromkeys(metrics))
+    return FormatTask(name, task_type, meta, test, metrics, multi_label, tuple(fields), description, line)
 
 
 def read_tasks(root: str | Path, names: list[str] | None = None) -> list[FormatTask]:
