@@ -87,7 +87,6 @@ def tfidf_embeddings(
             frequent terms, default 4096) or ``hash`` (``dim`` hashed buckets, default 4096; no vocabulary to hold).
         fit_papers: papers the vocabulary, idf and SVD are fitted on (default: ``papers``).
     """
-
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
     texts, fit_texts = [_plain_text(p) for p in items], [_plain_text(p) for p in fit_items]
@@ -105,20 +104,13 @@ def tfidf_embeddings(
     try:
         if variant == "hash":
             hasher = HashingVectorizer(
-                n_features=width,
-                alternate_sign=False,
-                norm=None,
-                stop_words="english",
-                token_pattern=TOKEN_PATTERN,
+                n_features=width, alternate_sign=False, norm=None, stop_words="english", token_pattern=TOKEN_PATTERN
             )
             idf = TfidfTransformer(sublinear_tf=True).fit(hasher.transform(fit_texts))
             matrix = idf.transform(hasher.transform(texts))
         else:
-            vectorizer = TfidfVectorizer(
-                min_df=_min_df(len(fit_texts), min_df),
-                max_features=width if variant == "raw" else None,
-                **common,
-            )
+            max_features = width if variant == "raw" else None
+            vectorizer = TfidfVectorizer(min_df=_min_df(len(fit_texts), min_df), max_features=max_features, **common)
             vectorizer.fit(fit_texts)
             matrix = vectorizer.transform(texts)
             info["vocabulary"] = len(vectorizer.vocabulary_)
@@ -149,7 +141,6 @@ def sif_embeddings(
     Word vectors and ``p(w)`` come from ``fit_papers`` (default: ``papers``), as does the principal
     component, so papers embedded later get the same transform. A paper with no known word gets zeros.
     """
-
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
     if word_vectors is None:
@@ -178,8 +169,7 @@ def normalized_adjacency(ids: list[str], graph: CitationGraph) -> sp.csr_matrix:
     """``D^-1/2 (A + I) D^-1/2`` over ``ids``, citations taken as undirected edges."""
     index = {paper_id: i for i, paper_id in enumerate(ids)}
     pairs = [(index[a], index[b]) for a, b in graph.edges() if a in index and b in index]
-    rows = np.array([p[0] for p in pairs], dtype=np.int64)
-    cols = np.array([p[1] for p in pairs], dtype=np.int64)
+    rows, cols = np.array(pairs, dtype=np.int64).reshape(-1, 2).T
     n = len(ids)
     adjacency = sp.coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(n, n)).tocsr()
     adjacency = ((adjacency + adjacency.T) > 0).astype(np.float64) + sp.identity(n, format="csr")
@@ -235,7 +225,6 @@ def model_embeddings(
     papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str, progress: bool = False
 ) -> EmbeddingSet:
     """``spec``'s off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
-
     result = embed_papers(spec.but(pooling=pooling), papers, progress=progress)
     result.info["baseline"] = f"model-{pooling}"
     return result
@@ -287,7 +276,6 @@ def baseline_embeddings(
     """One baseline by name: the only place a baseline name is turned into vectors (CLI, pipeline, ablations).
 
     ``model-cls`` / ``model-mean`` embed with ``spec``'s model, length and batch size (None: the defaults).
-
     ``sif`` may pass SIF vectors already computed with the same ``data.fit_papers`` (``sgc`` propagates them).
     """
     check_baselines([name], data.graph)
@@ -301,11 +289,9 @@ def baseline_embeddings(
     if name in {"sif", "sgc"}:
         if sif is None:
             sif = sif_embeddings(items, fit_papers=data.fit_papers, seed=seed)
-        return (
-            sif
-            if name == "sif"
-            else sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
-        )
+        if name == "sif":
+            return sif
+        return sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
     return model_embeddings(items, spec or EmbedConfig(), name.removeprefix("model-"), progress)
 
 

@@ -20,12 +20,7 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.devices import cuda_visible, package_version
-from specter_utils.models import (
-    build_model,
-    model_pooling_detail,
-    resolve_model,
-    resolve_pooling,
-)
+from specter_utils.models import build_model, model_pooling_detail, resolve_model, resolve_pooling
 from specter_utils.vocabularies import MODEL_POOLING, canonical_pooling
 
 DTYPES = ("auto", "float32", "bfloat16")
@@ -39,7 +34,6 @@ def resolve_device(device: str | None) -> str:
 
 def resolve_dtype(dtype: str | None, device: str) -> str:
     """``auto`` -> bfloat16 on a GPU that supports it, float32 elsewhere (exact on CPU)."""
-
     dtype = (dtype or "auto").lower()
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
@@ -82,7 +76,6 @@ class Encoder:
 
     def info(self) -> dict[str, Any]:
         """What the sidecar ``meta.json`` states about how the vectors were made."""
-
         return {
             "model": self.model_name,
             "model_path": self.model_path,
@@ -107,7 +100,6 @@ class Encoder:
 
     def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
         """Embed ``texts`` in their given order as one batch per ``batch_size`` slice; float32 rows."""
-
         if pool is not None:
             vectors = self.model.encode(
                 texts, batch_size=batch_size, pool=pool, convert_to_numpy=True, show_progress_bar=False
@@ -125,10 +117,9 @@ class Encoder:
         with torch.inference_mode(), autocast:
             for start in range(0, len(texts), batch_size):
                 batch = texts[start : start + batch_size]
-                vectors = self.model.encode(
+                out[start : start + len(batch)] = self.model.encode(
                     batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
                 )
-                out[start : start + len(batch)] = vectors
         return out
 
 
@@ -163,12 +154,10 @@ def load_encoder(
     dtype = resolve_dtype(dtype, device)
     model = build_model(model_name_or_path, request, max_length=max_length)
     detail = model_pooling_detail(path) if chosen == MODEL_POOLING else chosen
-    effective = max_length
     model.eval()
     devices = list(devices or [])
     if len(devices) > 1 and dtype == "bfloat16":
         # Pool workers run outside our autocast context: give them bf16 weights instead.
-
         model.bfloat16()
         dtype = "bfloat16-weights"
     if len(devices) <= 1:
@@ -179,7 +168,7 @@ def load_encoder(
         model_path=path,
         pooling=chosen,
         pooling_detail=detail,
-        max_length=effective,
+        max_length=max_length,
         device=devices[0] if len(devices) == 1 else device,
         dtype=dtype,
         devices=devices,
