@@ -107,10 +107,7 @@ def group_batches(batches: list[np.ndarray], chunk_size: int) -> list[list[np.nd
 def _fingerprint(ids: list[str], texts: list[str]) -> str:
     digest = hashlib.sha256()
     for paper_id, text in zip(ids, texts, strict=True):
-        digest.update(paper_id.encode())
-        digest.update(b"\0")
-        digest.update(text.encode())
-        digest.update(b"\1")
+        digest.update(f"{paper_id}\0{text}\1".encode())
     return digest.hexdigest()
 
 

@@ -18,9 +18,10 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -214,36 +215,31 @@ def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool
     titles = embeddings.titles or [""] * len(embeddings)
     temps: dict[str, Path] = {}
 
-    def temp(kind: str, target: Path, mode: str = "w"):
+    @contextlib.contextmanager
+    def temp(kind: str, target: Path, mode: str = "w") -> Iterator[IO[Any]]:
+        """A temporary file beside ``target``, flushed to disk when the block ends."""
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.chmod(name, 0o666 & ~_UMASK)
         temps[kind] = Path(name)
-        return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
 
     try:
         with temp("jsonl", path) as handle:
             for paper_id, title, vector in zip(embeddings.ids, titles, embeddings.vectors, strict=True):
                 row = {"paper_id": paper_id, "title": title, "embedding": [float(x) for x in vector]}
-                handle.write(json.dumps(row))
-                handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+                handle.write(json.dumps(row) + "\n")
         if write_npy:
             with temp("npy", side["npy"], "wb") as handle:
                 np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
-                handle.flush()
-                os.fsync(handle.fileno())
             with temp("ids", side["ids"]) as handle:
                 handle.writelines(f"{pid}\n" for pid in embeddings.ids)
-                handle.flush()
-                os.fsync(handle.fileno())
         files = {kind: temps[kind].stat().st_size for kind in temps}
         meta = {**embeddings.info, "count": len(embeddings), "dim": embeddings.dim, MANIFEST_KEY: files}
         with temp("meta", side["meta"]) as handle:
-            handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+            handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         # Commit: the old manifest goes first, the new one comes last.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(side["meta"])
@@ -251,7 +247,7 @@ def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool
             for kind in ("npy", "ids"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(side[kind])
-        targets = {"jsonl": path, "npy": side["npy"], "ids": side["ids"], "meta": side["meta"]}
+        targets = {"jsonl": path, **side}
         for kind in ("jsonl", "npy", "ids", "meta"):
             if kind in temps:
                 os.replace(temps.pop(kind), targets[kind])

@@ -59,14 +59,6 @@ def model_head(encoder: Encoder) -> tuple[str, bool]:
     return pooling, normalize
 
 
-def _import_openvino() -> Any:
-    try:
-        import openvino as ov
-    except ImportError:
-        raise BackendUnavailable("openvino is not installed (pip install 'specter-utils[openvino]')") from None
-    return ov
-
-
 def converted_model(encoder: Encoder, core: Any) -> tuple[Any, Path]:
     """The encoder's transformer as an f32 ``openvino.Model``, converted once and cached; and its folder."""
     import openvino as ov
@@ -100,7 +92,10 @@ def to_openvino(
     ``calibration_texts`` (the papers to embed), see :mod:`specter_utils.embedding.quantize`.
     Raises BackendUnavailable, with a one-line reason, where OpenVINO cannot run it.
     """
-    ov = _import_openvino()
+    try:
+        import openvino as ov
+    except ImportError:
+        raise BackendUnavailable("openvino is not installed (pip install 'specter-utils[openvino]')") from None
     if len(encoder.devices) > 1 or not encoder.device.startswith("cpu"):
         raise BackendUnavailable(f"the openvino backend runs on the CPU, not {encoder.device}")
     dtype = dtype or "auto"

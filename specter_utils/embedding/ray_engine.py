@@ -53,9 +53,8 @@ from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.models import prepare_offline_env
 
 ACTORS = "actors.json"  # the actor plan of the run, so a resumed run states the same device
-READ_CPUS = (
-    1.0  # kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
-)
+# kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
+READ_CPUS = 1.0
 
 
 class RayUnavailable(DataError):
@@ -168,7 +167,6 @@ class EmbedActor:
     a killed run loses at most the batches in flight. Returns the rows done (a few bytes back to the driver)."""
 
     def __init__(self, spec: EmbedConfig, threads: int, out_dir: str) -> None:
-
         if spec.device == "cpu":
             torch.set_num_threads(threads)
         prepare_offline_env()
@@ -187,15 +185,10 @@ class EmbedActor:
 
 def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
     """Rows and their vectors as one parquet file, written atomically (``io.atomic_write``)."""
-
     folder.mkdir(parents=True, exist_ok=True)
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-    table = pa.table(
-        {
-            "row": pa.array(rows, pa.int64()),
-            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
-        }
-    )
+    vector = pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
+    table = pa.table({"row": pa.array(rows, pa.int64()), "vector": vector})
     path = folder / f"rows-{int(rows.min()):09d}-{len(rows)}.parquet"
     with atomic_write(path, "wb") as handle:
         pq.write_table(table, handle)
@@ -204,7 +197,6 @@ def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
 
 def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts: list[str]) -> None:
     """One input shard, written atomically (``io.atomic_write``), so a shard on disk is always whole."""
-
     table = pa.table(
         {
             "chunk": pa.array(np.full(len(rows), chunk), pa.int64()),
@@ -219,7 +211,6 @@ def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts
 
 def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
     """Row -> vector from every readable shard under ``vectors_dir``; an unreadable (truncated) shard is removed."""
-
     done: dict[int, np.ndarray] = {}
     for path in sorted(vectors_dir.rglob("rows-*.parquet")) if vectors_dir.exists() else []:
         try:
@@ -354,14 +345,3 @@ def embed_with_ray(
     shutil.rmtree(work, ignore_errors=True)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     return result
-
-
-__all__ = [
-    "EmbedActor",
-    "RayUnavailable",
-    "check_address",
-    "embed_with_ray",
-    "finished_rows",
-    "init_ray",
-    "plan_actors",
-]

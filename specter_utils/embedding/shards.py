@@ -37,11 +37,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def ids_fingerprint(ids: Iterable[str]) -> str:
     """sha256 of the id list in order."""
-    digest = hashlib.sha256()
-    for paper_id in ids:
-        digest.update(paper_id.encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+    return hashlib.sha256("".join(f"{paper_id}\n" for paper_id in ids).encode()).hexdigest()
 
 
 def select_shard(ids: list[str], index: int, count: int) -> list[str]:
