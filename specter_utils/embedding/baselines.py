@@ -66,16 +66,10 @@ def random_embeddings(papers: dict[str, Paper] | Iterable[Paper], dim: int = 25,
 
 
 # ---------------------------------------------------------------- TF-IDF
-def _min_df(n_docs: int, min_df: int | None) -> int:
-    """Ignore terms seen in a single paper, except on tiny corpora where that would leave nothing."""
-    return min_df if min_df is not None else (2 if n_docs >= 50 else 1)
-
-
 def tfidf_embeddings(
     papers: dict[str, Paper] | Iterable[Paper],
     variant: str = "svd",
     dim: int | None = None,
-    min_df: int | None = None,
     fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
     seed: int = 0,
     max_dense_bytes: int = MAX_DENSE_BYTES,
@@ -109,8 +103,8 @@ def tfidf_embeddings(
             idf = TfidfTransformer(sublinear_tf=True).fit(hasher.transform(fit_texts))
             matrix = idf.transform(hasher.transform(texts))
         else:
-            max_features = width if variant == "raw" else None
-            vectorizer = TfidfVectorizer(min_df=_min_df(len(fit_texts), min_df), max_features=max_features, **common)
+            min_df = 2 if len(fit_texts) >= 50 else 1  # terms of one paper ignored, except on tiny corpora
+            vectorizer = TfidfVectorizer(min_df=min_df, max_features=width if variant == "raw" else None, **common)
             vectorizer.fit(fit_texts)
             matrix = vectorizer.transform(texts)
             info["vocabulary"] = len(vectorizer.vocabulary_)

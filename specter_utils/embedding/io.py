@@ -207,7 +207,7 @@ def read_embeddings_fast(path: str | Path) -> EmbeddingSet:
     return read_embeddings(npy if npy.exists() else path)
 
 
-def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool = True) -> None:
+def write_embeddings(path: str | Path, embeddings: EmbeddingSet) -> None:
     """Write the SCIDOCS JSONL and its ``.npy``/ids/meta sidecars as one set (module docstring)."""
     path = Path(path)
     side = sidecar_paths(path)
@@ -231,11 +231,10 @@ def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool
             for paper_id, title, vector in zip(embeddings.ids, titles, embeddings.vectors, strict=True):
                 row = {"paper_id": paper_id, "title": title, "embedding": [float(x) for x in vector]}
                 handle.write(json.dumps(row) + "\n")
-        if write_npy:
-            with temp("npy", side["npy"], "wb") as handle:
-                np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
-            with temp("ids", side["ids"]) as handle:
-                handle.writelines(f"{pid}\n" for pid in embeddings.ids)
+        with temp("npy", side["npy"], "wb") as handle:
+            np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
+        with temp("ids", side["ids"]) as handle:
+            handle.writelines(f"{pid}\n" for pid in embeddings.ids)
         files = {kind: temps[kind].stat().st_size for kind in temps}
         meta = {**embeddings.info, "count": len(embeddings), "dim": embeddings.dim, MANIFEST_KEY: files}
         with temp("meta", side["meta"]) as handle:
@@ -243,14 +242,9 @@ def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool
         # Commit: the old manifest goes first, the new one comes last.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(side["meta"])
-        if not write_npy:  # stale sidecars of an earlier run must not sit beside the new jsonl
-            for kind in ("npy", "ids"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(side[kind])
         targets = {"jsonl": path, **side}
         for kind in ("jsonl", "npy", "ids", "meta"):
-            if kind in temps:
-                os.replace(temps.pop(kind), targets[kind])
+            os.replace(temps.pop(kind), targets[kind])
     finally:
         for leftover in temps.values():
             with contextlib.suppress(FileNotFoundError):
