@@ -215,15 +215,6 @@ def sgc_embeddings(
 
 
 # ---------------------------------------------------------------- the one dispatcher
-def model_embeddings(
-    papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str, progress: bool = False
-) -> EmbeddingSet:
-    """``spec``'s off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
-    result = embed_papers(spec.but(pooling=pooling), papers, progress=progress)
-    result.info["baseline"] = f"model-{pooling}"
-    return result
-
-
 def fit_corpus(
     papers: dict[str, Paper] | Iterable[Paper], extra: dict[str, Paper] | None = None
 ) -> dict[str, Paper] | None:
@@ -286,7 +277,10 @@ def baseline_embeddings(
         if name == "sif":
             return sif
         return sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
-    return model_embeddings(items, spec or EmbedConfig(), name.removeprefix("model-"), progress)
+    pooling = name.removeprefix("model-")  # the off-the-shelf model (the paper's SciBERT row)
+    result = embed_papers((spec or EmbedConfig()).but(pooling=pooling), items, progress=progress)
+    result.info["baseline"] = f"model-{pooling}"
+    return result
 
 
 def compute_baselines(

@@ -66,9 +66,7 @@ class Encoder:
     @property
     def sep(self) -> str:
         """The separator between title and abstract: the tokenizer's sep token (SPECTER's recipe), or ``text_sep``."""
-        if self.text_sep is not None:
-            return self.text_sep
-        return getattr(self.tokenizer, "sep_token", None) or " "
+        return self.text_sep if self.text_sep is not None else getattr(self.tokenizer, "sep_token", None) or " "
 
     @property
     def dim(self) -> int:

@@ -3,13 +3,8 @@
 :mod:`specter_utils.embedding.openvino_backend` converts a model's transformer once into
 ``<model>/openvino/<key>/`` and saves beside it the tokenizer exactly as transformers runs it (the fast
 tokenizer's ``tokenizer.json`` and its call settings: separator, padding token and side, truncation side).
-:func:`warm_encoder` builds the same :class:`OpenVINOEncoder` from that folder alone: the cached OpenVINO model
-(compiled through the same blob cache), that tokenizer run by the ``tokenizers`` library (the same token ids),
-and the head read from the model folder's ``modules.json`` and pooling config (masked mean or ``[CLS]``, then
-Normalize). It imports neither torch nor transformers nor sentence-transformers and loads no torch weights, so a
-warm call starts in about a second. Whatever it needs and does not find (no cache, a GPU, another head, another
-input, a length beyond the model's positions) returns None, and the caller takes the full route, which converts,
-checks and saves what is missing.
+:func:`warm_encoder` builds the same :class:`OpenVINOEncoder` from that folder alone, importing neither torch nor
+transformers nor sentence-transformers, so a warm call starts in about a second.
 """
 
 from __future__ import annotations

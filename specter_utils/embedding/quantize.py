@@ -123,12 +123,8 @@ def quantized_model(
     size: int = INT8_CALIBRATION,
     seed: int = CALIBRATION_SEED,
 ) -> tuple[Any, dict[str, Any]]:
-    """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now.
-
-    The cache holds one int8 model per converted model, scheme, length and calibration size: the first corpus
-    embedded at those settings calibrates it, every later one reuses it (the record names the papers it was
-    calibrated on). It is built under a lock and renamed into place whole (``model_cache.build_once``), so
-    concurrent runs quantize once and a killed run leaves no half-written model.
+    """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now
+    (keyed as the module docstring says; built once under a lock by ``model_cache.build_once``).
 
     Returns ``(openvino.Model, record)``; the record (scheme, sample size, seed and digest, NNCF version,
     cache folder, whether it was quantized now) goes into the embeddings' meta. Raises QuantizationUnavailable

@@ -116,10 +116,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": not quiet}
         if quiet:
             kwargs["logging_level"] = logging.WARNING
-        if address:
-            kwargs["address"] = address
-        else:
-            kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
+        kwargs.update({"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1})
         init_ray(ray, kwargs, attempts=1 if address else 2)
     ray.data.DataContext.get_current().enable_progress_bars = not quiet
     try:
@@ -247,7 +244,6 @@ def embed_with_ray(
     """
     run = run or EmbedRun()
     batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype
-    progress, info = run.progress, run.info
 
     out = Path(out)
     if out.suffix != ".jsonl":
@@ -265,7 +261,7 @@ def embed_with_ray(
     texts = paper_texts(items, probe.sep)
     order = length_order(probe.token_lengths(texts))
     chunks = plan_chunks(order, batch_size, chunk_size or DEFAULT_CHUNK_SIZE)
-    meta = {**probe.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
+    meta = {**probe.info(), "batch_size": batch_size, "sorted_by_length": True, **(run.info or {})}
     dim = probe.dim
     del probe
 
@@ -293,7 +289,7 @@ def embed_with_ray(
     resumed = sum(len(chunks[i]) for i in range(len(chunks)) if i not in set(pending))
     actors: dict[str, Any] = {}
     if pending:
-        with ray_session(address, num_cpus, quiet=not progress) as ray:
+        with ray_session(address, num_cpus, quiet=not run.progress) as ray:
             use_gpu = ray.cluster_resources().get("GPU", 0) >= 1
             actors = plan_actors(ray.cluster_resources(), workers, use_gpu)
             write_json(work / ACTORS, actors)
