@@ -167,12 +167,8 @@ def embed_papers(
     """Embed ``papers`` (rows in input order) with the encoder an embedding specification describes, or with an
     already loaded Encoder.
 
-    Args:
-        batch_size: papers per forward pass; None: the specification's (``EmbedConfig.batch_size`` for an Encoder).
-        partial_dir: where finished chunks are kept so an interrupted run can resume.
-        info: extra entries for the sidecar meta (e.g. ``{"synthetic": True}``).
-        token_budget: batches of as many papers as fit this many padded wordpieces instead of
-            ``batch_size`` papers (one device only).
+    ``batch_size`` None: the specification's (``EmbedConfig.batch_size`` for an Encoder); ``partial_dir``: where
+    finished chunks are kept so an interrupted run can resume; the rest as :class:`EmbedRun` says.
     """
     if batch_size is None:
         batch_size = source.batch_size if isinstance(source, EmbedConfig) else DEFAULT_BATCH_SIZE
@@ -221,18 +217,15 @@ def embed_papers(
     try:
         for index in pending:
             rows = chunks[index]
-            chunk_texts = [texts[i] for i in rows]
             if pool is not None:
-                chunk_vectors = encoder.encode(chunk_texts, batch_size, pool=pool)
+                chunk_vectors = encoder.encode([texts[i] for i in rows], batch_size, pool=pool)
                 bar.update(len(rows))
             else:
-                chunk_vectors = np.zeros((len(rows), encoder.dim), dtype=np.float32)
-                start = 0
+                parts = []
                 for batch_rows in batched[index]:
-                    batch = chunk_texts[start : start + len(batch_rows)]
-                    chunk_vectors[start : start + len(batch)] = encoder.encode(batch, len(batch))
-                    start += len(batch)
-                    bar.update(len(batch))
+                    parts.append(encoder.encode([texts[i] for i in batch_rows], len(batch_rows)))
+                    bar.update(len(batch_rows))
+                chunk_vectors = np.concatenate(parts)
             if not np.isfinite(chunk_vectors).all():
                 bad = rows[int(np.argmax(~np.isfinite(chunk_vectors).all(axis=1)))]
                 raise DataError("model produced NaN or infinity", record_id=ids[bad])
@@ -254,10 +247,8 @@ def embed_to_file(
 ) -> EmbeddingSet:
     """Embed and write ``out`` (``.jsonl`` + ``.npy`` + ``.ids.txt`` + ``.meta.json``), resumably.
 
-    Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed.
-    ``run.shard=(i, n)`` embeds papers ``i, i+n, i+2n, ...`` of the input order (0 <= i < n); merge the
-    ``n`` shard files with :func:`specter_utils.embedding.shards.merge_shard_files`.
-    ``run.resume=False`` discards a part-finished run instead of continuing it.
+    Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed; merge the
+    files of ``run.shard`` with :func:`specter_utils.embedding.shards.merge_shard_files`.
     """
     run = run or EmbedRun()
     out = Path(out)

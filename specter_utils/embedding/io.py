@@ -127,11 +127,7 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
 
 
 def read_meta(path: str | Path, kind: str) -> dict[str, Any]:
-    """``FILE.meta.json`` when it belongs to ``path`` (of ``kind`` jsonl / npy), else ``{}``.
-
-    A meta whose manifest gives ``path`` another size was written for another run (an interrupted write):
-    its settings do not describe these vectors, so they are not used.
-    """
+    """``FILE.meta.json`` when its manifest lists ``path`` (of ``kind`` jsonl / npy) at its size, else ``{}``."""
     meta_path = sidecar_paths(path)["meta"]
     if not meta_path.is_file():
         return {}

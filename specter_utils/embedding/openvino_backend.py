@@ -42,7 +42,6 @@ from specter_utils.vocabularies import INT8_CALIBRATION
 
 def model_head(encoder: Encoder) -> tuple[str, bool]:
     """``(pooling, normalize)`` of the encoder's sentence-transformers head; unsupported heads raise."""
-
     pooling, normalize = None, False
     for module in list(encoder.model)[1:]:
         if isinstance(module, Pooling):

@@ -99,13 +99,7 @@ def quantize(model: Any, calibration: list[dict[str, np.ndarray]], scheme: str =
 def cache_key(scheme: str, max_length: int, size: int, seed: int, nncf_version: str) -> dict[str, Any]:
     """What names one cached int8 model of a converted model: the scheme, the length, the sample's size and seed
     and the NNCF version; not the papers, so that another corpus at the same settings reuses it."""
-    return {
-        "scheme": scheme,
-        "max_length": max_length,
-        "calibration_size": size,
-        "calibration_seed": seed,
-        "nncf": nncf_version,
-    }
+    return dict(scheme=scheme, max_length=max_length, calibration_size=size, calibration_seed=seed, nncf=nncf_version)
 
 
 def int8_folder(folder: Path, key: dict[str, Any]) -> Path:

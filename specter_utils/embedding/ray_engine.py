@@ -243,7 +243,7 @@ def embed_with_ray(
         num_cpus: CPUs of a Ray started here (default: all of this machine's).
     """
     run = run or EmbedRun()
-    batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype
+    batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype or "auto"
 
     out = Path(out)
     if out.suffix != ".jsonl":
@@ -270,7 +270,7 @@ def embed_with_ray(
         shutil.rmtree(work)
     manifest = {
         **{k: meta[k] for k in _RUN_KEYS if k != "dtype"},
-        "dtype": dtype or "auto",
+        "dtype": dtype,
         "inputs": _fingerprint(ids, texts),
         "count": len(ids),
         "batch_size": batch_size,
@@ -293,7 +293,6 @@ def embed_with_ray(
             use_gpu = ray.cluster_resources().get("GPU", 0) >= 1
             actors = plan_actors(ray.cluster_resources(), workers, use_gpu)
             write_json(work / ACTORS, actors)
-            actor_dtype = dtype or "auto"
             task_cpus = io_cpus(ray.cluster_resources(), actors)
             dataset = ray.data.read_parquet(
                 [str(inputs[i]) for i in pending],
@@ -306,7 +305,7 @@ def embed_with_ray(
             embedded = dataset.map_batches(
                 EmbedActor,
                 fn_constructor_kwargs={
-                    "spec": spec.but(dtype=actor_dtype, device=actors["device"]),
+                    "spec": spec.but(dtype=dtype, device=actors["device"]),
                     "threads": actors["threads"],
                     "out_dir": str(vectors_dir.resolve()),
                 },
@@ -332,7 +331,7 @@ def embed_with_ray(
         raise DataError("model produced NaN or infinity", record_id=ids[bad])
     if actors:
         meta["device"] = f"ray: {actors['size']} {actors['device']} actor(s)"
-        meta["dtype"] = "float32" if actors["device"] == "cpu" and (dtype or "auto") == "auto" else (dtype or "auto")
+        meta["dtype"] = "float32" if actors["device"] == "cpu" and dtype == "auto" else dtype
     meta["engine"] = "ray"
     if resumed:
         meta["resumed_papers"] = resumed

@@ -204,10 +204,8 @@ def embed_baseline(
     progress: bool = False,
     info: dict[str, Any] | None = None,
 ) -> EmbeddingSet:
-    """Write one baseline's vectors of ``papers`` to ``out`` (a model baseline embeds with ``config``'s model).
-    ``sgc``'s citations come from ``sources.edges`` (else the papers' reference lists) less those of the held-out
-    queries; TF-IDF and SIF are also fitted on the papers of ``sources.fit_metadata`` (as :func:`embed_baselines`
-    fits them on the training papers)."""
+    """Write one baseline's vectors of ``papers`` to ``out`` (a model baseline embeds with ``config``'s model), from
+    the files of ``sources`` (as :func:`embed_baselines` fits TF-IDF and SIF on the training papers)."""
     from specter_utils.embedding.baselines import BaselineData, baseline_embeddings, fit_corpus  # scikit-learn
 
     graph = None
