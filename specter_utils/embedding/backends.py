@@ -155,8 +155,7 @@ def _int8(choice: BackendChoice, papers: dict, **_: Any) -> tuple[Encoder, dict]
 
     encoder = encoder_for(spec.but(dtype="fp32"))
     try:
-        texts = _texts(encoder, papers)
-        return to_openvino(encoder, "int8", texts, choice.int8_scheme, choice.calibration_size), {}
+        return to_openvino(encoder, "int8", _texts(encoder, papers), scheme, size), {}
     except BackendUnavailable as exc:
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
@@ -234,12 +233,7 @@ ENCODERS = BACKEND_REGISTRY.names(lambda spec: spec.build is not None)
 
 
 def load_backend(
-    choice: BackendChoice,
-    papers: dict,
-    *,
-    devices: list[str] | None = None,
-    log: Log = _stderr,
-    say: Log | None = None,
+    choice: BackendChoice, papers: dict, *, devices: list[str] | None = None, log: Log = _stderr, say: Log | None = None
 ) -> tuple[Encoder, dict[str, Any]]:
     """The encoder ``choice`` asks for, and what it adds to the meta.
 

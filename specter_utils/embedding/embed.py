@@ -31,7 +31,6 @@ from specter_utils.io import atomic_write, read_json, write_json
 DEFAULT_BATCH_SIZE = EmbedConfig.batch_size  # papers per forward pass, as the embedding section
 DEFAULT_CHUNK_SIZE = 1024  # papers per resumable chunk: a few minutes on a CPU, seconds on a GPU
 POOL_CHUNK_SIZE = 16384  # per chunk when a multi-process pool spreads it over several GPUs
-MANIFEST = "manifest.json"
 # Settings that change the vectors: a part-finished run is resumed only if all of them match.
 _RUN_KEYS = EmbedConfig.file_keys("model", "device")
 
@@ -117,7 +116,7 @@ class _ChunkStore:
     def __init__(self, partial_dir: Path, manifest: dict[str, Any]) -> None:
         self.dir = partial_dir
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / MANIFEST
+        path = self.dir / "manifest.json"
         if path.exists():
             previous = read_json(path)
             differs = sorted(k for k in manifest if previous.get(k) != manifest[k])

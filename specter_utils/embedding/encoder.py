@@ -141,7 +141,6 @@ def load_encoder(
             pooling for a sentence-transformers model, else ``cls``; ``cls``; ``mean``).
         max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
             (``models.build_model``'s one rule), never a silent cap.
-        devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
     """
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")

@@ -88,7 +88,6 @@ ID_KEYS = ("paper_id", "doc_id")  # a line's id: ours (SCIDOCS's), or SciRepEval
 def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
     """Read a SCIDOCS embeddings JSONL; malformed lines, mixed dimensions, NaN and duplicate ids are errors."""
     path = Path(path)
-    ids: list[str] = []
     titles: list[str] = []
     rows: list[list[float]] = []
     seen: dict[str, int] = {}
@@ -118,12 +117,11 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
         if paper_id in seen:
             raise DataError(f"duplicate paper_id (first on line {seen[paper_id]})", path, line_number, paper_id)
         seen[paper_id] = line_number
-        ids.append(paper_id)
         titles.append(str(row.get("title") or ""))
         rows.append(vector)
-    if not ids:
+    if not seen:
         raise DataError("no embeddings in file", path)
-    return EmbeddingSet(ids, np.asarray(rows, dtype=np.float32), titles, read_meta(path, "jsonl"))
+    return EmbeddingSet(list(seen), np.asarray(rows, dtype=np.float32), titles, read_meta(path, "jsonl"))
 
 
 def read_meta(path: str | Path, kind: str) -> dict[str, Any]:

@@ -30,7 +30,6 @@ PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees pa
 PROBE_ROUNDS = 2
 DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
 BF16_MIN_COSINE = 0.999  # bf16 only rounds: below this its vectors are not the same model's
-CANDIDATES = ("float32", "bfloat16", "int8")
 
 
 def bf16_reason() -> str | None:
@@ -58,9 +57,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def probe(
-    encoders: dict[str, Encoder],
-    texts: list[str],
-    plan: Callable[[np.ndarray], list[np.ndarray]],
+    encoders: dict[str, Encoder], texts: list[str], plan: Callable[[np.ndarray], list[np.ndarray]]
 ) -> dict[str, dict[str, float]]:
     """docs/s (best of ``PROBE_ROUNDS`` alternating passes) and cosine to ``float32`` for each encoder on ``texts``.
 

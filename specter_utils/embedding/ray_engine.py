@@ -71,10 +71,8 @@ def _ray() -> Any:
 
 
 def check_address(address: str, timeout: float = 5.0) -> None:
-    """Fail fast, in one line, when ``address`` (``host:port`` or ``ray://host:port``) does not answer.
-
-    ``auto`` (a cluster started on this machine with ``ray start``) is left to ``ray.init``.
-    """
+    """Fail fast, in one line, when ``address`` (``host:port`` or ``ray://host:port``) does not answer; ``auto``
+    (a cluster started on this machine with ``ray start``) is left to ``ray.init``."""
     if address == "auto":
         return
     hostport = address.split("://", 1)[-1].rstrip("/")
@@ -82,8 +80,7 @@ def check_address(address: str, timeout: float = 5.0) -> None:
     if not host or not port.isdigit():
         raise RayUnavailable(f"--ray-address must be HOST:PORT, ray://HOST:PORT or auto, got {address!r}")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
         raise RayUnavailable(f"Ray address {address} does not answer ({exc.strerror or exc})") from None
 
