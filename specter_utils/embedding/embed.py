@@ -180,12 +180,11 @@ def embed_papers(
     ids = [paper.paper_id for paper in items]
     texts = paper_texts(items, encoder.sep)
     lengths = encoder.token_lengths(texts)
-    order = length_order(lengths)
     use_pool = len(encoder.devices) > 1
     if use_pool and token_budget:
         raise ValueError("token_budget batches run on one device, not a multi-process pool")
     chunk_size = chunk_size or (POOL_CHUNK_SIZE if use_pool else DEFAULT_CHUNK_SIZE)
-    batched = group_batches(plan_batches(order, lengths, batch_size, token_budget), chunk_size)
+    batched = group_batches(plan_batches(length_order(lengths), lengths, batch_size, token_budget), chunk_size)
     chunks = [np.concatenate(batches) for batches in batched]
     meta = {**encoder.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
     if token_budget:

@@ -150,7 +150,6 @@ def load_encoder(
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
     model = build_model(model_name_or_path, request, max_length=max_length)
-    detail = model_pooling_detail(path) if chosen == MODEL_POOLING else chosen
     model.eval()
     devices = list(devices or [])
     if len(devices) > 1 and dtype == "bfloat16":
@@ -164,7 +163,7 @@ def load_encoder(
         model_name=str(model_name_or_path),
         model_path=path,
         pooling=chosen,
-        pooling_detail=detail,
+        pooling_detail=model_pooling_detail(path) if chosen == MODEL_POOLING else chosen,
         max_length=max_length,
         device=devices[0] if len(devices) == 1 else device,
         dtype=dtype,

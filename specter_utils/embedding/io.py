@@ -194,9 +194,7 @@ def read_embeddings_fast(path: str | Path) -> EmbeddingSet:
     path = Path(path)
     npy = path.with_suffix(".npy")
     if npy != path and npy.exists() and path.exists():
-        meta = sidecar_paths(path)["meta"]
-        info = read_json(meta) if meta.is_file() else None
-        if not isinstance(info, dict) or MANIFEST_KEY not in info or not set_matches(path, "jsonl", info):
+        if MANIFEST_KEY not in read_meta(path, "jsonl"):
             return read_embeddings(path)  # no manifest tying the matrix to this jsonl: the jsonl is the truth
     return read_embeddings(npy if npy.exists() else path)
 

@@ -234,9 +234,7 @@ def folder_head(path: Path, chosen: str) -> tuple[str, bool] | None:
         if key.startswith("pooling_mode_") and on is True
     }
     mode = config.get("pooling_mode") or (modes.pop() if len(modes) == 1 else None)
-    if mode not in {"cls", "mean"}:
-        return None
-    return mode, kinds[2:] == ["Normalize"]
+    return (mode, kinds[2:] == ["Normalize"]) if mode in {"cls", "mean"} else None
 
 
 def position_limit(path: Path) -> int | None:

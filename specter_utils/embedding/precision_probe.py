@@ -28,7 +28,6 @@ from specter_utils.vocabularies import INT8_CALIBRATION
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
 PROBE_ROUNDS = 2
-DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
 BF16_MIN_COSINE = 0.999  # bf16 only rounds: below this its vectors are not the same model's
 
 
@@ -123,7 +122,7 @@ def choose_precision(
     encoder: Encoder,
     texts: list[str],
     plan: Callable[[np.ndarray], list[np.ndarray]],
-    min_cosine: float = DEFAULT_MIN_COSINE,
+    min_cosine: float = EmbedConfig.min_cosine,
     int8_scheme: str = "default",
     calibration_size: int = INT8_CALIBRATION,
     log: Callable[[str], None] = print,

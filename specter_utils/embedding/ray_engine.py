@@ -75,8 +75,7 @@ def check_address(address: str, timeout: float = 5.0) -> None:
     (a cluster started on this machine with ``ray start``) is left to ``ray.init``."""
     if address == "auto":
         return
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, _, port = hostport.rpartition(":")
+    host, _, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
     if not host or not port.isdigit():
         raise RayUnavailable(f"--ray-address must be HOST:PORT, ray://HOST:PORT or auto, got {address!r}")
     try:

@@ -114,7 +114,6 @@ def merge_shards(shards: list[tuple[Path, EmbeddingSet]]) -> EmbeddingSet:
 
 def merge_shard_files(paths: Iterable[str | Path], out: str | Path) -> EmbeddingSet:
     """Merge shard ``.jsonl`` files into ``out`` (+ sidecars), in the original input order."""
-    shards = [(Path(p), _read_shard(Path(p))) for p in paths]
-    merged = merge_shards(shards)
+    merged = merge_shards([(Path(p), _read_shard(Path(p))) for p in paths])
     write_embeddings(out, merged)
     return merged

@@ -172,10 +172,7 @@ def check_ray_address(address: str) -> None:
 
 def held_out_ids(paths: list[Path]) -> set[str]:
     """Query ids whose citations a baseline must not see: a .qrel file's queries, else one id a line."""
-    held: set[str] = set()
-    for path in paths:
-        held |= set(read_qrel(path)) if path.suffix == ".qrel" else set(read_lines(path))
-    return held
+    return set().union(*(read_qrel(path) if path.suffix == ".qrel" else read_lines(path) for path in paths))
 
 
 @dataclass(frozen=True)
