@@ -223,9 +223,7 @@ def fit_corpus(
     ``None`` without ``extra``: each baseline then fits on the papers it embeds. The pipeline passes the
     run's training ``metadata.json``, the command line its ``--fit-metadata``: the same files give the same vectors.
     """
-    if not extra:
-        return None
-    return {**extra, **{p.paper_id: p for p in as_paper_list(papers)}}
+    return {**extra, **{p.paper_id: p for p in as_paper_list(papers)}} if extra else None
 
 
 def check_baselines(which: Iterable[str], graph: CitationGraph | None = None) -> list[str]:
