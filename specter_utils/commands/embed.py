@@ -29,7 +29,6 @@ from specter_utils.vocabularies import (
     torch_dtype_name,
 )
 
-# float32 / bfloat16, plus the short spellings that train uses (one vocabulary of values); int8 (OpenVINO + NNCF)
 # embed's precisions by their short names, and torch's spellings of the same ones
 DTYPE_CHOICES = (*EMBED_DTYPES, *(alias for alias, short in DTYPE_ALIASES.items() if short in EMBED_DTYPES))
 
@@ -129,12 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="batches of as many papers as fit this many padded wordpieces, instead of --batch-size papers",
     )
     parser.add_argument("--device", help="torch device (default: cuda if visible, else cpu)")
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=EmbedConfig.backend,
-        help=backend_help(),
-    )
+    parser.add_argument("--backend", choices=BACKENDS, default=EmbedConfig.backend, help=backend_help())
     parser.add_argument(
         "--engine",
         choices=("local", "ray"),
@@ -212,24 +206,25 @@ def _check_precision(args: argparse.Namespace) -> None:
         raise DataError("batches run on one device with the local engine", "--token-budget")
     if args.dtype != "int8":
         return
-    clashes = [
-        flag
-        for flag, given in (
-            ("--backend torch", args.backend == "torch"),
-            ("--engine ray", args.engine == "ray"),
-            ("--multi-gpu", args.multi_gpu),
-            (f"--device {args.device}", args.device and not args.device.startswith("cpu")),
-            ("--baseline", args.baseline),
-        )
-        if given
-    ]
+    clashes = _given(
+        ("--backend torch", args.backend == "torch"),
+        ("--engine ray", args.engine == "ray"),
+        ("--multi-gpu", args.multi_gpu),
+        (f"--device {args.device}", args.device and not args.device.startswith("cpu")),
+        ("--baseline", args.baseline),
+    )
     if clashes:
-        raise DataError(f"int8 runs on the openvino backend on the CPU, not with {', '.join(clashes)}", "--dtype")
+        raise DataError(f"int8 runs on the openvino backend on the CPU, not with {clashes}", "--dtype")
     from specter_utils.workflow.embed import missing_int8_packages
 
     missing = missing_int8_packages()
     if missing:
         raise DataError(f"int8 needs {' and '.join(missing)}: pip install 'specter-utils[openvino]'", "--dtype")
+
+
+def _given(*flags: tuple[str, object]) -> str:
+    """The flags that were given, comma-separated ("" for none)."""
+    return ", ".join(flag for flag, given in flags if given)
 
 
 def _check_inputs(args: argparse.Namespace) -> None:
@@ -259,12 +254,8 @@ def _check_inputs(args: argparse.Namespace) -> None:
         _check_ray(args)
     elif args.ray_address or args.ray_workers:
         raise DataError("--ray-address and --ray-workers need --engine ray", "--engine")
-    if (
-        args.baseline is None
-        and args.model not in ("minilm",)
-        and Path(args.model).is_dir()
-        and not any(Path(args.model).iterdir())
-    ):
+    folder = Path(args.model)
+    if args.baseline is None and args.model != "minilm" and folder.is_dir() and not any(folder.iterdir()):
         raise DataError("--model: the model folder is empty", args.model)
 
 
@@ -272,19 +263,15 @@ def _check_ray(args: argparse.Namespace) -> None:
     """``--engine ray``: Ray places the work, so the flags that place it by hand do not apply."""
     from specter_utils.workflow.embed import check_ray_address
 
-    clashes = [
-        flag
-        for flag, given in (
-            ("--shard", args.shard),
-            ("--multi-gpu", args.multi_gpu),
-            ("--device", args.device),
-            ("--backend openvino", args.backend == "openvino"),
-            ("--baseline", args.baseline),
-        )
-        if given
-    ]
+    clashes = _given(
+        ("--shard", args.shard),
+        ("--multi-gpu", args.multi_gpu),
+        ("--device", args.device),
+        ("--backend openvino", args.backend == "openvino"),
+        ("--baseline", args.baseline),
+    )
     if clashes:
-        raise DataError(f"{', '.join(clashes)} cannot be used with --engine ray (Ray places the work)", "--engine")
+        raise DataError(f"{clashes} cannot be used with --engine ray (Ray places the work)", "--engine")
     if args.ray_address:
         check_ray_address(args.ray_address)  # a dead address is one line now, not a minute's wait after the model loads
 

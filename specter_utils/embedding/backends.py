@@ -23,8 +23,6 @@ from specter_utils.embedding.openvino_light import warm_encoder
 from specter_utils.errors import DataError
 from specter_utils.vocabularies import INT8_CALIBRATION
 
-INT8_PACKAGES = ("openvino", "nncf")
-
 Log = Callable[[str], None]
 
 
@@ -47,7 +45,7 @@ class BackendChoice:
 
 def missing_int8_packages() -> list[str]:
     """The packages int8 needs that are not installed."""
-    return [name for name in INT8_PACKAGES if importlib.util.find_spec(name) is None]
+    return [name for name in ("openvino", "nncf") if importlib.util.find_spec(name) is None]
 
 
 def openvino_installed() -> bool:
@@ -82,17 +80,12 @@ def no_probe_reason(choice: BackendChoice, devices: list[str] | None) -> str | N
     return None
 
 
-def probes(choice: BackendChoice, devices: list[str] | None) -> bool:
-    """``dtype auto`` takes the probe's choice on one CPU with OpenVINO, unless the torch backend is asked for."""
-    return no_probe_reason(choice, devices) is None
-
-
 def wants_int8(choice: BackendChoice, devices: list[str] | None) -> bool:
     return choice.spec.dtype == "int8"
 
 
 def wants_probe(choice: BackendChoice, devices: list[str] | None) -> bool:
-    return choice.probe and probes(choice, devices)
+    return choice.probe and no_probe_reason(choice, devices) is None
 
 
 def wants_torch(choice: BackendChoice, devices: list[str] | None) -> bool:
@@ -162,8 +155,7 @@ def _int8(choice: BackendChoice, papers: dict, **_: Any) -> tuple[Encoder, dict]
 
     encoder = encoder_for(spec.but(dtype="fp32"))
     try:
-        texts = _texts(encoder, papers)
-        return to_openvino(encoder, "int8", texts, choice.int8_scheme, choice.calibration_size), {}
+        return to_openvino(encoder, "int8", _texts(encoder, papers), scheme, size), {}
     except BackendUnavailable as exc:
         raise DataError(f"int8 is unavailable: {exc}", "--dtype") from None
 
@@ -241,12 +233,7 @@ ENCODERS = BACKEND_REGISTRY.names(lambda spec: spec.build is not None)
 
 
 def load_backend(
-    choice: BackendChoice,
-    papers: dict,
-    *,
-    devices: list[str] | None = None,
-    log: Log = _stderr,
-    say: Log | None = None,
+    choice: BackendChoice, papers: dict, *, devices: list[str] | None = None, log: Log = _stderr, say: Log | None = None
 ) -> tuple[Encoder, dict[str, Any]]:
     """The encoder ``choice`` asks for, and what it adds to the meta.
 

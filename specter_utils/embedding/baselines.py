@@ -66,16 +66,10 @@ def random_embeddings(papers: dict[str, Paper] | Iterable[Paper], dim: int = 25,
 
 
 # ---------------------------------------------------------------- TF-IDF
-def _min_df(n_docs: int, min_df: int | None) -> int:
-    """Ignore terms seen in a single paper, except on tiny corpora where that would leave nothing."""
-    return min_df if min_df is not None else (2 if n_docs >= 50 else 1)
-
-
 def tfidf_embeddings(
     papers: dict[str, Paper] | Iterable[Paper],
     variant: str = "svd",
     dim: int | None = None,
-    min_df: int | None = None,
     fit_papers: dict[str, Paper] | Iterable[Paper] | None = None,
     seed: int = 0,
     max_dense_bytes: int = MAX_DENSE_BYTES,
@@ -87,7 +81,6 @@ def tfidf_embeddings(
             frequent terms, default 4096) or ``hash`` (``dim`` hashed buckets, default 4096; no vocabulary to hold).
         fit_papers: papers the vocabulary, idf and SVD are fitted on (default: ``papers``).
     """
-
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
     texts, fit_texts = [_plain_text(p) for p in items], [_plain_text(p) for p in fit_items]
@@ -105,20 +98,13 @@ def tfidf_embeddings(
     try:
         if variant == "hash":
             hasher = HashingVectorizer(
-                n_features=width,
-                alternate_sign=False,
-                norm=None,
-                stop_words="english",
-                token_pattern=TOKEN_PATTERN,
+                n_features=width, alternate_sign=False, norm=None, stop_words="english", token_pattern=TOKEN_PATTERN
             )
             idf = TfidfTransformer(sublinear_tf=True).fit(hasher.transform(fit_texts))
             matrix = idf.transform(hasher.transform(texts))
         else:
-            vectorizer = TfidfVectorizer(
-                min_df=_min_df(len(fit_texts), min_df),
-                max_features=width if variant == "raw" else None,
-                **common,
-            )
+            min_df = 2 if len(fit_texts) >= 50 else 1  # terms of one paper ignored, except on tiny corpora
+            vectorizer = TfidfVectorizer(min_df=min_df, max_features=width if variant == "raw" else None, **common)
             vectorizer.fit(fit_texts)
             matrix = vectorizer.transform(texts)
             info["vocabulary"] = len(vectorizer.vocabulary_)
@@ -149,7 +135,6 @@ def sif_embeddings(
     Word vectors and ``p(w)`` come from ``fit_papers`` (default: ``papers``), as does the principal
     component, so papers embedded later get the same transform. A paper with no known word gets zeros.
     """
-
     items = as_paper_list(papers)
     fit_items = as_paper_list(fit_papers) if fit_papers is not None else items
     if word_vectors is None:
@@ -178,8 +163,7 @@ def normalized_adjacency(ids: list[str], graph: CitationGraph) -> sp.csr_matrix:
     """``D^-1/2 (A + I) D^-1/2`` over ``ids``, citations taken as undirected edges."""
     index = {paper_id: i for i, paper_id in enumerate(ids)}
     pairs = [(index[a], index[b]) for a, b in graph.edges() if a in index and b in index]
-    rows = np.array([p[0] for p in pairs], dtype=np.int64)
-    cols = np.array([p[1] for p in pairs], dtype=np.int64)
+    rows, cols = np.array(pairs, dtype=np.int64).reshape(-1, 2).T
     n = len(ids)
     adjacency = sp.coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(n, n)).tocsr()
     adjacency = ((adjacency + adjacency.T) > 0).astype(np.float64) + sp.identity(n, format="csr")
@@ -231,16 +215,6 @@ def sgc_embeddings(
 
 
 # ---------------------------------------------------------------- the one dispatcher
-def model_embeddings(
-    papers: dict[str, Paper] | Iterable[Paper], spec: EmbedConfig, pooling: str, progress: bool = False
-) -> EmbeddingSet:
-    """``spec``'s off-the-shelf model with ``[CLS]`` or mean pooling (the paper's SciBERT baseline row)."""
-
-    result = embed_papers(spec.but(pooling=pooling), papers, progress=progress)
-    result.info["baseline"] = f"model-{pooling}"
-    return result
-
-
 def fit_corpus(
     papers: dict[str, Paper] | Iterable[Paper], extra: dict[str, Paper] | None = None
 ) -> dict[str, Paper] | None:
@@ -249,9 +223,7 @@ def fit_corpus(
     ``None`` without ``extra``: each baseline then fits on the papers it embeds. The pipeline passes the
     run's training ``metadata.json``, the command line its ``--fit-metadata``: the same files give the same vectors.
     """
-    if not extra:
-        return None
-    return {**extra, **{p.paper_id: p for p in as_paper_list(papers)}}
+    return {**extra, **{p.paper_id: p for p in as_paper_list(papers)}} if extra else None
 
 
 def check_baselines(which: Iterable[str], graph: CitationGraph | None = None) -> list[str]:
@@ -287,7 +259,6 @@ def baseline_embeddings(
     """One baseline by name: the only place a baseline name is turned into vectors (CLI, pipeline, ablations).
 
     ``model-cls`` / ``model-mean`` embed with ``spec``'s model, length and batch size (None: the defaults).
-
     ``sif`` may pass SIF vectors already computed with the same ``data.fit_papers`` (``sgc`` propagates them).
     """
     check_baselines([name], data.graph)
@@ -301,12 +272,13 @@ def baseline_embeddings(
     if name in {"sif", "sgc"}:
         if sif is None:
             sif = sif_embeddings(items, fit_papers=data.fit_papers, seed=seed)
-        return (
-            sif
-            if name == "sif"
-            else sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
-        )
-    return model_embeddings(items, spec or EmbedConfig(), name.removeprefix("model-"), progress)
+        if name == "sif":
+            return sif
+        return sgc_embeddings(items, data.graph, sorted(set(data.held_out)), features=sif, seed=seed)
+    pooling = name.removeprefix("model-")  # the off-the-shelf model (the paper's SciBERT row)
+    result = embed_papers((spec or EmbedConfig()).but(pooling=pooling), items, progress=progress)
+    result.info["baseline"] = f"model-{pooling}"
+    return result
 
 
 def compute_baselines(

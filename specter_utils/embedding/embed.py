@@ -31,7 +31,6 @@ from specter_utils.io import atomic_write, read_json, write_json
 DEFAULT_BATCH_SIZE = EmbedConfig.batch_size  # papers per forward pass, as the embedding section
 DEFAULT_CHUNK_SIZE = 1024  # papers per resumable chunk: a few minutes on a CPU, seconds on a GPU
 POOL_CHUNK_SIZE = 16384  # per chunk when a multi-process pool spreads it over several GPUs
-MANIFEST = "manifest.json"
 # Settings that change the vectors: a part-finished run is resumed only if all of them match.
 _RUN_KEYS = EmbedConfig.file_keys("model", "device")
 
@@ -107,10 +106,7 @@ def group_batches(batches: list[np.ndarray], chunk_size: int) -> list[list[np.nd
 def _fingerprint(ids: list[str], texts: list[str]) -> str:
     digest = hashlib.sha256()
     for paper_id, text in zip(ids, texts, strict=True):
-        digest.update(paper_id.encode())
-        digest.update(b"\0")
-        digest.update(text.encode())
-        digest.update(b"\1")
+        digest.update(f"{paper_id}\0{text}\1".encode())
     return digest.hexdigest()
 
 
@@ -120,7 +116,7 @@ class _ChunkStore:
     def __init__(self, partial_dir: Path, manifest: dict[str, Any]) -> None:
         self.dir = partial_dir
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / MANIFEST
+        path = self.dir / "manifest.json"
         if path.exists():
             previous = read_json(path)
             differs = sorted(k for k in manifest if previous.get(k) != manifest[k])
@@ -170,12 +166,8 @@ def embed_papers(
     """Embed ``papers`` (rows in input order) with the encoder an embedding specification describes, or with an
     already loaded Encoder.
 
-    Args:
-        batch_size: papers per forward pass; None: the specification's (``EmbedConfig.batch_size`` for an Encoder).
-        partial_dir: where finished chunks are kept so an interrupted run can resume.
-        info: extra entries for the sidecar meta (e.g. ``{"synthetic": True}``).
-        token_budget: batches of as many papers as fit this many padded wordpieces instead of
-            ``batch_size`` papers (one device only).
+    ``batch_size`` None: the specification's (``EmbedConfig.batch_size`` for an Encoder); ``partial_dir``: where
+    finished chunks are kept so an interrupted run can resume; the rest as :class:`EmbedRun` says.
     """
     if batch_size is None:
         batch_size = source.batch_size if isinstance(source, EmbedConfig) else DEFAULT_BATCH_SIZE
@@ -188,12 +180,11 @@ def embed_papers(
     ids = [paper.paper_id for paper in items]
     texts = paper_texts(items, encoder.sep)
     lengths = encoder.token_lengths(texts)
-    order = length_order(lengths)
     use_pool = len(encoder.devices) > 1
     if use_pool and token_budget:
         raise ValueError("token_budget batches run on one device, not a multi-process pool")
     chunk_size = chunk_size or (POOL_CHUNK_SIZE if use_pool else DEFAULT_CHUNK_SIZE)
-    batched = group_batches(plan_batches(order, lengths, batch_size, token_budget), chunk_size)
+    batched = group_batches(plan_batches(length_order(lengths), lengths, batch_size, token_budget), chunk_size)
     chunks = [np.concatenate(batches) for batches in batched]
     meta = {**encoder.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
     if token_budget:
@@ -224,18 +215,15 @@ def embed_papers(
     try:
         for index in pending:
             rows = chunks[index]
-            chunk_texts = [texts[i] for i in rows]
             if pool is not None:
-                chunk_vectors = encoder.encode(chunk_texts, batch_size, pool=pool)
+                chunk_vectors = encoder.encode([texts[i] for i in rows], batch_size, pool=pool)
                 bar.update(len(rows))
             else:
-                chunk_vectors = np.zeros((len(rows), encoder.dim), dtype=np.float32)
-                start = 0
+                parts = []
                 for batch_rows in batched[index]:
-                    batch = chunk_texts[start : start + len(batch_rows)]
-                    chunk_vectors[start : start + len(batch)] = encoder.encode(batch, len(batch))
-                    start += len(batch)
-                    bar.update(len(batch))
+                    parts.append(encoder.encode([texts[i] for i in batch_rows], len(batch_rows)))
+                    bar.update(len(batch_rows))
+                chunk_vectors = np.concatenate(parts)
             if not np.isfinite(chunk_vectors).all():
                 bad = rows[int(np.argmax(~np.isfinite(chunk_vectors).all(axis=1)))]
                 raise DataError("model produced NaN or infinity", record_id=ids[bad])
@@ -257,10 +245,8 @@ def embed_to_file(
 ) -> EmbeddingSet:
     """Embed and write ``out`` (``.jsonl`` + ``.npy`` + ``.ids.txt`` + ``.meta.json``), resumably.
 
-    Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed.
-    ``run.shard=(i, n)`` embeds papers ``i, i+n, i+2n, ...`` of the input order (0 <= i < n); merge the
-    ``n`` shard files with :func:`specter_utils.embedding.shards.merge_shard_files`.
-    ``run.resume=False`` discards a part-finished run instead of continuing it.
+    Finished chunks live in ``OUT.partial/`` until the files are written, then the folder is removed; merge the
+    files of ``run.shard`` with :func:`specter_utils.embedding.shards.merge_shard_files`.
     """
     run = run or EmbedRun()
     out = Path(out)

@@ -20,12 +20,7 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.devices import cuda_visible, package_version
-from specter_utils.models import (
-    build_model,
-    model_pooling_detail,
-    resolve_model,
-    resolve_pooling,
-)
+from specter_utils.models import build_model, model_pooling_detail, resolve_model, resolve_pooling
 from specter_utils.vocabularies import MODEL_POOLING, canonical_pooling
 
 DTYPES = ("auto", "float32", "bfloat16")
@@ -39,7 +34,6 @@ def resolve_device(device: str | None) -> str:
 
 def resolve_dtype(dtype: str | None, device: str) -> str:
     """``auto`` -> bfloat16 on a GPU that supports it, float32 elsewhere (exact on CPU)."""
-
     dtype = (dtype or "auto").lower()
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
@@ -72,9 +66,7 @@ class Encoder:
     @property
     def sep(self) -> str:
         """The separator between title and abstract: the tokenizer's sep token (SPECTER's recipe), or ``text_sep``."""
-        if self.text_sep is not None:
-            return self.text_sep
-        return getattr(self.tokenizer, "sep_token", None) or " "
+        return self.text_sep if self.text_sep is not None else getattr(self.tokenizer, "sep_token", None) or " "
 
     @property
     def dim(self) -> int:
@@ -82,7 +74,6 @@ class Encoder:
 
     def info(self) -> dict[str, Any]:
         """What the sidecar ``meta.json`` states about how the vectors were made."""
-
         return {
             "model": self.model_name,
             "model_path": self.model_path,
@@ -107,7 +98,6 @@ class Encoder:
 
     def encode(self, texts: list[str], batch_size: int, pool: Any = None) -> np.ndarray:
         """Embed ``texts`` in their given order as one batch per ``batch_size`` slice; float32 rows."""
-
         if pool is not None:
             vectors = self.model.encode(
                 texts, batch_size=batch_size, pool=pool, convert_to_numpy=True, show_progress_bar=False
@@ -125,10 +115,9 @@ class Encoder:
         with torch.inference_mode(), autocast:
             for start in range(0, len(texts), batch_size):
                 batch = texts[start : start + batch_size]
-                vectors = self.model.encode(
+                out[start : start + len(batch)] = self.model.encode(
                     batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
                 )
-                out[start : start + len(batch)] = vectors
         return out
 
 
@@ -152,7 +141,6 @@ def load_encoder(
             pooling for a sentence-transformers model, else ``cls``; ``cls``; ``mean``).
         max_length: wordpieces kept per paper; beyond the model's position embeddings it is an error
             (``models.build_model``'s one rule), never a silent cap.
-        devices: more than one entry (e.g. ``["cuda:0", "cuda:1"]``) encodes with a multi-process pool.
     """
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
@@ -162,13 +150,10 @@ def load_encoder(
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
     model = build_model(model_name_or_path, request, max_length=max_length)
-    detail = model_pooling_detail(path) if chosen == MODEL_POOLING else chosen
-    effective = max_length
     model.eval()
     devices = list(devices or [])
     if len(devices) > 1 and dtype == "bfloat16":
         # Pool workers run outside our autocast context: give them bf16 weights instead.
-
         model.bfloat16()
         dtype = "bfloat16-weights"
     if len(devices) <= 1:
@@ -178,8 +163,8 @@ def load_encoder(
         model_name=str(model_name_or_path),
         model_path=path,
         pooling=chosen,
-        pooling_detail=detail,
-        max_length=effective,
+        pooling_detail=model_pooling_detail(path) if chosen == MODEL_POOLING else chosen,
+        max_length=max_length,
         device=devices[0] if len(devices) == 1 else device,
         dtype=dtype,
         devices=devices,

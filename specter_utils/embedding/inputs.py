@@ -52,13 +52,11 @@ def select_ids(papers: dict[str, Paper], ids_path: str | Path) -> dict[str, Pape
     if not numbered:
         raise DataError("ids file is empty", ids_path)
     seen: dict[str, int] = {}
-    missing: list[tuple[int, str]] = []
     for line, paper_id in numbered:
         if paper_id in seen:
             raise DataError(f"duplicate id (first on line {seen[paper_id]})", ids_path, line, paper_id)
         seen[paper_id] = line
-        if paper_id not in papers:
-            missing.append((line, paper_id))
+    missing = [(line, paper_id) for line, paper_id in numbered if paper_id not in papers]
     if missing:
         line, paper_id = missing[0]
         raise DataError(f"{len(missing)} id(s) not in the metadata, the first here", ids_path, line, paper_id)

@@ -18,9 +18,10 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -87,7 +88,6 @@ ID_KEYS = ("paper_id", "doc_id")  # a line's id: ours (SCIDOCS's), or SciRepEval
 def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
     """Read a SCIDOCS embeddings JSONL; malformed lines, mixed dimensions, NaN and duplicate ids are errors."""
     path = Path(path)
-    ids: list[str] = []
     titles: list[str] = []
     rows: list[list[float]] = []
     seen: dict[str, int] = {}
@@ -117,20 +117,15 @@ def read_embeddings_jsonl(path: str | Path) -> EmbeddingSet:
         if paper_id in seen:
             raise DataError(f"duplicate paper_id (first on line {seen[paper_id]})", path, line_number, paper_id)
         seen[paper_id] = line_number
-        ids.append(paper_id)
         titles.append(str(row.get("title") or ""))
         rows.append(vector)
-    if not ids:
+    if not seen:
         raise DataError("no embeddings in file", path)
-    return EmbeddingSet(ids, np.asarray(rows, dtype=np.float32), titles, read_meta(path, "jsonl"))
+    return EmbeddingSet(list(seen), np.asarray(rows, dtype=np.float32), titles, read_meta(path, "jsonl"))
 
 
 def read_meta(path: str | Path, kind: str) -> dict[str, Any]:
-    """``FILE.meta.json`` when it belongs to ``path`` (of ``kind`` jsonl / npy), else ``{}``.
-
-    A meta whose manifest gives ``path`` another size was written for another run (an interrupted write):
-    its settings do not describe these vectors, so they are not used.
-    """
+    """``FILE.meta.json`` when its manifest lists ``path`` (of ``kind`` jsonl / npy) at its size, else ``{}``."""
     meta_path = sidecar_paths(path)["meta"]
     if not meta_path.is_file():
         return {}
@@ -199,14 +194,12 @@ def read_embeddings_fast(path: str | Path) -> EmbeddingSet:
     path = Path(path)
     npy = path.with_suffix(".npy")
     if npy != path and npy.exists() and path.exists():
-        meta = sidecar_paths(path)["meta"]
-        info = read_json(meta) if meta.is_file() else None
-        if not isinstance(info, dict) or MANIFEST_KEY not in info or not set_matches(path, "jsonl", info):
+        if MANIFEST_KEY not in read_meta(path, "jsonl"):
             return read_embeddings(path)  # no manifest tying the matrix to this jsonl: the jsonl is the truth
     return read_embeddings(npy if npy.exists() else path)
 
 
-def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool = True) -> None:
+def write_embeddings(path: str | Path, embeddings: EmbeddingSet) -> None:
     """Write the SCIDOCS JSONL and its ``.npy``/ids/meta sidecars as one set (module docstring)."""
     path = Path(path)
     side = sidecar_paths(path)
@@ -214,47 +207,36 @@ def write_embeddings(path: str | Path, embeddings: EmbeddingSet, write_npy: bool
     titles = embeddings.titles or [""] * len(embeddings)
     temps: dict[str, Path] = {}
 
-    def temp(kind: str, target: Path, mode: str = "w"):
+    @contextlib.contextmanager
+    def temp(kind: str, target: Path, mode: str = "w") -> Iterator[IO[Any]]:
+        """A temporary file beside ``target``, flushed to disk when the block ends."""
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.chmod(name, 0o666 & ~_UMASK)
         temps[kind] = Path(name)
-        return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
 
     try:
         with temp("jsonl", path) as handle:
             for paper_id, title, vector in zip(embeddings.ids, titles, embeddings.vectors, strict=True):
                 row = {"paper_id": paper_id, "title": title, "embedding": [float(x) for x in vector]}
-                handle.write(json.dumps(row))
-                handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        if write_npy:
-            with temp("npy", side["npy"], "wb") as handle:
-                np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
-                handle.flush()
-                os.fsync(handle.fileno())
-            with temp("ids", side["ids"]) as handle:
-                handle.writelines(f"{pid}\n" for pid in embeddings.ids)
-                handle.flush()
-                os.fsync(handle.fileno())
+                handle.write(json.dumps(row) + "\n")
+        with temp("npy", side["npy"], "wb") as handle:
+            np.save(handle, np.asarray(embeddings.vectors, dtype=np.float32))
+        with temp("ids", side["ids"]) as handle:
+            handle.writelines(f"{pid}\n" for pid in embeddings.ids)
         files = {kind: temps[kind].stat().st_size for kind in temps}
         meta = {**embeddings.info, "count": len(embeddings), "dim": embeddings.dim, MANIFEST_KEY: files}
         with temp("meta", side["meta"]) as handle:
-            handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+            handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         # Commit: the old manifest goes first, the new one comes last.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(side["meta"])
-        if not write_npy:  # stale sidecars of an earlier run must not sit beside the new jsonl
-            for kind in ("npy", "ids"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(side[kind])
-        targets = {"jsonl": path, "npy": side["npy"], "ids": side["ids"], "meta": side["meta"]}
+        targets = {"jsonl": path, **side}
         for kind in ("jsonl", "npy", "ids", "meta"):
-            if kind in temps:
-                os.replace(temps.pop(kind), targets[kind])
+            os.replace(temps.pop(kind), targets[kind])
     finally:
         for leftover in temps.values():
             with contextlib.suppress(FileNotFoundError):

@@ -24,10 +24,7 @@ def lock_path(target: Path) -> Path:
 
 
 def build_once(target: Path, build: Callable[[Path], None], marker: str = "model.xml") -> bool:
-    """Make ``target`` with ``build(tmp_folder)`` unless ``target/marker`` is there; True when it was built now.
-
-    ``build`` writes every file into the folder it is given; that folder becomes ``target`` by one rename.
-    """
+    """Make ``target`` with ``build(tmp_folder)`` unless ``target/marker`` is there; True when it was built now."""
     if (target / marker).exists():
         return False
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,15 +1,12 @@
 """Fast CPU embedding with OpenVINO: the model's transformer converted once, pooled as the model pools.
 
-``openvino.convert_model`` traces the Hugging Face transformer (dynamic batch and sequence length);
-the converted model is saved next to the model folder (``<model>/openvino/<key>/``, or the user cache
-when that folder is read-only), keyed by the model, the OpenVINO, torch and transformers versions,
-built once under a lock and renamed into place whole (:mod:`specter_utils.embedding.model_cache`), and
-OpenVINO's compiled blob is cached there too, so later runs start in about a second. The tokenizer is saved
-with it as transformers runs it, so that a later run builds the same encoder from the folder alone, without
-torch (:mod:`specter_utils.embedding.openvino_light`, the warm route). Pooling is
-done in numpy exactly as the model's own head: masked mean or ``[CLS]``, then L2 normalisation when
-the model has a Normalize module. Any other head (dense layers, weighted mean, ...) is unsupported and
-the caller falls back to torch.
+``openvino.convert_model`` traces the Hugging Face transformer (dynamic batch and sequence length); the converted
+model is saved next to the model folder (``<model>/openvino/<key>/``, or the user cache when that folder is
+read-only), keyed by the model, the OpenVINO, torch and transformers versions, built once under a lock and renamed
+into place whole (:mod:`specter_utils.embedding.model_cache`), with OpenVINO's compiled blob and the tokenizer (for
+:mod:`specter_utils.embedding.openvino_light`'s warm route) beside it. Pooling is done in numpy exactly as the
+model's own head: masked mean or ``[CLS]``, then L2 normalisation when the model has a Normalize module. Any other
+head (dense layers, weighted mean, ...) is unsupported and the caller falls back to torch.
 
 Why not sentence-transformers' ``backend="openvino"``: it needs optimum, whose current release pins
 transformers < 5 and would downgrade the project's pin.
@@ -42,7 +39,6 @@ from specter_utils.vocabularies import INT8_CALIBRATION
 
 def model_head(encoder: Encoder) -> tuple[str, bool]:
     """``(pooling, normalize)`` of the encoder's sentence-transformers head; unsupported heads raise."""
-
     pooling, normalize = None, False
     for module in list(encoder.model)[1:]:
         if isinstance(module, Pooling):
@@ -57,14 +53,6 @@ def model_head(encoder: Encoder) -> tuple[str, bool]:
     if pooling is None:
         raise BackendUnavailable("the model has no pooling module")
     return pooling, normalize
-
-
-def _import_openvino() -> Any:
-    try:
-        import openvino as ov
-    except ImportError:
-        raise BackendUnavailable("openvino is not installed (pip install 'specter-utils[openvino]')") from None
-    return ov
 
 
 def converted_model(encoder: Encoder, core: Any) -> tuple[Any, Path]:
@@ -100,7 +88,10 @@ def to_openvino(
     ``calibration_texts`` (the papers to embed), see :mod:`specter_utils.embedding.quantize`.
     Raises BackendUnavailable, with a one-line reason, where OpenVINO cannot run it.
     """
-    ov = _import_openvino()
+    try:
+        import openvino as ov
+    except ImportError:
+        raise BackendUnavailable("openvino is not installed (pip install 'specter-utils[openvino]')") from None
     if len(encoder.devices) > 1 or not encoder.device.startswith("cpu"):
         raise BackendUnavailable(f"the openvino backend runs on the CPU, not {encoder.device}")
     dtype = dtype or "auto"

@@ -3,13 +3,8 @@
 :mod:`specter_utils.embedding.openvino_backend` converts a model's transformer once into
 ``<model>/openvino/<key>/`` and saves beside it the tokenizer exactly as transformers runs it (the fast
 tokenizer's ``tokenizer.json`` and its call settings: separator, padding token and side, truncation side).
-:func:`warm_encoder` builds the same :class:`OpenVINOEncoder` from that folder alone: the cached OpenVINO model
-(compiled through the same blob cache), that tokenizer run by the ``tokenizers`` library (the same token ids),
-and the head read from the model folder's ``modules.json`` and pooling config (masked mean or ``[CLS]``, then
-Normalize). It imports neither torch nor transformers nor sentence-transformers and loads no torch weights, so a
-warm call starts in about a second. Whatever it needs and does not find (no cache, a GPU, another head, another
-input, a length beyond the model's positions) returns None, and the caller takes the full route, which converts,
-checks and saves what is missing.
+:func:`warm_encoder` builds the same :class:`OpenVINOEncoder` from that folder alone, importing neither torch nor
+transformers nor sentence-transformers, so a warm call starts in about a second.
 """
 
 from __future__ import annotations
@@ -27,10 +22,10 @@ from tokenizers import Tokenizer
 
 from specter_utils.devices import package_version
 from specter_utils.embedding.encoder import VERSIONED, Encoder, resolve_device
-from specter_utils.embedding.quantize import CALIBRATION_SEED, SCHEMES, cache_key, int8_folder
-from specter_utils.io import atomic_write
+from specter_utils.embedding.quantize import CALIBRATION_SEED, cache_key, int8_folder
+from specter_utils.io import atomic_write, read_json
 from specter_utils.models import model_pooling_detail, resolve_model, resolve_pooling
-from specter_utils.vocabularies import INT8_CALIBRATION, MODEL_POOLING, canonical_pooling
+from specter_utils.vocabularies import INT8_CALIBRATION, INT8_SCHEMES, MODEL_POOLING, canonical_pooling
 
 # ``auto`` is f32, as the torch path on a CPU: OpenVINO would pick bf16 by itself on AMX /
 # avx512_bf16 CPUs, so a default run could give other vectors on another machine. bf16 is asked for.
@@ -107,12 +102,7 @@ class OpenVINOEncoder(Encoder):
 
     def info(self) -> dict[str, Any]:
         out = super().info()
-        out.update(
-            backend="openvino",
-            dtype=f"openvino-{self.precision}",
-            device="cpu",
-            openvino_cache=self.cache_dir,
-        )
+        out.update(backend="openvino", dtype=f"openvino-{self.precision}", device="cpu", openvino_cache=self.cache_dir)
         out["versions"] = {**out["versions"], "openvino": self.openvino_version}
         if self.quantization:
             out["int8"] = {k: v for k, v in self.quantization.items() if k != "cache"}
@@ -169,7 +159,7 @@ class CachedTokenizer:
 
     def __init__(self, folder: Path) -> None:
         self.backend = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
-        self.call = json.loads((folder / TOKENIZER_CALL).read_text())
+        self.call = read_json(folder / TOKENIZER_CALL)
         self.sep_token = self.call["sep_token"]
         self.model_input_names = self.call["model_input_names"]
         self.backend.encode_special_tokens = self.call["split_special_tokens"]
@@ -227,36 +217,30 @@ class WarmOpenVINOEncoder(OpenVINOEncoder):
         return self.width
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
-
-
 def folder_head(path: Path, chosen: str) -> tuple[str, bool] | None:
     """``(pooling, normalize)`` as :func:`specter_utils.models.build_model` would build the head, read from the
     model folder: ``cls``/``mean`` asked for by name, or a sentence-transformers model's own modules (its transformer
     at the folder's root, a mean or [CLS] Pooling, then an optional Normalize); None for anything else."""
     if chosen != MODEL_POOLING:
         return (chosen, False) if chosen in {"cls", "mean"} else None
-    modules = _read_json(path / "modules.json")
+    modules = read_json(path / "modules.json")
     kinds = [module["type"].rsplit(".", 1)[-1] for module in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]) or modules[0]["path"]:
         return None
-    config = _read_json(path / modules[1]["path"] / "config.json")
+    config = read_json(path / modules[1]["path"] / "config.json")
     modes = {
         key.removeprefix("pooling_mode_").removesuffix("_tokens").removesuffix("_token")
         for key, on in config.items()
         if key.startswith("pooling_mode_") and on is True
     }
     mode = config.get("pooling_mode") or (modes.pop() if len(modes) == 1 else None)
-    if mode not in {"cls", "mean"}:
-        return None
-    return mode, kinds[2:] == ["Normalize"]
+    return (mode, kinds[2:] == ["Normalize"]) if mode in {"cls", "mean"} else None
 
 
 def position_limit(path: Path) -> int | None:
     """The longest input the model's position embeddings allow (``config.json``; RoBERTa-style models keep 2 of
     them for the padding offset), as :func:`specter_utils.models.position_limit` reads it from the loaded model."""
-    config = _read_json(path / "config.json")
+    config = read_json(path / "config.json")
     positions = config.get("max_position_embeddings")
     if not isinstance(positions, int) or positions <= 0:
         return None
@@ -303,14 +287,14 @@ def warm_encoder(
         xml, compiled_dir, quantization = folder / "model.xml", folder / "compiled", {}
         if dtype == "int8":
             nncf_version = package_version("nncf")
-            if nncf_version is None or scheme not in SCHEMES or calibration_size < 1:
+            if nncf_version is None or scheme not in INT8_SCHEMES or calibration_size < 1:
                 return None
             target = int8_folder(
                 folder, cache_key(scheme, max_length, calibration_size, CALIBRATION_SEED, nncf_version)
             )
             if not (target / "model.xml").exists():
                 return None
-            quantization = {**_read_json(target / "calibration.json"), "cache": str(target), "quantized_now": False}
+            quantization = {**read_json(target / "calibration.json"), "cache": str(target), "quantized_now": False}
             xml, compiled_dir = target / "model.xml", target / "compiled"
         tokenizer = CachedTokenizer(folder)
         core = ov.Core()

@@ -85,13 +85,10 @@ def _valid(entry: Any, key: dict[str, Any]) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("candidates"), dict):
         return False
     rows = record["candidates"].values()
-    if not all(isinstance(row, dict) for row in rows):
+    if "float32" not in record["candidates"] or not all(isinstance(row, dict) for row in rows):
         return False
-    measured = [row for row in rows if "skipped" not in row]
-    return "float32" in record["candidates"] and all(
-        isinstance(row.get("docs_per_s"), (int, float)) and isinstance(row.get("cos_min"), (int, float))
-        for row in measured
-    )
+    figures = [row.get(name) for row in rows if "skipped" not in row for name in ("docs_per_s", "cos_min")]
+    return all(isinstance(figure, (int, float)) for figure in figures)
 
 
 def read_entry(key: dict[str, Any], path: Path | None = None) -> dict[str, Any] | None:

@@ -28,9 +28,7 @@ from specter_utils.vocabularies import INT8_CALIBRATION
 PROBE_PAPERS = 128
 PROBE_SEED = 1  # not the calibration sample's seed, so the probe mostly sees papers int8 was not fitted on
 PROBE_ROUNDS = 2
-DEFAULT_MIN_COSINE = EmbedConfig.min_cosine
 BF16_MIN_COSINE = 0.999  # bf16 only rounds: below this its vectors are not the same model's
-CANDIDATES = ("float32", "bfloat16", "int8")
 
 
 def bf16_reason() -> str | None:
@@ -58,12 +56,9 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def probe(
-    encoders: dict[str, Encoder],
-    texts: list[str],
-    plan: Callable[[np.ndarray], list[np.ndarray]],
-    rounds: int = PROBE_ROUNDS,
+    encoders: dict[str, Encoder], texts: list[str], plan: Callable[[np.ndarray], list[np.ndarray]]
 ) -> dict[str, dict[str, float]]:
-    """docs/s (best of ``rounds`` alternating passes) and cosine to ``float32`` for each encoder on ``texts``.
+    """docs/s (best of ``PROBE_ROUNDS`` alternating passes) and cosine to ``float32`` for each encoder on ``texts``.
 
     ``plan`` turns the texts' wordpiece lengths into batches (row indices), as the run plans them.
     """
@@ -74,7 +69,7 @@ def probe(
     seconds = {name: float("inf") for name in encoders}
     vectors: dict[str, np.ndarray] = {}
     names = list(encoders)
-    for number in range(rounds):
+    for number in range(PROBE_ROUNDS):
         for name in names if number % 2 == 0 else names[::-1]:
             elapsed, vectors[name] = _timed_pass(encoders[name], texts, batches)
             seconds[name] = min(seconds[name], elapsed)
@@ -127,8 +122,7 @@ def choose_precision(
     encoder: Encoder,
     texts: list[str],
     plan: Callable[[np.ndarray], list[np.ndarray]],
-    min_cosine: float = DEFAULT_MIN_COSINE,
-    probe_papers: int = PROBE_PAPERS,
+    min_cosine: float = EmbedConfig.min_cosine,
     int8_scheme: str = "default",
     calibration_size: int = INT8_CALIBRATION,
     log: Callable[[str], None] = print,
@@ -140,7 +134,7 @@ def choose_precision(
     """
     from specter_utils.embedding.openvino_backend import to_openvino  # torch: only where the probe runs
 
-    sample = calibration_sample(texts, probe_papers, PROBE_SEED)
+    sample = calibration_sample(texts, PROBE_PAPERS, PROBE_SEED)
     encoders: dict[str, Encoder] = {"float32": to_openvino(encoder, "float32")}
     skipped: dict[str, str] = {}
     reason = bf16_reason()

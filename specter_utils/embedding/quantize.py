@@ -7,7 +7,7 @@ run truncates them. The quantized model is cached beside the f32 one, keyed by t
 scheme, the maximum length and the sample's size and seed (not by the papers): the first corpus
 embedded at those settings calibrates it, and every later run, on any corpus, starts in seconds.
 
-Schemes (``SCHEMES``):
+Schemes (``INT8_SCHEMES``):
 - ``default``: NNCF's transformer preset (SmoothQuant at alpha 0.95 on the MatMuls, then min/max
   ranges and fast bias correction).
 - ``smoothquant-0.5``: SmoothQuant at alpha 0.5 (more of the activations' outliers left in the weights).
@@ -30,16 +30,14 @@ import numpy as np
 from specter_utils.embedding.model_cache import build_once
 from specter_utils.vocabularies import INT8_CALIBRATION, INT8_SCHEMES
 
-CALIBRATION_SIZE = INT8_CALIBRATION
 CALIBRATION_SEED = 0
-SCHEMES = INT8_SCHEMES
 
 
 class QuantizationUnavailable(RuntimeError):
     """int8 cannot be made here (NNCF missing, a bad scheme, no papers); the message says why in one line."""
 
 
-def calibration_sample(texts: list[str], size: int = CALIBRATION_SIZE, seed: int = CALIBRATION_SEED) -> list[str]:
+def calibration_sample(texts: list[str], size: int = INT8_CALIBRATION, seed: int = CALIBRATION_SEED) -> list[str]:
     """A seeded sample of ``size`` texts (all of them when there are fewer), in input order."""
     if not texts:
         raise QuantizationUnavailable("int8 needs papers to calibrate on, and there are none")
@@ -53,11 +51,7 @@ def calibration_sample(texts: list[str], size: int = CALIBRATION_SIZE, seed: int
 
 def sample_digest(texts: list[str]) -> str:
     """SHA-256 of the calibration texts, in order: the sample's identity in the cache key and the meta."""
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return hashlib.sha256("".join(f"{text}\0" for text in texts).encode()).hexdigest()
 
 
 def _ignored_scope(model: Any, scheme: str) -> Any:
@@ -105,13 +99,7 @@ def quantize(model: Any, calibration: list[dict[str, np.ndarray]], scheme: str =
 def cache_key(scheme: str, max_length: int, size: int, seed: int, nncf_version: str) -> dict[str, Any]:
     """What names one cached int8 model of a converted model: the scheme, the length, the sample's size and seed
     and the NNCF version; not the papers, so that another corpus at the same settings reuses it."""
-    return {
-        "scheme": scheme,
-        "max_length": max_length,
-        "calibration_size": size,
-        "calibration_seed": seed,
-        "nncf": nncf_version,
-    }
+    return dict(scheme=scheme, max_length=max_length, calibration_size=size, calibration_seed=seed, nncf=nncf_version)
 
 
 def int8_folder(folder: Path, key: dict[str, Any]) -> Path:
@@ -126,15 +114,11 @@ def quantized_model(
     tokenize: Callable[[str], dict[str, np.ndarray]],
     max_length: int,
     scheme: str = "default",
-    size: int = CALIBRATION_SIZE,
+    size: int = INT8_CALIBRATION,
     seed: int = CALIBRATION_SEED,
 ) -> tuple[Any, dict[str, Any]]:
-    """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now.
-
-    The cache holds one int8 model per converted model, scheme, length and calibration size: the first corpus
-    embedded at those settings calibrates it, every later one reuses it (the record names the papers it was
-    calibrated on). It is built under a lock and renamed into place whole (``model_cache.build_once``), so
-    concurrent runs quantize once and a killed run leaves no half-written model.
+    """The int8 model of ``model`` (an f32 ``openvino.Model`` cached in ``folder``), from the cache or made now
+    (keyed as the module docstring says; built once under a lock by ``model_cache.build_once``).
 
     Returns ``(openvino.Model, record)``; the record (scheme, sample size, seed and digest, NNCF version,
     cache folder, whether it was quantized now) goes into the embeddings' meta. Raises QuantizationUnavailable
@@ -146,8 +130,8 @@ def quantized_model(
         raise QuantizationUnavailable("--dtype int8 needs nncf (pip install 'specter-utils[openvino]')") from None
     import openvino as ov
 
-    if scheme not in SCHEMES:
-        raise QuantizationUnavailable(f"int8 scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
+    if scheme not in INT8_SCHEMES:
+        raise QuantizationUnavailable(f"int8 scheme {scheme!r} is not one of {', '.join(INT8_SCHEMES)}")
     sample = calibration_sample(texts, size, seed)  # checks there are papers before anything is loaded
     key = cache_key(scheme, max_length, size, seed, nncf.__version__)
     target = int8_folder(folder, key)

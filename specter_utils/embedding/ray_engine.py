@@ -53,9 +53,8 @@ from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.models import prepare_offline_env
 
 ACTORS = "actors.json"  # the actor plan of the run, so a resumed run states the same device
-READ_CPUS = (
-    1.0  # kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
-)
+# kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
+READ_CPUS = 1.0
 
 
 class RayUnavailable(DataError):
@@ -72,19 +71,15 @@ def _ray() -> Any:
 
 
 def check_address(address: str, timeout: float = 5.0) -> None:
-    """Fail fast, in one line, when ``address`` (``host:port`` or ``ray://host:port``) does not answer.
-
-    ``auto`` (a cluster started on this machine with ``ray start``) is left to ``ray.init``.
-    """
+    """Fail fast, in one line, when ``address`` (``host:port`` or ``ray://host:port``) does not answer; ``auto``
+    (a cluster started on this machine with ``ray start``) is left to ``ray.init``."""
     if address == "auto":
         return
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, _, port = hostport.rpartition(":")
+    host, _, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
     if not host or not port.isdigit():
         raise RayUnavailable(f"--ray-address must be HOST:PORT, ray://HOST:PORT or auto, got {address!r}")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
         raise RayUnavailable(f"Ray address {address} does not answer ({exc.strerror or exc})") from None
 
@@ -117,10 +112,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": not quiet}
         if quiet:
             kwargs["logging_level"] = logging.WARNING
-        if address:
-            kwargs["address"] = address
-        else:
-            kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
+        kwargs.update({"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1})
         init_ray(ray, kwargs, attempts=1 if address else 2)
     ray.data.DataContext.get_current().enable_progress_bars = not quiet
     try:
@@ -168,7 +160,6 @@ class EmbedActor:
     a killed run loses at most the batches in flight. Returns the rows done (a few bytes back to the driver)."""
 
     def __init__(self, spec: EmbedConfig, threads: int, out_dir: str) -> None:
-
         if spec.device == "cpu":
             torch.set_num_threads(threads)
         prepare_offline_env()
@@ -187,15 +178,10 @@ class EmbedActor:
 
 def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
     """Rows and their vectors as one parquet file, written atomically (``io.atomic_write``)."""
-
     folder.mkdir(parents=True, exist_ok=True)
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
-    table = pa.table(
-        {
-            "row": pa.array(rows, pa.int64()),
-            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
-        }
-    )
+    vector = pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
+    table = pa.table({"row": pa.array(rows, pa.int64()), "vector": vector})
     path = folder / f"rows-{int(rows.min()):09d}-{len(rows)}.parquet"
     with atomic_write(path, "wb") as handle:
         pq.write_table(table, handle)
@@ -204,7 +190,6 @@ def write_vectors(folder: Path, rows: np.ndarray, vectors: np.ndarray) -> Path:
 
 def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts: list[str]) -> None:
     """One input shard, written atomically (``io.atomic_write``), so a shard on disk is always whole."""
-
     table = pa.table(
         {
             "chunk": pa.array(np.full(len(rows), chunk), pa.int64()),
@@ -219,7 +204,6 @@ def _write_input(path: Path, chunk: int, rows: np.ndarray, ids: list[str], texts
 
 def finished_rows(vectors_dir: Path, dim: int) -> dict[int, np.ndarray]:
     """Row -> vector from every readable shard under ``vectors_dir``; an unreadable (truncated) shard is removed."""
-
     done: dict[int, np.ndarray] = {}
     for path in sorted(vectors_dir.rglob("rows-*.parquet")) if vectors_dir.exists() else []:
         try:
@@ -255,8 +239,7 @@ def embed_with_ray(
         num_cpus: CPUs of a Ray started here (default: all of this machine's).
     """
     run = run or EmbedRun()
-    batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype
-    progress, info = run.progress, run.info
+    batch_size, chunk_size, dtype = spec.batch_size, run.chunk_size, spec.torch_dtype or "auto"
 
     out = Path(out)
     if out.suffix != ".jsonl":
@@ -274,7 +257,7 @@ def embed_with_ray(
     texts = paper_texts(items, probe.sep)
     order = length_order(probe.token_lengths(texts))
     chunks = plan_chunks(order, batch_size, chunk_size or DEFAULT_CHUNK_SIZE)
-    meta = {**probe.info(), "batch_size": batch_size, "sorted_by_length": True, **(info or {})}
+    meta = {**probe.info(), "batch_size": batch_size, "sorted_by_length": True, **(run.info or {})}
     dim = probe.dim
     del probe
 
@@ -283,7 +266,7 @@ def embed_with_ray(
         shutil.rmtree(work)
     manifest = {
         **{k: meta[k] for k in _RUN_KEYS if k != "dtype"},
-        "dtype": dtype or "auto",
+        "dtype": dtype,
         "inputs": _fingerprint(ids, texts),
         "count": len(ids),
         "batch_size": batch_size,
@@ -302,11 +285,10 @@ def embed_with_ray(
     resumed = sum(len(chunks[i]) for i in range(len(chunks)) if i not in set(pending))
     actors: dict[str, Any] = {}
     if pending:
-        with ray_session(address, num_cpus, quiet=not progress) as ray:
+        with ray_session(address, num_cpus, quiet=not run.progress) as ray:
             use_gpu = ray.cluster_resources().get("GPU", 0) >= 1
             actors = plan_actors(ray.cluster_resources(), workers, use_gpu)
             write_json(work / ACTORS, actors)
-            actor_dtype = dtype or "auto"
             task_cpus = io_cpus(ray.cluster_resources(), actors)
             dataset = ray.data.read_parquet(
                 [str(inputs[i]) for i in pending],
@@ -319,7 +301,7 @@ def embed_with_ray(
             embedded = dataset.map_batches(
                 EmbedActor,
                 fn_constructor_kwargs={
-                    "spec": spec.but(dtype=actor_dtype, device=actors["device"]),
+                    "spec": spec.but(dtype=dtype, device=actors["device"]),
                     "threads": actors["threads"],
                     "out_dir": str(vectors_dir.resolve()),
                 },
@@ -345,7 +327,7 @@ def embed_with_ray(
         raise DataError("model produced NaN or infinity", record_id=ids[bad])
     if actors:
         meta["device"] = f"ray: {actors['size']} {actors['device']} actor(s)"
-        meta["dtype"] = "float32" if actors["device"] == "cpu" and (dtype or "auto") == "auto" else (dtype or "auto")
+        meta["dtype"] = "float32" if actors["device"] == "cpu" and dtype == "auto" else dtype
     meta["engine"] = "ray"
     if resumed:
         meta["resumed_papers"] = resumed
@@ -354,14 +336,3 @@ def embed_with_ray(
     shutil.rmtree(work, ignore_errors=True)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     return result
-
-
-__all__ = [
-    "EmbedActor",
-    "RayUnavailable",
-    "check_address",
-    "embed_with_ray",
-    "finished_rows",
-    "init_ray",
-    "plan_actors",
-]

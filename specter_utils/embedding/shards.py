@@ -37,11 +37,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def ids_fingerprint(ids: Iterable[str]) -> str:
     """sha256 of the id list in order."""
-    digest = hashlib.sha256()
-    for paper_id in ids:
-        digest.update(paper_id.encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+    return hashlib.sha256("".join(f"{paper_id}\n" for paper_id in ids).encode()).hexdigest()
 
 
 def select_shard(ids: list[str], index: int, count: int) -> list[str]:
@@ -118,7 +114,6 @@ def merge_shards(shards: list[tuple[Path, EmbeddingSet]]) -> EmbeddingSet:
 
 def merge_shard_files(paths: Iterable[str | Path], out: str | Path) -> EmbeddingSet:
     """Merge shard ``.jsonl`` files into ``out`` (+ sidecars), in the original input order."""
-    shards = [(Path(p), _read_shard(Path(p))) for p in paths]
-    merged = merge_shards(shards)
+    merged = merge_shards([(Path(p), _read_shard(Path(p))) for p in paths])
     write_embeddings(out, merged)
     return merged

@@ -23,7 +23,6 @@ TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # scikit-learn's default: words of two or more
 
 def make_analyzer() -> Callable[[str], list[str]]:
     """Lower-cased word tokens in text order (the same tokenisation as the TF-IDF baselines)."""
-
     return CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN).build_analyzer()
 
 
@@ -47,7 +46,6 @@ class WordVectors:
 
 def _vocabulary(docs: list[list[str]], min_count: int, max_vocab: int) -> tuple[dict[str, int], np.ndarray]:
     """Words seen at least ``min_count`` times, most frequent first (ties alphabetical: deterministic)."""
-
     counter = Counter(token for doc in docs for token in doc)
     kept = sorted((w for w, c in counter.items() if c >= min_count), key=lambda w: (-counter[w], w))[:max_vocab]
     vocab = {w: i for i, w in enumerate(kept)}
@@ -93,7 +91,6 @@ def train_word_vectors(
     seed: int = 0,
 ) -> WordVectors:
     """PPMI + SVD word vectors (``U * sqrt(S)``) from ``texts``; deterministic for a seed."""
-
     analyzer = make_analyzer()
     docs = [analyzer(text) for text in texts]
     vocab, counts = _vocabulary(docs, min_count, max_vocab)

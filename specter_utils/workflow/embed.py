@@ -23,7 +23,8 @@ from specter_utils.embedding.backends import BackendChoice, load_backend, missin
 from specter_utils.embedding.embed import EmbedRun, describe, embed_to_file  # noqa: F401 (EmbedRun: for the CLI)
 from specter_utils.embedding.inputs import load_papers, read_metadata_files
 from specter_utils.embedding.io import EmbeddingSet, read_embeddings, write_embeddings
-from specter_utils.embedding.shards import merge_shard_files, parse_shard
+from specter_utils.embedding.shards import merge_shard_files as merge_shards
+from specter_utils.embedding.shards import parse_shard
 from specter_utils.errors import DataError
 from specter_utils.io import read_json, read_lines
 from specter_utils.layout import BENCHMARK_FILE, METADATA_FILE
@@ -34,8 +35,8 @@ from specter_utils.vocabularies import BASELINES, EMBED_SPLITS
 from specter_utils.workflow.search import index_embeddings
 
 # What the embed command reads from this stage besides its functions: the baselines it may name, the encoder
-# settings it fills in, the one-line summary of a result and the checks it makes before loading anything.
-__all__ = ["BASELINES", "BackendChoice", "describe", "missing_int8_packages"]
+# settings it fills in, the one-line summary of a result, the shard merge and a check made before loading anything.
+__all__ = ["BASELINES", "BackendChoice", "describe", "merge_shards", "missing_int8_packages"]
 
 EMBEDDING_INFO = EmbedConfig.file_keys("pooling_detail", "text")  # what a table row records
 
@@ -169,17 +170,9 @@ def check_ray_address(address: str) -> None:
     check_address(address)
 
 
-def merge_shards(shard_files: list[Path], out: str | Path) -> EmbeddingSet:
-    """Merge shard ``.jsonl`` files (``embed_file(..., shard="i/n")``) into ``out``, in the original order."""
-    return merge_shard_files(shard_files, out)
-
-
 def held_out_ids(paths: list[Path]) -> set[str]:
     """Query ids whose citations a baseline must not see: a .qrel file's queries, else one id a line."""
-    held: set[str] = set()
-    for path in paths:
-        held |= set(read_qrel(path)) if path.suffix == ".qrel" else set(read_lines(path))
-    return held
+    return set().union(*(read_qrel(path) if path.suffix == ".qrel" else read_lines(path) for path in paths))
 
 
 @dataclass(frozen=True)
@@ -204,10 +197,8 @@ def embed_baseline(
     progress: bool = False,
     info: dict[str, Any] | None = None,
 ) -> EmbeddingSet:
-    """Write one baseline's vectors of ``papers`` to ``out`` (a model baseline embeds with ``config``'s model).
-    ``sgc``'s citations come from ``sources.edges`` (else the papers' reference lists) less those of the held-out
-    queries; TF-IDF and SIF are also fitted on the papers of ``sources.fit_metadata`` (as :func:`embed_baselines`
-    fits them on the training papers)."""
+    """Write one baseline's vectors of ``papers`` to ``out`` (a model baseline embeds with ``config``'s model), from
+    the files of ``sources`` (as :func:`embed_baselines` fits TF-IDF and SIF on the training papers)."""
     from specter_utils.embedding.baselines import BaselineData, baseline_embeddings, fit_corpus  # scikit-learn
 
     graph = None
