@@ -59,7 +59,7 @@ def wants_openvino(choice: BackendChoice, devices: list[str] | None) -> bool:
     spec = choice.spec
     if spec.backend != "auto":
         return spec.backend == "openvino"
-    if devices or spec.dtype == "bf16" or importlib.util.find_spec("openvino") is None:
+    if devices or spec.dtype == "bf16" or not openvino_installed():
         return False
     return resolve_device(spec.torch_device).startswith("cpu")
 
