@@ -460,10 +460,10 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             order = settings if round_ % 2 == 0 else settings[::-1]  # A B C, C B A: each gets both ends
             for setting in order:
-                out = Path(tmp) / f"{setting}-{round_}.json"
+                worker_out = Path(tmp) / f"{setting}-{round_}.json"
                 command = [sys.executable, __file__, str(args.run_dir), "--steps", str(args.steps)]
                 command += ["--warmup", str(args.warmup + (1 if SETTINGS[setting][2] else 0))]
-                command += ["--worker", setting, str(out)]
+                command += ["--worker", setting, str(worker_out)]
                 if setting in gave_up or (SETTINGS[setting][2] and round_ >= args.compile_rounds):
                     continue
                 failed = run_worker(command, args.setting_timeout)
@@ -476,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
                     last = failed.strip().splitlines()[-1] if failed.strip() else "no output"
                     gave_up[setting] = f"failed in round {round_ + 1}: {last[:300]}"
                     continue
-                row = summarise(json.loads(out.read_text()), shape)
+                row = summarise(json.loads(worker_out.read_text()), shape)
                 row["round"], row["load_1min"] = round_, os.getloadavg()[0]
                 runs[setting].append(row)
                 load.append(row["load_1min"])
