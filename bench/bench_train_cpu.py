@@ -52,7 +52,7 @@ from measured_files import provenance, write_measured  # noqa: E402
 from train_flops import batch_flops, grouped_padding, padding_share, parse_cpuinfo, peak_flops  # noqa: E402
 
 from specter_utils.errors import DataError  # noqa: E402
-from specter_utils.executed import NATIVE_BF16_FLAGS, machine_info, machine_label  # noqa: E402
+from specter_utils.executed import machine_info, machine_label, native_bf16_cpu  # noqa: E402
 from specter_utils.runs import RunPaths, corpus_label  # noqa: E402
 
 PROFILE_TRIPLETS = 24_000  # the cpu profile's training budget, projected from triplets/s
@@ -449,8 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     machine = machine_info()
     kind = cpu_kind()
-    native_bf16 = any(flag in machine["flags"] for flag in NATIVE_BF16_FLAGS)
-    settings = [s for s in args.settings if SETTINGS[s][0] != "bf16" or native_bf16]
+    settings = [s for s in args.settings if SETTINGS[s][0] != "bf16" or native_bf16_cpu()]
     load, uptime = [os.getloadavg()[0]], subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"{machine_label(machine)}; peaks {kind['peaks']}; {uptime}", flush=True)
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in settings}

@@ -45,6 +45,8 @@ from transformers import AutoTokenizer, BertConfig, BertModel, TrainerCallback  
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from train_flops import flops_per_token  # noqa: E402
+
 from specter_utils.models import resolve_model  # noqa: E402
 from specter_utils.spec import train_config  # noqa: E402
 
@@ -165,8 +167,7 @@ def run_setting(name: str, base: Path, seq_len: int, batch: int, steps: int, war
     n_steps = len(measured) - 1
     triplets_s = n_steps * batch / seconds
     tokens_s = triplets_s * 3 * seq_len
-    flops_per_token = 6 * shape["non_embedding_params"] + 12 * shape["layers"] * shape["hidden"] * seq_len
-    achieved = tokens_s * flops_per_token
+    achieved = tokens_s * flops_per_token(shape["non_embedding_params"], shape["layers"], shape["hidden"], seq_len)
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
     peak = peak_bf16(device) if torch.cuda.is_available() else None
     row = {
