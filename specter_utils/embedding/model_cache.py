@@ -9,14 +9,22 @@ process.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
 LOCK_TIMEOUT_S = 3600  # a build (conversion or int8 calibration) takes seconds to minutes; an hour means a stuck run
+
+
+def key_digest(key: dict[str, Any]) -> str:
+    """A short, stable name for a cache key (16 hex digits of the SHA-256 of its sorted JSON)."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def lock_path(target: Path) -> Path:

@@ -22,6 +22,7 @@ from tokenizers import Tokenizer
 
 from specter_utils.devices import package_version
 from specter_utils.embedding.encoder import VERSIONED, Encoder, resolve_device
+from specter_utils.embedding.model_cache import key_digest
 from specter_utils.embedding.quantize import CALIBRATION_SEED, cache_key, int8_folder
 from specter_utils.io import atomic_write, read_json
 from specter_utils.models import model_pooling_detail, resolve_model, resolve_pooling
@@ -74,8 +75,7 @@ def conversion_versions(model_path: str, openvino_version: str) -> dict[str, str
 
 def conversion_folder(model_path: str, versions: dict[str, Any]) -> Path:
     """The folder of the converted model named by ``versions``."""
-    key = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16]
-    return cache_folder(model_path, key)
+    return cache_folder(model_path, key_digest(versions))
 
 
 def compile_for_cpu(core: Any, model: Any, compiled_dir: Path, dtype: str) -> tuple[Any, str]:

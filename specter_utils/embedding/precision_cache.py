@@ -18,6 +18,7 @@ from typing import Any
 
 from specter_utils.config import EmbedConfig
 from specter_utils.devices import package_version
+from specter_utils.embedding.model_cache import key_digest
 from specter_utils.executed import cpu_flags, machine_info
 from specter_utils.io import atomic_write
 from specter_utils.models import model_cache_dir, resolve_model
@@ -63,10 +64,6 @@ def probe_key(spec: EmbedConfig, int8_scheme: str, calibration_size: int) -> dic
     }
 
 
-def _entry_id(key: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-
-
 def _entries(path: Path) -> dict[str, Any]:
     """The file's entries; {} for a missing file or one that is not this cache (corrupt, another format)."""
     try:
@@ -93,7 +90,7 @@ def _valid(entry: Any, key: dict[str, Any]) -> bool:
 
 def read_entry(key: dict[str, Any], path: Path | None = None) -> dict[str, Any] | None:
     """The cached probe of ``key`` (``record``: the probe's record, ``probed_at``: when), or None."""
-    entry = _entries(path or cache_path()).get(_entry_id(key))
+    entry = _entries(path or cache_path()).get(key_digest(key))
     return entry if _valid(entry, key) else None
 
 
@@ -103,7 +100,7 @@ def write_entry(key: dict[str, Any], record: dict[str, Any], path: Path | None =
     path = path or cache_path()
     probed_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     entries = {k: v for k, v in _entries(path).items() if isinstance(v, dict)}
-    entries[_entry_id(key)] = {"key": key, "probed_at": probed_at, "record": record}
+    entries[key_digest(key)] = {"key": key, "probed_at": probed_at, "record": record}
     try:
         with atomic_write(path) as handle:
             handle.write(json.dumps({"format": FORMAT, "entries": entries}, indent=1) + "\n")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from specter_utils.embedding.model_cache import build_once
+from specter_utils.embedding.model_cache import build_once, key_digest
 from specter_utils.vocabularies import INT8_CALIBRATION, INT8_SCHEMES
 
 CALIBRATION_SEED = 0
@@ -104,7 +104,7 @@ def cache_key(scheme: str, max_length: int, size: int, seed: int, nncf_version: 
 
 def int8_folder(folder: Path, key: dict[str, Any]) -> Path:
     """Where the int8 model named by ``key`` (:func:`cache_key`) of the converted model in ``folder`` is cached."""
-    return folder / "int8" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return folder / "int8" / key_digest(key)
 
 
 def quantized_model(
