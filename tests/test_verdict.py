@@ -32,6 +32,25 @@ def test_a_better_trained_model_is_kept_and_the_line_says_by_how_much() -> None:
     cite = result["trained_minus_base"]["cite"]
     assert cite["diff"] == pytest.approx(5.0) and cite["ci_low"] > 0
     assert "Kept: the trained model at step 4" in result["line"] and "cite +5.00" in result["line"]
+    assert result["line"].endswith("above the base on every task (each 95% interval above 0).")
+
+
+def test_a_kept_model_is_called_above_the_base_only_where_every_interval_says_so() -> None:
+    """The keep rule follows the mean; the line's words follow the intervals."""
+    base = _ap(0.0)
+    untested = {"cite": {q: v + 6 for q, v in base["cite"].items()}, "cocite": dict(base["cocite"])}
+    line = decide(base, [("final", 4, untested)])["line"]
+    assert "Kept: the trained model at step 4" in line and line.endswith(
+        "not a tested gain (a 95% interval includes 0)."
+    )
+    mixed = {
+        "cite": {q: v + 9 for q, v in base["cite"].items()},
+        "cocite": {q: v - 3 for q, v in base["cocite"].items()},
+    }
+    result = decide(base, [("final", 4, mixed)])
+    assert result["kept"] == "final" and result["trained_minus_base"]["cocite"]["ci_high"] < 0
+    assert result["line"].endswith("below the base on co-cite (its 95% interval below 0).")
+    assert "above the base" not in result["line"]
 
 
 def test_the_best_checkpoint_beats_a_worse_final_model() -> None:

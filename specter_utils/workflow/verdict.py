@@ -6,7 +6,8 @@ length, and gets per-query AP. The trained candidate with the highest mean valid
 with the base model, paired over the queries (``evaluation.paired.paired_test``: 95% bootstrap interval). The rule:
 the trained model is kept when its mean validation MAP is above the base's; else the run's model folder becomes a
 copy of the base model, and the line says so, unless ``training.keep`` is ``last`` (the final model, whatever the
-scores). The interval says how sure the difference is; the choice follows the means, as a checkpoint choice does.
+scores). The choice follows the means, as a checkpoint choice does; the line calls the kept model above the base only
+where every task's 95% interval is above 0, and says so where an interval includes 0 or lies below it.
 """
 
 from __future__ import annotations
@@ -81,13 +82,15 @@ def decide(
     head = f"validation ({queries} queries), trained (step {best_step}) − base MAP: {diffs}"
     if kept == "base":
         line = (
-            f"{head}. No checkpoint beats the base on validation: the run's model is the base model "
+            f"{head}. No checkpoint has a higher mean validation MAP than the base: the run's model is the base model "
             "(training.keep=last keeps the trained one)."
         )
     elif above:
-        line = f"{head}. Kept: the trained model at step {best_step}, above the base on validation."
+        line = f"{head}. Kept: the trained model at step {best_step}, for its higher mean validation MAP: {_tested(versus)}"
     else:
-        line = f"{head}. Kept: the last trained model (training.keep=last), not above the base on validation."
+        line = (
+            f"{head}. Kept: the last trained model (training.keep=last), its mean validation MAP not above the base's."
+        )
     return {
         "split": SPLIT,
         "queries": {t: len(ap) for t, ap in base.items()},
@@ -100,6 +103,16 @@ def decide(
         "keep": keep,
         "line": line,
     }
+
+
+def _tested(versus: Mapping[str, Mapping[str, float]]) -> str:
+    """What the intervals say of a kept model: a gain on every task only where every interval is above 0."""
+    below = [TASK_NAMES.get(t, t) for t, d in versus.items() if d["ci_high"] < 0]
+    if all(d["ci_low"] > 0 for d in versus.values()):
+        return "above the base on every task (each 95% interval above 0)."
+    if below:
+        return f"below the base on {', '.join(below)} (its 95% interval below 0)."
+    return "not a tested gain (a 95% interval includes 0)."
 
 
 def validation_verdict(
