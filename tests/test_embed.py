@@ -223,6 +223,13 @@ def test_merged_shards_equal_the_unsharded_file(cls_encoder, tmp_path: Path) -> 
     assert len(other) == 3
     with pytest.raises(DataError, match="other inputs"):
         merge_shard_files([*parts[:2], tmp_path / "other.jsonl"], tmp_path / "bad.jsonl")
+    # a shard embedded where --dtype auto chose another precision (another machine's probe) is refused by name
+    meta_path = sidecar_paths(parts[1])["meta"]
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "dtype": "int8"}))
+    with pytest.raises(DataError, match="dtype 'int8' differs from part-0.jsonl"):
+        merge_shard_files(parts, tmp_path / "bad.jsonl")
+    assert not (tmp_path / "bad.jsonl").exists()
 
 
 def test_cli_embeds_scidocs_metadata_files_with_ids(tmp_path: Path, capsys) -> None:
