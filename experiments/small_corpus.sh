@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 results_dir=${1:-results}
 corpora=(${SMALL_CORPORA:-hepth2k hepth2k-mixarxiv citeseer citeseer-mixhepth hepth5k})
 core=${SMALL_CORE-reference epochs3}  # on every corpus, mixed ones too
-rest=${SMALL_REST-triplets15 epochs3-mix epochs3-scincl50 epochs3-lr2e-5}  # on the unmixed corpora
+rest=${SMALL_REST-steps375 triplets15 epochs3-mix epochs3-scincl50 epochs3-lr2e-5}  # on the unmixed corpora
 declare -A preset=([hepth2k]=hepth [hepth2k-mixarxiv]=hepth [hepth5k]=hepth [citeseer]=citeseer [citeseer-mixhepth]=citeseer)
 declare -A extra=(
   [hepth2k]="data.max_papers=2000 data.n_queries=250 evaluation.time_split=false"

@@ -8,16 +8,19 @@ from typing import Any
 
 # A profile fits training to a machine; it changes only what differs from TrainConfig's defaults, and says why.
 PROFILES: dict[str, dict[str, Any]] = {
-    # Within an hour on a laptop CPU: MiniLM, 64 wordpieces, 24,000 triplets, one pass.
+    # Within an hour on a laptop CPU: MiniLM, 64 wordpieces, a budget of 375 optimiser steps.
     "cpu": {
         # Training length only (evaluation embeds at its own length): title and the first ~50 words of the
         # abstract, about 2.4x the triplets/s of 128 on 2 cores (docs/benchmarks.md)
         "max_length": 64,
-        # 24,000 triplets, one pass (hep-th's training graph yields about 40,000): about 40 minutes on 2 cores,
-        # inside a 60-minute budget. Of the levers measured on held-out hep-th papers, more distinct triplets
-        # moved MAP the most; batches of 256 did not beat batches of 64 (docs/results.md, the lever study)
+        # The budget is in optimiser steps, so it follows the corpus: 375 steps of 64 are one pass over 24,000
+        # triplets (hep-th's training graph yields about 40,000, capped here), about 40 minutes on 2 cores, inside a
+        # 60-minute budget; a corpus that yields fewer triplets makes more passes over its own in the same steps.
+        # Of the levers measured on held-out hep-th papers, more distinct triplets moved MAP the most; batches of
+        # 256 did not beat batches of 64 (docs/results.md, the lever study)
+        "max_steps": 375,
         "max_triplets": 24000,
-        "epochs": 1.0,
+        "epochs": 1.0,  # one pass where a preset or study sets its budget in triplets (max_steps: -1)
         "max_val_triplets": 200,  # each evaluation embeds 3 texts per val triplet (loss + triplet accuracy)
         # One forward batch of 32 instead of 8 x 4 accumulation: the same gradient, less Python overhead per step
         "batch_size": 32,
@@ -70,7 +73,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "citation-mnrl": {
         "loss": "mnrl-citation",
         "pooling": "auto",
-        # the cpu profile's 24,000 triplets are 375 steps of 64: 2e-5 barely moves a model that is already good
+        # the cpu profile's 375 steps of 64: 2e-5 barely moves a model that is already good
         "learning_rate": 5e-5,
         "effective_batch_size": 64,  # every row of a batch is a negative of the others: bigger is better
         "batch_size": 64,  # in-batch negatives come from one forward batch, so no accumulation

@@ -174,7 +174,11 @@ class TrainConfig:
         0, "0 = effective_batch_size / (batch_size x number of processes)", low=0
     )
     epochs: float = setting(2.0, "passes over the training triplets (the paper's by default)")
-    max_steps: int = setting(-1, "> 0 stops after this many optimiser steps (tests, benchmarks); -1 = run all epochs")
+    max_steps: int = setting(
+        -1,
+        "> 0: the training budget in optimiser steps, whatever epochs says (passes over the triplets repeat until it"
+        " is spent, so a small corpus makes more passes); -1 = run all epochs",
+    )
     seed: int = setting(
         0, "model head init, data order and dropout (a run sets it from its own seed); report a spread over seeds"
     )

@@ -212,6 +212,16 @@ def test_an_ablation_variant_is_the_spec_plus_its_overrides() -> None:
         budget = {"training.max_triplets"} if not reuses_main_model(spec) else set()  # Table 2's own budget, if any
         assert differing == set(changes) - {"training.recipe"} | budget, name
     assert set(load_spec("hepth")["ablations.variants"]) <= set(ABLATIONS)
+
+
+def test_a_table_2_budget_in_triplets_is_one_pass_whatever_the_main_run_steps() -> None:
+    """The cpu profile's budget is 375 optimiser steps; Table 2's own budget (ablations.max_triplets) is one pass."""
+    steps = PROFILES["cpu"]["max_steps"]
+    spec = load_spec("hepth", {"training.max_steps": steps})  # the main run on the profile's step budget
+    assert steps == 375 and spec["ablations.max_triplets"] == 3000
+    for name in ABLATIONS:
+        variant = ablation_spec(spec, name)
+        assert (variant["training.max_steps"], variant["training.max_triplets"]) == (-1, 3000), name
     with pytest.raises(ValueError, match=REFERENCE):
         ablation_spec(spec, REFERENCE)  # the reference row is the main run's model, never retrained
 

@@ -60,8 +60,9 @@ def ablation_spec(spec: RunSpec, name: str, seed: int | None = None) -> RunSpec:
     if name not in ABLATIONS and not (name == REFERENCE and seed is not None):
         raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)} (and {REFERENCE}, the main run)")
     overrides = dict(ABLATIONS.get(name, {}))
-    if spec["ablations.max_triplets"]:
+    if spec["ablations.max_triplets"]:  # Table 2's own budget: one pass over that many triplets
         overrides["training.max_triplets"] = spec["ablations.max_triplets"]
+        overrides["training.max_steps"] = -1
     variant = spec.with_overrides(overrides)
     return variant.with_overrides({"seed": seed}) if seed is not None and seed != spec.seed else variant
 
