@@ -48,3 +48,10 @@ for seed in 0 1 2; do
     done
   done
 done
+# Each corpus's table (validation; every pair of settings tested, Holm over the table), for docs/results.md.
+for name in "${corpora[@]}"; do
+  rows="experiments/measured/small_corpus_${name}_val.jsonl"
+  [ -z "${results_of[$name]:-}" ] && [ -f "$rows" ] || continue
+  python experiments/recipe_levers.py "$results_dir/small-$name" --results "$rows" --table --pairwise > "${rows%.jsonl}.md.tmp"
+  mv "${rows%.jsonl}.md.tmp" "${rows%.jsonl}.md"
+done

@@ -480,6 +480,12 @@ def test_the_lever_block_labels_each_table_by_its_split_validation_first(tmp_pat
     assert block.index("**hepth, validation split**") < block.index("**hepth, test split**")
     assert "[`recipe_levers_hepth_val.jsonl`](../experiments/measured/recipe_levers_hepth_val.jsonl)" in block
     assert "from the rows of" not in block.split("**hepth, test split**")[1]  # that table has no rows file here
+    # the small-corpus study's tables are their own block, named by corpus, and not among the lever tables
+    (measured / "small_corpus_hepth2k_val.md").write_text("Benchmark: validation split (`val`)\n\n| s |\n")
+    small = blocks.levers_block(measured, tmp_path / "docs" / "results.md", "small_corpus_", "none yet")
+    assert small.startswith("**hepth2k, validation split** ([`small_corpus_hepth2k_val.md`]") and "| s |" in small
+    assert "| s |" not in blocks.levers_block(measured, tmp_path / "docs" / "results.md")
+    assert blocks.levers_block(tmp_path, tmp_path / "results.md", "small_corpus_", "none yet") == "none yet"
 
 
 def test_figure2_sentences_name_how_long_each_model_trained():

@@ -314,27 +314,32 @@ def ablations_block(report: Report, link: str, repo_root: Path | None = None, ro
 
 
 # ---------------------------------------------------------------- tables written by bench and experiment commands
-def levers_block(measured: Path, target: str | Path) -> str:
-    """Each ``recipe_levers_<corpus>[_<split>].md`` under ``measured`` (the lever driver's ``--table``), with a link
-    to it and to its rows, labelled with its corpus and the split its first line names; per corpus the validation
-    table (where settings are chosen) comes first."""
+def levers_block(
+    measured: Path,
+    target: str | Path,
+    prefix: str = "recipe_levers_",
+    missing: str = "No recipe-lever table is committed yet.",
+) -> str:
+    """Each ``<prefix><corpus>[_<split>].md`` under ``measured`` (the lever driver's ``--table``), with a link to it
+    and to its rows, labelled with its corpus and the split its first line names; per corpus the validation table
+    (where settings are chosen) comes first."""
 
     def link(path: Path) -> str:
         return f"[`{path.name}`]({os.path.relpath(path, Path(target).parent).replace(os.sep, '/')})"
 
     tables = []
-    for table in measured.glob("recipe_levers_*.md"):
+    for table in measured.glob(f"{prefix}*.md"):
         text = table.read_text(encoding="utf-8").strip()
         named = LEVER_TABLE_SPLIT.match(text)
         split = named.group("split") if named else "test"
-        corpus = table.stem.removeprefix("recipe_levers_").split("_")[0]
+        corpus = table.stem.removeprefix(prefix).split("_")[0]
         tables.append((corpus, split != "validation", table.name, table, split, text))
     parts = []
     for corpus, _, _, table, split, text in sorted(tables):
         rows = table.with_suffix(".jsonl")
         source = link(table) + (f", from the rows of {link(rows)}" if rows.is_file() else "")
         parts.append(f"**{corpus}, {split} split** ({source}):\n\n{text}")
-    return "\n\n".join(parts) or "No recipe-lever table is committed yet."
+    return "\n\n".join(parts) or missing
 
 
 def measured_block(files: list[Path], target: str | Path, missing: str) -> str:

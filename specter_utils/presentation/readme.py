@@ -16,6 +16,8 @@ rewrites each block in place from the reports, and ``--check`` fails when a file
 - ``ablations``: each report's ``ablations.md`` (notebook 07's table), captioned with its benchmark;
 - ``levers``: each committed recipe-lever table, ``experiments/measured/recipe_levers_*.md`` beside ``reports/``
   (written by ``experiments/recipe_levers.py --table``, which names its benchmark in its first line).
+- ``small_corpus``: the small-corpus study's tables, ``experiments/measured/small_corpus_*.md``, written the same way
+  by ``experiments/small_corpus.sh``.
 - ``commands``: each whole-command benchmark, ``bench/measured/commands_*.md`` (``bench/bench_commands.py``), and
   int8's calibration sizes, ``bench/measured/int8_calibration_*.md`` (``bench/bench_int8_calibration.py``).
 - ``train_dtype``: bf16 against fp32 training: throughput, ``bench/measured/train_dtype_*.md``
@@ -97,6 +99,12 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
         "ablations": "\n\n".join(s for s in ablations if s) or "No report holds an ablations table yet.",
         "stages": stages_block(reports, link_of),
         "levers": levers_block(reports_root.parent / "experiments" / "measured", target),
+        "small_corpus": levers_block(
+            reports_root.parent / "experiments" / "measured",
+            target,
+            "small_corpus_",
+            "No small-corpus table is committed yet (bash experiments/small_corpus.sh).",
+        ),
         "commands": measured_block(
             [
                 *sorted((reports_root.parent / "bench" / "measured").glob("commands_*.md"), key=_papers_in_name),
