@@ -20,7 +20,8 @@ The papers are two disjoint seeded samples of the hep-th abstracts (``--n`` each
 
 Each run's precision is read from its ``.meta.json`` (``dtype``, and for the default the probe's ``chosen`` with its
 speed-up over float32), and the machine's load average is taken before each pair. The probe's cache lives in a folder
-of the run's own (``SPECTER_UTILS_CACHE``), so the user's is left alone. After the runs, the int8 vectors of sample 1
+of the run's own (``SPECTER_UTILS_CACHE``), and every case runs on a copy of the model in the run's folder, so the
+converted and quantized models that the cold cases delete are the copy's: the user's stay. After the runs, the int8 vectors of sample 1
 are compared with the default ones by cosine (when the default chose float32; skipped otherwise).
 Results go to ``--out`` (JSON, with the machine's CPU flags, the date and the commit) and a Markdown table beside it.
 
@@ -184,7 +185,9 @@ def run_case(case: Case, files: list[Path], args: argparse.Namespace, work: Path
         "case": case.name,
         "sample": case.sample + 1,
         "papers": case.limit or args.n,
-        "command": " ".join(["specter-utils embed --model", args.model, "--metadata F --out F", *length, *case.flags]),
+        "command": " ".join(
+            ["specter-utils embed --model", args.model_name, "--metadata F --out F", *length, *case.flags]
+        ),
         "flags": case.flags,
         "pairs": pairs,
         "ours_wall_median_s": statistics.median(p["ours"]["wall_s"] for p in pairs),
@@ -300,6 +303,7 @@ def main() -> int:
     if args.hepth is None:
         parser.error("no hep-th folder found (../shared/data/hepth or $SPECTER_SHARED_DATA); pass --hepth DIR")
     args.model_path = str(resolve_model(args.model))
+    args.model_name = args.model  # as the user names it; the cases run on a copy (below)
     out = args.out or REPO / "bench" / "measured" / f"commands_hepth_{args.n}.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     cases = [c for c in CASES if not args.cases or c.name in args.cases]
@@ -311,6 +315,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
         work = Path(tmp)
         env["SPECTER_UTILS_CACHE"] = str(work / "cache")  # the probe's cache, the run's own
+        # the model's OpenVINO caches sit beside it: a copy, so that the cold cases empty the run's own, not the user's
+        copy = shutil.copytree(args.model_path, work / "model", ignore=shutil.ignore_patterns("openvino"))
+        args.model = args.model_path = str(copy)
         files = []
         for i, papers in enumerate(samples(args.hepth, args.n, count=1 if args.one_sample else 2)):
             files.append(work / f"sample{i + 1}.json")
@@ -332,7 +339,7 @@ def main() -> int:
         else "two disjoint seeded samples",
         "n": args.n,
         "runs": args.runs,
-        "model": args.model,
+        "model": args.model_name,
         "max_length": args.max_length,
         **provenance("python bench/bench_commands.py", sys.argv[1:], machine),
         "cases": results,
