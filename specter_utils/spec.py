@@ -222,7 +222,8 @@ def _apply(values: dict, sources: dict, settings: Mapping[str, Any], source: str
 
 def resolve_layers(layers: list[tuple[str, dict]]) -> tuple[dict[str, Any], dict[str, str]]:
     """Flat values and their sources from ``[(source, settings)]`` above the defaults (lowest first): the training
-    profile first, then the recipe at the layer that names it (the profile's own recipe when none does)."""
+    profile first, then the recipe at the layer that names it (the profile's own recipe when none does). A layer that
+    sets ``training.epochs`` without ``training.max_steps`` replaces a step budget from below with its passes."""
     values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
     profile = next((s["training.profile"] for _, s in reversed(layers) if "training.profile" in s), "")
     if profile:
@@ -239,6 +240,8 @@ def resolve_layers(layers: list[tuple[str, dict]]) -> tuple[dict[str, Any], dict
     for i, (source, settings) in enumerate(layers):
         if i == recipe_at:
             _apply(values, sources, _training(RECIPES[recipe]), f"recipe {recipe}")
+        if "training.epochs" in settings and "training.max_steps" not in settings:
+            settings = {**settings, "training.max_steps": -1}  # a layer that names passes sets the budget in passes
         _apply(values, sources, settings, source)
     return values, sources
 

@@ -57,6 +57,19 @@ def test_presets_then_overrides():
     assert set(PROFILES) == {"cpu", "gpu"}
 
 
+def test_the_cpu_budget_is_in_steps_unless_passes_are_named():
+    """The cpu profile trains 375 optimiser steps (a small corpus makes more passes); naming epochs names the budget
+    in passes, unless the same layer names the steps too."""
+    assert (train_config("cpu", **PATHS).max_steps, train_config("cpu", **PATHS).epochs) == (375, 1.0)
+    assert train_config("cpu", epochs=3.0, **PATHS).max_steps == -1
+    assert train_config("cpu", epochs=3.0, max_steps=100, **PATHS).max_steps == 100
+    from specter_utils.commands.train import config_from_args
+
+    argv = ["--triplets", "T", "--metadata", "M", "--profile", "cpu"]
+    assert config_from_args(_parse(argv)).max_steps == 375
+    assert config_from_args(_parse([*argv, "--epochs", "2"])).max_steps == -1
+
+
 def test_bad_settings_name_the_field():
     with pytest.raises(DataError, match="unknown setting"):
         train_config(learning_rat=1e-4)
@@ -163,6 +176,7 @@ def test_train_reads_a_specification_file(tmp_path, monkeypatch, capsys):
     config = config_from_args(_parse(["--triplets", "T", "--metadata", "M", "--spec", str(mine), "--seed", "5"]))
     demo = load_spec("demo").training
     assert (config.epochs, config.profile, config.max_triplets) == (3.0, "cpu", demo.max_triplets)
+    assert config.max_steps == -1  # the file names passes: the profile's step budget gives way to them
     assert (config.triplets, config.seed) == ("T", 5)
     bad = tmp_path / "bad.yaml"
     bad.write_text("training:\n  loss: foo\n")

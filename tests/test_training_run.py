@@ -236,7 +236,7 @@ def test_train_quiet_draws_no_progress_bar(random_tiny_model, triplet_dir, tmp_p
     argv = ["train", "--triplets", str(triplet_dir), "--metadata", str(triplet_dir / "metadata.json")]
     argv += ["--out", str(tmp_path / "q"), "--base-model", str(random_tiny_model), "--profile", "cpu"]
     argv += ["--max-triplets", "8", "--batch-size", "4", "--effective-batch-size", "4", "--max-length", "32"]
-    argv += ["--drop-unknown", "--loss", "mnrl", "--quiet"]
+    argv += ["--drop-unknown", "--loss", "mnrl", "--quiet", "--max-steps", "2"]
     assert main(argv) == 0
     printed = capfd.readouterr()
     assert "it/s]" not in printed.err + printed.out and "s/it]" not in printed.err + printed.out, printed.err[-800:]
