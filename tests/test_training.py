@@ -68,6 +68,12 @@ def test_the_cpu_budget_is_in_steps_unless_passes_are_named():
     argv = ["--triplets", "T", "--metadata", "M", "--profile", "cpu"]
     assert config_from_args(_parse(argv)).max_steps == 375
     assert config_from_args(_parse([*argv, "--epochs", "2"])).max_steps == -1
+    from specter_utils.training.train import describe_budget
+
+    steps = describe_budget(train_config("cpu", **PATHS), 1775, 64)  # CiteSeer's 1,775 triplets: 28 steps a pass
+    assert steps == "375 optimiser steps of 64, 13.4 passes over 1,775 training triplets"
+    passes = describe_budget(train_config("cpu", epochs=3.0, **PATHS), 1775, 64)
+    assert passes == "84 optimiser steps of 64, 3.0 passes over 1,775 training triplets"
 
 
 def test_bad_settings_name_the_field():

@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,13 @@ class WeightDecayCheck(TrainerCallback):
         logger.info(
             "weight decay on %d tensors, none on %d (bias, LayerNorm)", len(self.decayed), len(self.not_decayed)
         )
+
+
+def describe_budget(config: TrainConfig, triplets: int, batch: int) -> str:
+    """The training length in words: optimiser steps and passes over the triplets (a step budget repeats passes)."""
+    per_pass = max(1, -(-triplets // batch))
+    steps = config.max_steps if config.max_steps > 0 else round(config.epochs * per_pass)
+    return f"{steps:,} optimiser steps of {batch}, {steps / per_pass:.1f} passes over {triplets:,} training triplets"
 
 
 def training_arguments(config: TrainConfig, output_dir: Path, precision: str, has_val: bool):
@@ -322,6 +330,8 @@ def train_specter(config: TrainConfig, callbacks: list | None = None) -> Path:
         trainer.remove_callback(ProgressCallback)
 
     # 7. Train (resuming from the last checkpoint of an interrupted run).
+    if is_main_process() and config.progress_bar:  # not with --quiet
+        print(f"budget: {describe_budget(config, data.train.used, global_batch_size(config, world))}", file=sys.stderr)
     if checkpoint is not None:
         logger.info("resuming from %s", checkpoint)
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
