@@ -122,7 +122,7 @@ def test_benchmark_and_triplets_do_not_depend_on_the_string_hash_seed(tmp_path):
             ["build-benchmark", "--corpus", "synthetic", "--out", str(out / "b"), "--n-queries", "20"],
             ["mine", "--data-dir", str(out / "b" / "train"), "--out", str(out / "t")],
         ]
-        run = f"import sys\nfrom specter_utils.cli import main\nfor argv in {commands!r}:\n    assert main(argv) == 0, argv"
+        run = f"from specter_utils.cli import main\nfor argv in {commands!r}:\n    assert main(argv) == 0, argv"
         done = subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(((out / "b" / "train" / "data.json").read_bytes(), (out / "t" / "train.jsonl").read_bytes()))
