@@ -54,10 +54,13 @@ def _script(*args: str) -> subprocess.CompletedProcess:
     this process with stdout and stderr captured: the same arguments, exit code and output as :func:`_command`
     without a fresh interpreter importing torch for each of the dozen invocations below (an uncaught exception
     raises here, where the command would print a traceback). :func:`_command` runs it as a command where that is
-    what is checked."""
+    what is checked: a refused run's exit code and its one line."""
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = runpy.run_path(str(SCRIPT))["main"](list(args))
+        try:
+            code = runpy.run_path(str(SCRIPT))["main"](list(args))
+        except SystemExit as exc:  # argparse's --help and usage errors exit, as the command does
+            code = exc.code
     return subprocess.CompletedProcess([str(SCRIPT), *args], code, stdout.getvalue(), stderr.getvalue())
 
 
@@ -71,7 +74,7 @@ def run_dir(tmp_path_factory):
 
 
 def test_the_command_line_has_help():
-    done = _command("--help")
+    done = _script("--help")
     assert done.returncode == 0 and "--table" in done.stdout and "--settings" in done.stdout
 
 
