@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,14 +26,20 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 
 
 # The two workers (pyproject: -n 2 --dist loadgroup --no-loadscope-reorder) take whole groups in this order: these
-# files first, longest first (pytest --durations), so that neither worker starts a long file while the other is
-# nearly done; the rest follow in collection order. A file missing here costs time, never a test.
+# groups (a file, or a name of SHARED_FIXTURE_GROUPS) first, longest first (pytest --durations; the per-worker line at
+# the end of a run shows the balance), so that neither worker starts a long group while the other is nearly done;
+# the rest follow in collection order. A group missing here costs time, never a test.
 LONGEST_FIRST = (
     "tests/test_notebooks.py",
-    "tests/test_recipe_levers.py",
-    "tests/test_colab.py",
     "tests/test_ray_engine.py",
+    "hepth",
+    "tests/test_colab.py",
+    "tests/test_distributed.py",
+    "tests/test_recipe_levers.py",
+    "tests/test_training_run.py",
     "tests/test_preset_corpora.py",
+    "tests/test_embed.py",
+    "tests/test_wheel.py",
 )
 # tests reading the same costly session fixture share a worker, so it is built once
 SHARED_FIXTURE_GROUPS = {"hepth_corpus": "hepth"}
@@ -49,10 +56,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
 
     def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::")[0]
-        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+        marker = item.get_closest_marker("xdist_group")
+        group = marker.args[0] if marker.args else marker.kwargs.get("name")
+        return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: each file's tests keep their order
+
+
+# per xdist worker, on the controller: [seconds its tests took (setup, call, teardown), seconds from the session's
+# start to its last report], printed at the end so that the balance of LONGEST_FIRST can be read off any run
+WORKER_TIMES: dict[str, list[float]] = {}
+SESSION_START = [time.monotonic()]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    SESSION_START[0] = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    node = getattr(report, "node", None)  # the worker, set by xdist on the controller's copy of a report
+    if node is not None:
+        times = WORKER_TIMES.setdefault(node.gateway.id, [0.0, 0.0])
+        times[0] += report.duration
+        times[1] = time.monotonic() - SESSION_START[0]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if WORKER_TIMES:
+        terminalreporter.write_line(
+            "per worker: "
+            + "; ".join(
+                f"{w} {busy:.0f} s of tests, done at {end:.0f} s" for w, (busy, end) in sorted(WORKER_TIMES.items())
+            )
+        )
 
 
 @pytest.fixture(scope="session")

@@ -108,7 +108,8 @@ def test_max_class_papers_samples_every_class_with_the_same_fraction(tmp_path: P
 
 
 def test_benchmark_and_triplets_do_not_depend_on_the_string_hash_seed(tmp_path):
-    """Two processes with different PYTHONHASHSEED build the same data.json and mine the same triplets."""
+    """Two processes with different PYTHONHASHSEED build the same data.json and mine the same triplets (each process
+    runs both commands through the command line's main, one after the other)."""
     import os
     import subprocess
     import sys
@@ -117,13 +118,12 @@ def test_benchmark_and_triplets_do_not_depend_on_the_string_hash_seed(tmp_path):
     for hash_seed in ("1", "2"):
         out = tmp_path / f"hash{hash_seed}"
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        for argv in (
+        commands = [
             ["build-benchmark", "--corpus", "synthetic", "--out", str(out / "b"), "--n-queries", "20"],
             ["mine", "--data-dir", str(out / "b" / "train"), "--out", str(out / "t")],
-        ):
-            done = subprocess.run(
-                [sys.executable, "-m", "specter_utils", *argv], env=env, capture_output=True, text=True
-            )
-            assert done.returncode == 0, done.stderr[-2000:]
+        ]
+        run = f"from specter_utils.cli import main\nfor argv in {commands!r}:\n    assert main(argv) == 0, argv"
+        done = subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(((out / "b" / "train" / "data.json").read_bytes(), (out / "t" / "train.jsonl").read_bytes()))
     assert outputs[0] == outputs[1]

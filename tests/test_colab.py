@@ -113,15 +113,16 @@ def test_notebooks_01_to_04_run_under_a_simulated_colab_from_the_wheel(
         ).stdout.strip()
     )
     assert shipped.parent.name == "package_data" and REPO_ROOT not in shipped.parents
-    for name in FIRST_FOUR:
-        overrides = {"training.base_model": str(random_tiny_model)}
-        parameters = json.dumps({"run_dir": "results/colab", "preset": "smoke", "overrides": overrides})
-        run = (
-            "import json, sys, papermill as pm; "
-            f"pm.execute_notebook({str(shipped / (name + '.ipynb'))!r}, {str(tmp_path / (name + '.ipynb'))!r}, "
-            f"parameters=json.loads({parameters!r}), kernel_name='python3', cwd={str(content)!r}, progress_bar=False)"
-        )
-        subprocess.run([python, "-c", run], env=env, cwd=content, check=True)
+    overrides = {"training.base_model": str(random_tiny_model)}
+    parameters = json.dumps({"run_dir": "results/colab", "preset": "smoke", "overrides": overrides})
+    # one papermill process runs the four in turn, each in a kernel of its own, as a Colab user runs them
+    run = (
+        "import json, sys, papermill as pm\n"
+        f"for name in {list(FIRST_FOUR)!r}:\n"
+        f"    pm.execute_notebook(f'{shipped}/{{name}}.ipynb', f'{tmp_path}/{{name}}.ipynb', "
+        f"parameters=json.loads({parameters!r}), kernel_name='python3', cwd={str(content)!r}, progress_bar=False)"
+    )
+    subprocess.run([python, "-c", run], env=env, cwd=content, check=True)
     installs = [json.loads(line) for line in log.read_text().splitlines()]
     assert installs and all(args == ["install", "--quiet", "--no-deps", str(wheel)] for args in installs)
     assert (content / "results" / "colab" / "04_embed_papers" / "metrics.json").exists()  # where Colab works

@@ -18,6 +18,7 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
+from specter_utils.cli import main
 from specter_utils.io import write_json
 from specter_utils.spec import train_config
 from specter_utils.training.train import resolve_precision, train_specter
@@ -205,8 +206,9 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert (out / "checkpoints" / "checkpoint-4").is_dir() and not (out / "model").exists()
 
-    # Resume through the command line, as a user would.
-    argv = [sys.executable, "-m", "specter_utils", "train", "--triplets", str(triplet_dir)]
+    # Resume through the command line, as a user would (its main, in this process: the kill above is the one step
+    # that needs a process of its own)
+    argv = ["train", "--triplets", str(triplet_dir)]
     argv += ["--metadata", str(triplet_dir / "metadata.json"), "--out", str(out)]
     for name, value in config.items():
         if name not in {"triplets", "metadata", "out", "profile", "recipe"} and isinstance(value, int | float | str):
@@ -214,8 +216,7 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
                 argv.append(f"--{'' if value else 'no-'}{name.replace('_', '-')}")
             else:
                 argv += [f"--{name.replace('_', '-')}", str(value)]
-    resumed = subprocess.run(argv, env=env, capture_output=True, text=True)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert main(argv) == 0
     summary = json.loads((out / "model" / "specter_training.json").read_text())
     # Resumed mid-epoch 2: the trainer skips the batch already seen, in the same (seed, epoch) order.
     assert summary["resumed_from"] == "checkpoint-4" and summary["results"]["global_step"] == 6
@@ -231,7 +232,6 @@ def test_killed_run_resumes_to_the_same_weights(random_tiny_model, triplet_dir, 
 
 
 def test_train_quiet_draws_no_progress_bar(random_tiny_model, triplet_dir, tmp_path, capfd):
-    from specter_utils.cli import main
 
     argv = ["train", "--triplets", str(triplet_dir), "--metadata", str(triplet_dir / "metadata.json")]
     argv += ["--out", str(tmp_path / "q"), "--base-model", str(random_tiny_model), "--profile", "cpu"]
