@@ -176,8 +176,8 @@ class TrainConfig:
     epochs: float = setting(2.0, "passes over the training triplets (the paper's by default)")
     max_steps: int = setting(
         -1,
-        "> 0: the training budget in optimiser steps, whatever epochs says (passes over the triplets repeat until it"
-        " is spent, so a small corpus makes more passes); -1 = run all epochs",
+        "> 0: the training budget in optimiser steps (passes over the triplets repeat until it is spent, so a small"
+        " corpus makes more passes); -1 = run all epochs. Naming epochs without max_steps sets the budget in passes",
     )
     seed: int = setting(
         0, "model head init, data order and dropout (a run sets it from its own seed); report a spread over seeds"
