@@ -56,6 +56,14 @@ def test_macro_f1_equals_sklearn_and_the_paired_delta_is_signed():
     good = np.where(rng.random(300) < 0.8, truth, rng.integers(0, 5, size=300))
     bad = np.where(rng.random(300) < 0.4, truth, rng.integers(0, 5, size=300))
     assert macro_f1(truth, good, 5) == pytest.approx(100 * f1_score(truth, good, average="macro"))
+    # a stack of resampled rows (as scipy's vectorized bootstrap passes them): one score per row, as row by row,
+    # a class absent from a row's truth and prediction left out of that row's mean
+    rows = rng.integers(0, 300, size=(6, 300))
+    rows[0] = np.flatnonzero(truth != 4)[0]  # one paper repeated: a single class present
+    stacked = macro_f1(truth[rows], good[rows], 5)
+    assert stacked.shape == (6,)
+    for row, value in zip(rows, stacked, strict=True):
+        assert value == pytest.approx(100 * f1_score(truth[row], good[row], average="macro"))
     labels = [f"c{v}" for v in truth]
     test = paired_f1_delta(labels, [f"c{v}" for v in good], [f"c{v}" for v in bad], n_resamples=400)
     assert test["ci_low"] > 0 and test["diff"] > test["ci_low"] and test["p"] < 0.01

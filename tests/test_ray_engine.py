@@ -90,7 +90,7 @@ def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunk
 ) -> None:
     """One Ray run killed before its files were written, then resumed: its vectors match the local embedder's, and
     the rerun sends only the chunk that lost rows back through Ray (one test, so the actor pool starts twice, not
-    three times)."""
+    three times; two actors the first time, one for the rerun's single chunk)."""
     papers, out = make_papers(24), tmp_path / "ray.jsonl"
     spec, run = EmbedConfig(batch_size=4, max_length=48), EmbedRun(chunk_size=8, progress=False)
     local = embed_to_file(spec, papers, tmp_path / "local.jsonl", EmbedRun(progress=False))
@@ -103,6 +103,7 @@ def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunk
         embed_with_ray(spec, papers, out, run, workers=2)
     monkeypatch.undo()
     vectors_dir = Path(f"{out}.ray") / "vectors"
+    assert json.loads((Path(f"{out}.ray") / ray_engine.ACTORS).read_text())["size"] == 2  # a pool of two actors
     first = ray_engine.finished_rows(vectors_dir, 384)
     assert sorted(first) == list(range(len(papers))) and not out.exists()
     by_row = np.vstack([first[r] for r in range(len(papers))])
@@ -130,7 +131,7 @@ def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunk
         return original(paths, **kwargs)
 
     monkeypatch.setattr(local_ray.data, "read_parquet", spy)
-    result = embed_with_ray(spec, papers, out, run, workers=2)
+    result = embed_with_ray(spec, papers, out, run, workers=1)  # one chunk left: one actor (one model load)
     # only the chunk that lost rows went back through Ray
     assert sorted(Path(p).name for p in read) == [f"chunk-{c:06d}.parquet" for c in sorted(lost_chunks)]
     assert result.info["resumed_papers"] == len(papers) - 8 * len(lost_chunks)
@@ -139,7 +140,7 @@ def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunk
     assert written.ids == local.ids == [p.paper_id for p in papers]
     assert cosine_rows(written.vectors, by_row).min() >= 0.9999
     assert cosine_rows(written.vectors, local.vectors).min() >= 0.9999
-    assert written.info["engine"] == "ray" and written.info["device"] == "ray: 2 cpu actor(s)"
+    assert written.info["engine"] == "ray" and written.info["device"] == "ray: 1 cpu actor(s)"  # the rerun's plan
     assert written.info["pooling_detail"] == local.info["pooling_detail"]
     assert "resumed_papers" not in json.loads(out.with_suffix(".meta.json").read_text())
     assert not Path(f"{out}.ray").exists()  # the work folder goes once the files are written

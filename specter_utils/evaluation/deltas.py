@@ -112,14 +112,22 @@ def ranking_deltas(
     return from_paired(compare_rows(scored, [reference], list(qrels), n_resamples), reference)
 
 
-def macro_f1(codes_true: np.ndarray, codes_pred: np.ndarray, n_classes: int) -> float:
-    """Macro-F1 x 100 over the classes present in truth or prediction (sklearn's ``average="macro"``)."""
-    counts = np.bincount(codes_true * n_classes + codes_pred, minlength=n_classes * n_classes).reshape(n_classes, -1)
-    tp = np.diag(counts).astype(float)
-    true_n, pred_n = counts.sum(axis=1), counts.sum(axis=0)
-    present = (true_n + pred_n) > 0
-    f1 = np.divide(2 * tp, true_n + pred_n, out=np.zeros_like(tp), where=(true_n + pred_n) > 0)
-    return 100.0 * float(f1[present].mean())
+def macro_f1(codes_true: np.ndarray, codes_pred: np.ndarray, n_classes: int) -> np.ndarray | float:
+    """Macro-F1 x 100 over the classes present in truth or prediction (sklearn's ``average="macro"``); a float for
+    one row of papers, an array for a stack of rows (the last axis: papers), as scipy's vectorized resamples give."""
+    truth, pred = np.atleast_2d(codes_true), np.atleast_2d(codes_pred)
+    rows = truth.reshape(-1, truth.shape[-1]) * n_classes + pred.reshape(-1, pred.shape[-1])
+    square = n_classes * n_classes
+    offsets = np.arange(len(rows))[:, None] * square
+    counts = np.bincount((rows + offsets).ravel(), minlength=len(rows) * square).reshape(-1, n_classes, n_classes)
+    tp = np.diagonal(counts, axis1=1, axis2=2).astype(float)
+    both = counts.sum(axis=2) + counts.sum(axis=1)  # true + predicted per class
+    present = both > 0
+    f1 = np.divide(2 * tp, both, out=np.zeros_like(tp), where=present)
+    scores = 100.0 * f1.sum(axis=1) / present.sum(axis=1)
+    if np.ndim(codes_true) == 1 and np.ndim(codes_pred) == 1:
+        return float(scores[0])
+    return scores.reshape(np.broadcast_shapes(np.shape(codes_true), np.shape(codes_pred))[:-1])
 
 
 def _label_codes(*label_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
@@ -129,16 +137,17 @@ def _label_codes(*label_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
 
 
 def _papers_bootstrap(
-    statistic: Callable[[np.ndarray], float], n_papers: int, n_resamples: int, rng: np.random.Generator
+    statistic: Callable[[np.ndarray], np.ndarray], n_papers: int, n_resamples: int, rng: np.random.Generator
 ) -> tuple[float, float]:
-    """95% percentile bootstrap CI of ``statistic(indices)`` over the papers (scipy's ``stats.bootstrap``)."""
+    """95% percentile bootstrap CI of ``statistic(indices)`` over the papers (scipy's ``stats.bootstrap``, every
+    resample at once: ``statistic`` takes a stack of index rows and returns one value per row)."""
 
-    def on_indices(i: np.ndarray) -> float:
-        return statistic(np.asarray(i, dtype=int))
+    def on_indices(i: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(statistic(np.asarray(i, dtype=int)))
 
     indices = (np.arange(n_papers),)
     boot = stats.bootstrap(
-        indices, on_indices, n_resamples=n_resamples, method="percentile", vectorized=False, random_state=rng
+        indices, on_indices, n_resamples=n_resamples, method="percentile", vectorized=True, random_state=rng
     )
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
@@ -160,16 +169,19 @@ def paired_f1_delta(
         return {"diff": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p": 1.0, "papers": len(truth)}
     rng = np.random.default_rng(seed)
 
-    def statistic(i: np.ndarray) -> float:
+    def statistic(i: np.ndarray) -> np.ndarray:
         return macro_f1(truth[i], a[i], k) - macro_f1(truth[i], b[i], k)
 
     low, high = _papers_bootstrap(statistic, len(truth), n_resamples, rng)
 
-    def swapped(x: np.ndarray, y: np.ndarray) -> float:  # each paper's two predictions swapped or not
-        return macro_f1(truth, x.astype(int), k) - macro_f1(truth, y.astype(int), k)
+    def swapped(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:  # each paper's predictions swapped or not
+        x, y = np.asarray(x).astype(int), np.asarray(y).astype(int)
+        return np.asarray(
+            macro_f1(np.broadcast_to(truth, x.shape), x, k) - macro_f1(np.broadcast_to(truth, y.shape), y, k)
+        )
 
     perm = stats.permutation_test(
-        (a, b), swapped, permutation_type="samples", n_resamples=n_resamples, vectorized=False, random_state=rng
+        (a, b), swapped, permutation_type="samples", n_resamples=n_resamples, vectorized=True, random_state=rng
     )
     return {"diff": diff, "ci_low": low, "ci_high": high, "p": float(perm.pvalue), "papers": len(truth)}
 
