@@ -78,11 +78,13 @@ def _restatements(settings: dict, lower: dict) -> list[str]:
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_a_preset_states_only_what_it_changes(preset: str) -> None:
-    """Every value of a preset file differs from what the layers below it give (defaults, profile, recipe)."""
+    """Every value of a preset file differs from what the layers below it give (defaults, the preset it extends,
+    profile, recipe)."""
     from specter_utils.spec import file_layers
 
-    (label, settings), *_ = reversed(file_layers(preset))
-    below, _ = resolve_layers([("profile", {"training.profile": settings.get("training.profile", "")})])
+    *parents, (label, settings) = file_layers(preset)
+    profile = settings.get("training.profile") or load_spec(preset)["training.profile"]
+    below, _ = resolve_layers([*parents, ("profile", {"training.profile": profile})])
     restated = _restatements({k: v for k, v in settings.items() if k != "training.profile"}, below)
     assert restated == [], f"{preset}.yaml restates {restated}"
 
