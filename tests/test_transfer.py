@@ -52,7 +52,9 @@ def test_rows_are_paired_against_the_targets_base_and_read_by_one_holm_family(
     assert set(result["tests"]) == {"same/cite", "same/cocite", "other/cite", "other/cocite"}
     for task in ("cite", "cocite"):
         same = result["tests"][f"same/{task}"]
-        assert same["diff"] == pytest.approx(0, abs=1e-9) and same["seeds"] == 2 and same["reference_seeds"] == 1  # the base's own vectors
+        assert (
+            same["diff"] == pytest.approx(0, abs=1e-9) and same["seeds"] == 2 and same["reference_seeds"] == 1
+        )  # the base's own vectors
         assert result["maps"]["same"][task] == pytest.approx(result["maps"]["base"][task] * 2)
         assert same["units"] == result["queries"][task] > 0
         other = result["tests"][f"other/{task}"]
