@@ -15,7 +15,7 @@ PRESET_HELP = (
     "Presets: smoke (the tests' tiny run), demo (the offline quick start on a CPU, on the bundled CiteSeer), hepth (the real hep-th corpus "
     "end to end on a CPU), citeseer (the topic showcase: CiteSeer's 6 topics end to end on a CPU), arxiv (the scale "
     "run: arXiv-2023, titles only, every paper embedded), general (hep-th and arXiv-2023 together: a model to start "
-    "from with --base-model), scidocs (the paper's setup, on a GPU); the README gives the measured time of each "
+    "from: training.base_model), scidocs (the paper's setup, on a GPU); the README gives the measured time of each "
     "preset with a committed report (arxiv, citeseer, demo, hepth); general and scidocs have not been run as a "
     "whole, and smoke runs inside the tests, so none of them has a time; "
     "`specter-utils spec show --preset NAME` prints every setting of one with where it came from."
