@@ -150,13 +150,18 @@ def random_tiny_model(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT of width 32 with MiniLM's tokenizer: a Trainer step takes milliseconds.
 
     Built once per session and only read: a test that changes it works on a copy."""
+    return save_random_bert(tmp_path_factory.mktemp("random_bert"), seed=0)
+
+
+def save_random_bert(out: Path, seed: int) -> Path:
+    """A randomly initialised 2-layer BERT of width 32 (weights drawn with ``seed``) and MiniLM's tokenizer, saved
+    in ``out``."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from specter_utils.models import resolve_model
 
-    torch.manual_seed(0)
-    out = tmp_path_factory.mktemp("random_bert")
+    torch.manual_seed(seed)
     config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
     BertModel(config).save_pretrained(out)
     AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import save_random_bert
 
 from specter_utils.errors import DataError
 from specter_utils.io import write_json
@@ -28,17 +29,7 @@ def target(tmp_path_factory, random_tiny_model):
 @pytest.fixture(scope="module")
 def other_model(tmp_path_factory):
     """Another tiny random model: different weights, the same tokenizer."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from specter_utils.models import resolve_model
-
-    torch.manual_seed(1)
-    out = tmp_path_factory.mktemp("other_bert")
-    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    BertModel(config).save_pretrained(out)
-    AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(out)
-    return out
+    return save_random_bert(tmp_path_factory.mktemp("other_bert"), seed=1)
 
 
 def test_rows_are_paired_against_the_targets_base_and_read_by_one_holm_family(
