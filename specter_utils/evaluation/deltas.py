@@ -137,17 +137,22 @@ def _label_codes(*label_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
 
 
 def _papers_bootstrap(
-    statistic: Callable[[np.ndarray], np.ndarray], n_papers: int, n_resamples: int, rng: np.random.Generator
+    statistic: Callable[[np.ndarray], Any],
+    n_papers: int,
+    n_resamples: int,
+    rng: np.random.Generator,
+    vectorized: bool = False,
 ) -> tuple[float, float]:
-    """95% percentile bootstrap CI of ``statistic(indices)`` over the papers (scipy's ``stats.bootstrap``, every
-    resample at once: ``statistic`` takes a stack of index rows and returns one value per row)."""
+    """95% percentile bootstrap CI of ``statistic(indices)`` over the papers (scipy's ``stats.bootstrap``). With
+    ``vectorized``, ``statistic`` takes a stack of index rows (every resample at once) and returns one value per
+    row; else one row of indices and a float."""
 
     def on_indices(i: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(statistic(np.asarray(i, dtype=int)))
 
     indices = (np.arange(n_papers),)
     boot = stats.bootstrap(
-        indices, on_indices, n_resamples=n_resamples, method="percentile", vectorized=True, random_state=rng
+        indices, on_indices, n_resamples=n_resamples, method="percentile", vectorized=vectorized, random_state=rng
     )
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
@@ -172,7 +177,7 @@ def paired_f1_delta(
     def statistic(i: np.ndarray) -> np.ndarray:
         return macro_f1(truth[i], a[i], k) - macro_f1(truth[i], b[i], k)
 
-    low, high = _papers_bootstrap(statistic, len(truth), n_resamples, rng)
+    low, high = _papers_bootstrap(statistic, len(truth), n_resamples, rng, vectorized=True)
 
     def swapped(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:  # each paper's predictions swapped or not
         x, y = np.asarray(x).astype(int), np.asarray(y).astype(int)
