@@ -2,9 +2,9 @@
 
 The ``general`` preset trains one model on hep-th's and arXiv-2023's citations together, for a user to start from
 (``training.base_model``). Whether it helps on a corpus it never saw is this study's question: every trained seed
-and the base are embedded as the target run's specification embeds (its length, its papers), scored per query on the target
-benchmark's split, and each model is tested against the base with the two-level bootstrap over seeds and queries
-(``evaluation.hierarchical``), every comparison of the table one Holm family.
+and the base are embedded as the target run's specification embeds (its length, its papers), scored per query on
+the target benchmark's split, and each model is tested against the base with the two-level bootstrap over seeds and
+queries (``evaluation.hierarchical``), every comparison of the table one Holm family.
 """
 
 from __future__ import annotations
