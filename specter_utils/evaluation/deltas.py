@@ -130,6 +130,18 @@ def macro_f1(codes_true: np.ndarray, codes_pred: np.ndarray, n_classes: int) -> 
     return scores.reshape(np.broadcast_shapes(np.shape(codes_true), np.shape(codes_pred))[:-1])
 
 
+ROWS_AT_ONCE = 256  # resampled rows scored in one block: memory stays at a few blocks x papers, whatever the resamples
+
+
+def _by_blocks(score: Callable[..., Any], *stacks: np.ndarray) -> np.ndarray:
+    """``score`` over stacks of resampled rows (the last axis: papers) in blocks of ``ROWS_AT_ONCE`` rows, so a
+    test's extra memory does not grow with its resamples; a single row is one call."""
+    if np.ndim(stacks[0]) == 1:
+        return np.asarray(score(*stacks))
+    blocks = range(0, len(stacks[0]), ROWS_AT_ONCE)
+    return np.concatenate([np.atleast_1d(score(*(s[b : b + ROWS_AT_ONCE] for s in stacks))) for b in blocks])
+
+
 def _label_codes(*label_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
     """Each list of labels as integer codes over the sorted union of all of them, and the number of labels."""
     code = {label: i for i, label in enumerate(sorted({str(y) for labels in label_lists for y in labels}))}
@@ -175,15 +187,16 @@ def paired_f1_delta(
     rng = np.random.default_rng(seed)
 
     def statistic(i: np.ndarray) -> np.ndarray:
-        return macro_f1(truth[i], a[i], k) - macro_f1(truth[i], b[i], k)
+        return _by_blocks(lambda j: macro_f1(truth[j], a[j], k) - macro_f1(truth[j], b[j], k), i)
 
     low, high = _papers_bootstrap(statistic, len(truth), n_resamples, rng, vectorized=True)
 
     def swapped(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:  # each paper's predictions swapped or not
-        x, y = np.asarray(x).astype(int), np.asarray(y).astype(int)
-        return np.asarray(
-            macro_f1(np.broadcast_to(truth, x.shape), x, k) - macro_f1(np.broadcast_to(truth, y.shape), y, k)
-        )
+        def diff(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            x, y = x.astype(int), y.astype(int)
+            return macro_f1(np.broadcast_to(truth, x.shape), x, k) - macro_f1(np.broadcast_to(truth, y.shape), y, k)
+
+        return _by_blocks(diff, np.asarray(x), np.asarray(y))
 
     perm = stats.permutation_test(
         (a, b), swapped, permutation_type="samples", n_resamples=n_resamples, vectorized=True, random_state=rng
