@@ -20,10 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specter_utils.io import read_json
 from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
 from specter_utils.runs import RunPaths
-from specter_utils.spec import load_spec
+from specter_utils.studies.levers import recorded_spec
 from specter_utils.studies.transfer import transfer_rows, write_transfer
 from specter_utils.workflow.train import train
 
@@ -44,8 +43,7 @@ def trained_seed(source: Path, seed: int) -> Path:
     model = out / "model"
     if (out / "done").is_file():
         return model
-    record = read_json(source / PIPELINE_FILE)
-    spec = load_spec(record["preset"], {**record.get("overrides", {}), "seed": seed})
+    spec = recorded_spec(source, {"seed": seed})
     paths = RunPaths.of(source)
     train(spec, paths.triplets_dir, paths.train_data_dir / METADATA_FILE, out, paths.built_scidocs_dir)
     (out / "done").write_text(f"seed {seed}\n")

@@ -94,14 +94,19 @@ def study_papers(scidocs: Path, tasks: Sequence[str], splits: Sequence[str] = EV
     return papers
 
 
-def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
-    """The specification the run folder was built with (``pipeline.json``: preset and overrides), with the study's
-    ``STUDY_BASE`` and then ``common``."""
+def recorded_spec(run_dir: Path, extra: Mapping[str, Any] | None = None) -> RunSpec:
+    """The specification the run folder was built with (``pipeline.json``: preset and overrides), then ``extra``."""
     record_file = run_dir / PIPELINE_FILE
     if not record_file.is_file():
         raise DataError(f"no {PIPELINE_FILE}: build the run folder with `specter-utils run --notebooks 01`", run_dir)
     record = read_json(record_file)
-    return load_spec(record["preset"], {**record.get("overrides", {}), **STUDY_BASE, **common})
+    return load_spec(record["preset"], {**record.get("overrides", {}), **(extra or {})})
+
+
+def run_spec(run_dir: Path, common: Mapping[str, Any]) -> RunSpec:
+    """The run folder's recorded specification (:func:`recorded_spec`) with the study's ``STUDY_BASE`` and then
+    ``common``."""
+    return recorded_spec(run_dir, {**STUDY_BASE, **common})
 
 
 def scores(embedding_file: Path, qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[str, Any]:

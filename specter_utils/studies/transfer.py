@@ -17,25 +17,15 @@ from typing import Any
 from specter_utils.errors import DataError
 from specter_utils.evaluation.hierarchical import adjust_family, ranking_test, reading_sentence
 from specter_utils.evaluation.paired import RowScores
+from specter_utils.evaluation.suite import RESULT_KEYS
 from specter_utils.executed import machine_info, source_commit
-from specter_utils.io import atomic_write, read_json, write_json
-from specter_utils.layout import PIPELINE_FILE
+from specter_utils.io import atomic_write, write_json
+from specter_utils.presentation.tables import mean_sd
 from specter_utils.runs import RunPaths, corpus_label
-from specter_utils.spec import RunSpec, load_spec
-from specter_utils.studies.levers import BASE, TASKS, difference_cell, scores, study_papers
+from specter_utils.spec import RunSpec
+from specter_utils.studies.levers import BASE, TASKS, difference_cell, recorded_spec, scores, study_papers
 from specter_utils.workflow.embed import embed
 from specter_utils.workflow.sweep import ranking_qrels
-
-TASK_NAMES = {"cite": "cite", "cocite": "co-cite"}
-
-
-def target_spec(target_run: Path) -> RunSpec:
-    """The specification the target run folder was built with (its ``pipeline.json``): how its papers are embedded."""
-    record_file = target_run / PIPELINE_FILE
-    if not record_file.is_file():
-        raise DataError(f"no {PIPELINE_FILE}: build the target with `specter-utils run --notebooks 01`", target_run)
-    record = read_json(record_file)
-    return load_spec(record["preset"], record.get("overrides", {}))
 
 
 def embed_row(spec: RunSpec, model: str | Path, context: Mapping[str, Any], out: Path) -> dict[str, Any]:
@@ -55,7 +45,7 @@ def transfer_rows(
 ) -> dict[str, Any]:
     """Score the base model and every ``{name: [model folder per seed]}`` on ``target_run``'s benchmark ``split``;
     test each name against the base. Embeddings are kept under ``work`` (one file per model and seed)."""
-    spec = target_spec(target_run)
+    spec = recorded_spec(target_run)  # embedded as the target run embeds: its length, its papers
     paths = RunPaths.of(target_run)
     scidocs = paths.built_scidocs_dir
     context = {"papers": study_papers(scidocs, tasks, (split,)), "qrels": ranking_qrels(scidocs, split, tasks)}
@@ -89,14 +79,14 @@ def transfer_rows(
 def transfer_table(result: Mapping[str, Any]) -> str:
     """The transfer rows as markdown: MAP (mean ± sd over seeds) per task and each model minus the base."""
     tasks = list(result["queries"])
-    head = "| model | seeds | " + " | ".join(f"{TASK_NAMES.get(t, t)} MAP" for t in tasks)
-    head += " | " + " | ".join(f"{TASK_NAMES.get(t, t)}: minus base" for t in tasks) + " |"
+    head = "| model | seeds | " + " | ".join(f"{RESULT_KEYS[t]} MAP" for t in tasks)
+    head += " | " + " | ".join(f"{RESULT_KEYS[t]}: minus base" for t in tasks) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(tasks))]
     for name, maps in result["maps"].items():
         cells = [_map_cell(maps[t]) for t in tasks]
         diffs = ["" if name == BASE else difference_cell(result["tests"][f"{name}/{t}"]) for t in tasks]
         lines.append(f"| {name} | {len(maps[tasks[0]])} | " + " | ".join(cells + diffs) + " |")
-    queries = ", ".join(f"{n} {TASK_NAMES.get(t, t)}" for t, n in result["queries"].items())
+    queries = ", ".join(f"{n} {RESULT_KEYS[t]}" for t, n in result["queries"].items())
     lines.append("")
     lines.append(
         f"{result['target']}, {result['split']} split ({queries} queries), every row embedded at "
@@ -106,16 +96,13 @@ def transfer_table(result: Mapping[str, Any]) -> str:
     for key, test in result["tests"].items():
         name, task = key.split("/")
         lines.append("")
-        lines.append("- " + reading_sentence(name, BASE, f"{TASK_NAMES.get(task, task)} MAP", test))
+        lines.append("- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test))
     return "\n".join(lines) + "\n"
 
 
 def _map_cell(values: Sequence[float]) -> str:
-    mean = sum(values) / len(values)
-    if len(values) == 1:
-        return f"{mean:.2f}"
-    spread = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
-    return f"{mean:.2f} ± {spread:.2f}"
+    mean, sd = mean_sd(values)
+    return f"{mean:.2f}" + (f" ± {sd:.2f}" if len(values) > 1 else "")
 
 
 def write_transfer(result: Mapping[str, Any], out: Path) -> None:
