@@ -54,6 +54,7 @@ def test_rows_are_paired_against_the_targets_base_and_read_by_one_holm_family(
     assert "| model | seeds | cite MAP | co-cite MAP | cite: minus base | co-cite: minus base |" in table
     assert "Holm over the table's 4 comparisons" in table and "test split" in table
     assert "no difference detected" in table  # the identical row, by the one reading rule
+    assert "Screens, not findings (fewer than 3 seeds): `same` (2 seeds), `other` (1 seed)." in table
 
     # a second call embeds nothing again: the files in work are read
     stamps = {p: p.stat().st_mtime_ns for p in work.glob("*.npy")}

@@ -126,6 +126,11 @@ def render_blocks(reports_root: str | Path, target: str | Path) -> dict[str, str
             target,
             "No CPU training benchmark is committed yet (python bench/bench_train_cpu.py RUN_DIR).",
         ),
+        "transfer": measured_block(
+            sorted((reports_root.parent / "experiments" / "measured").glob("general_transfer_*.md")),
+            target,
+            "No transfer table is committed yet (python experiments/general_transfer.py).",
+        ),
         "structure": measured_block(
             sorted((reports_root.parent / "experiments" / "measured").glob("structure_controls_*.md")),
             target,

@@ -23,7 +23,15 @@ from specter_utils.io import atomic_write, write_json
 from specter_utils.presentation.tables import mean_sd
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec
-from specter_utils.studies.levers import BASE, TASKS, difference_cell, recorded_spec, scores, study_papers
+from specter_utils.studies.levers import (
+    BASE,
+    FINDING_SEEDS,
+    TASKS,
+    difference_cell,
+    recorded_spec,
+    scores,
+    study_papers,
+)
 from specter_utils.workflow.embed import embed
 from specter_utils.workflow.sweep import ranking_qrels
 
@@ -82,6 +90,7 @@ def transfer_table(result: Mapping[str, Any]) -> str:
     head = "| model | seeds | " + " | ".join(f"{RESULT_KEYS[t]} MAP" for t in tasks)
     head += " | " + " | ".join(f"{RESULT_KEYS[t]}: minus base" for t in tasks) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(tasks))]
+    seeds = {name: len(maps[tasks[0]]) for name, maps in result["maps"].items() if name != BASE}
     for name, maps in result["maps"].items():
         cells = [_map_cell(maps[t]) for t in tasks]
         diffs = ["" if name == BASE else difference_cell(result["tests"][f"{name}/{t}"]) for t in tasks]
@@ -93,10 +102,12 @@ def transfer_table(result: Mapping[str, Any]) -> str:
         f"{result['max_length']} wordpieces; each difference a two-level bootstrap over seeds and queries, Holm over "
         f"the table's {len(result['tests'])} comparisons."
     )
+    screens = [f"`{name}` ({n} seed{'s' if n != 1 else ''})" for name, n in seeds.items() if n < FINDING_SEEDS]
+    if screens:
+        lines += ["", f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}."]
     for key, test in result["tests"].items():
         name, task = key.split("/")
-        lines.append("")
-        lines.append("- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test))
+        lines += ["", "- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test)]
     return "\n".join(lines) + "\n"
 
 
