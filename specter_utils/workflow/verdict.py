@@ -21,9 +21,9 @@ import numpy as np
 
 from specter_utils.config import EmbedConfig
 from specter_utils.evaluation.paired import paired_test, score_row
+from specter_utils.evaluation.suite import RESULT_KEYS
 from specter_utils.io import read_json
 from specter_utils.models import resolve_model
-from specter_utils.tasks import TASKS as TASK_TABLE
 from specter_utils.train_config import TrainConfig
 from specter_utils.training.model_card import SUMMARY_FILE, write_model_card
 from specter_utils.training.run_folder import CHECKPOINT_DIR
@@ -34,7 +34,6 @@ TASKS = ("cite", "cocite")
 SPLIT = "val"  # the verdict never reads the test split
 FINAL_MODEL_DIR = "model_final"  # where the final model goes when the verdict keeps another one
 MAX_CHECKPOINTS = 2  # checkpoints scored besides the final model: the last ones before it
-TASK_NAMES = {task.name: task.key for task in TASK_TABLE}  # how tables name a task: cocite -> co-cite
 
 
 def candidate_checkpoints(checkpoint_dir: Path, limit: int = MAX_CHECKPOINTS) -> list[tuple[int, Path]]:
@@ -75,9 +74,9 @@ def decide(
     versus = {task: paired_test(best[task], base[task]) for task in base}
     above = _mean_map(best) > _mean_map(base)
     kept = best_name if (above or keep == "last") else "base"
-    queries = ", ".join(f"{TASK_NAMES.get(t, t)} {len(ap)}" for t, ap in base.items())
+    queries = ", ".join(f"{RESULT_KEYS.get(t, t)} {len(ap)}" for t, ap in base.items())
     diffs = "; ".join(
-        f"{TASK_NAMES.get(t, t)} {d['diff']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]" for t, d in versus.items()
+        f"{RESULT_KEYS.get(t, t)} {d['diff']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]" for t, d in versus.items()
     )
     head = f"validation ({queries} queries), trained (step {best_step}) − base MAP: {diffs}"
     if kept == "base":
@@ -107,7 +106,7 @@ def decide(
 
 def _tested(versus: Mapping[str, Mapping[str, float]]) -> str:
     """What the intervals say of a kept model: a gain on every task only where every interval is above 0."""
-    below = [TASK_NAMES.get(t, t) for t, d in versus.items() if d["ci_high"] < 0]
+    below = [RESULT_KEYS.get(t, t) for t, d in versus.items() if d["ci_high"] < 0]
     if all(d["ci_low"] > 0 for d in versus.values()):
         return "above the base on every task (each 95% interval above 0)."
     if below:
