@@ -289,6 +289,14 @@ def test_a_difference_is_read_by_its_holm_adjusted_p_not_its_raw_p(tmp_path):
     assert raw < 0.05 <= adjusted  # detected alone, not among the table's 6 comparisons
     line = next(line for line in table.splitlines() if line.startswith("- `small` (3 seeds)"))
     assert "no difference detected against `tfidf-svd` on cite" in line and "higher than `tfidf-svd`" not in line
+    # what 80 queries can detect: from the spread of reference (averaged over its seeds) minus base
+    rows = read_rows(results)
+    base = rows[0]["per_query_ap"]["cite"]
+    seeds = [r["per_query_ap"]["cite"] for r in rows if r["setting"] == "reference"]
+    diffs = [np.mean([seed[q] for seed in seeds]) - base[q] for q in queries]
+    expected = 2.8016 * np.std(diffs, ddof=1) / np.sqrt(len(queries))  # z(0.975) + z(0.8)
+    power = next(line for line in table.splitlines() if line.startswith("- What these queries can detect"))
+    assert f"cite: {expected:.1f} MAP with its 80 queries" in power
 
 
 def test_the_header_states_the_test_and_the_size_of_its_holm_family(tmp_path):

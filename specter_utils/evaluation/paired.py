@@ -109,6 +109,27 @@ def paired_test(
     return {"queries": len(queries), "diff": mean, "ci_low": low, "ci_high": high, "p": float(perm.pvalue)}
 
 
+def detectable_difference(
+    row: Mapping[str, float], reference: Mapping[str, float], alpha: float = 0.05, power: float = 0.8
+) -> dict[str, float]:
+    """What a paired test over these queries can see, by the normal approximation: the smallest true mean
+    difference a two-sided test at ``alpha`` detects with probability ``power`` ((z(1 - alpha/2) + z(power)) x sd /
+    sqrt(n), sd the spread of the per-query differences ``row - reference``), and the queries that a difference of
+    2 points would need. It ignores a table's multiple-comparison adjustment and the seeds' spread, so the real
+    test sees less."""
+    queries = sorted(set(row) & set(reference))
+    if len(queries) < 2:
+        raise ValueError(f"a detectable difference needs at least 2 common queries, got {len(queries)}")
+    sd = float(np.std([row[q] - reference[q] for q in queries], ddof=1))
+    factor = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    return {
+        "queries": len(queries),
+        "sd": sd,
+        "detectable": factor * sd / np.sqrt(len(queries)),
+        "queries_for_2": float(np.ceil((factor * sd / 2.0) ** 2)),
+    }
+
+
 def seed_maps(maps: Sequence[float]) -> dict[str, Any]:
     """A row's MAP on one task over its seeds: each seed's (2 decimals), the mean and the sample sd (0.0 for one)."""
     return {

@@ -39,7 +39,7 @@ from specter_utils.evaluation.hierarchical import (
     p_text,
     verdict,
 )
-from specter_utils.evaluation.paired import RowScores, per_query_ap
+from specter_utils.evaluation.paired import RowScores, detectable_difference, per_query_ap
 from specter_utils.executed import machine_info, machine_label, source_commit
 from specter_utils.io import read_json
 from specter_utils.layout import METADATA_FILE, PIPELINE_FILE
@@ -535,4 +535,32 @@ def lever_reading(
         )
     if screens:
         lines.append(f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}.")
-    return ["Reading, computed from the rows above:", "", *lines] if lines or screens else []
+    power = power_sentence(by_setting, tasks, reference)
+    if power:
+        lines.append(power)
+    return ["Reading, computed from the rows above:", "", *lines] if lines else []
+
+
+def power_sentence(by_setting: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Sequence[str], reference: str) -> str:
+    """What these queries can detect, from the spread of the per-query differences between the reference
+    setting (its AP averaged over seeds) and the base model (:func:`evaluation.paired.detectable_difference`);
+    empty where either row is missing."""
+    if BASE not in by_setting or reference not in by_setting:
+        return ""
+    base, row = (RowScores(name, [], [r["per_query_ap"] for r in by_setting[name]]) for name in (BASE, reference))
+    found = {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
+    return power_line(found, reference)
+
+
+def power_line(found: Mapping[str, Mapping[str, float]], row: str) -> str:
+    """One sentence: per task, the difference its queries can detect and the queries 2 MAP would need."""
+    parts = [
+        f"{task}: {f['detectable']:.1f} MAP with its {f['queries']} queries (a difference of 2 would need about "
+        f"{f['queries_for_2']:,.0f})"
+        for task, f in found.items()
+    ]
+    return (
+        f"- What these queries can detect (80% power, two-sided 0.05 before Holm; normal approximation from the spread "
+        f"of `{row}` − `{BASE}` over queries; the seeds' spread and the adjustment make the table's test see "
+        f"less): " + "; ".join(parts) + "."
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from specter_utils.errors import DataError
 from specter_utils.evaluation.hierarchical import adjust_family, ranking_test, reading_sentence
-from specter_utils.evaluation.paired import RowScores
+from specter_utils.evaluation.paired import RowScores, detectable_difference
 from specter_utils.evaluation.suite import RESULT_KEYS
 from specter_utils.executed import machine_info, source_commit
 from specter_utils.io import atomic_write, write_json
@@ -28,6 +28,7 @@ from specter_utils.studies.levers import (
     FINDING_SEEDS,
     TASKS,
     difference_cell,
+    power_line,
     recorded_spec,
     scores,
     study_papers,
@@ -78,6 +79,10 @@ def transfer_rows(
         "base_model": str(spec.training.base_model),
         "maps": {row.name: {task: row.task_map(task) for task in tasks} for row in (base, *rows.values())},
         "tests": {f"{name}/{task}": test.as_dict() for (name, task), test in tests.items()},
+        "detectable": {
+            name: {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
+            for name, row in rows.items()
+        },
         "commit": source_commit(),
         "machine": machine_info(),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -108,6 +113,8 @@ def transfer_table(result: Mapping[str, Any]) -> str:
     for key, test in result["tests"].items():
         name, task = key.split("/")
         lines += ["", "- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test)]
+    for name, found in result.get("detectable", {}).items():
+        lines += ["", power_line({RESULT_KEYS[task]: f for task, f in found.items()}, name)]
     return "\n".join(lines) + "\n"
 
 
