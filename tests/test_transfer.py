@@ -55,6 +55,10 @@ def test_rows_are_paired_against_the_targets_base_and_read_by_one_holm_family(
     assert "Holm over the table's 4 comparisons" in table and "test split" in table
     assert "no difference detected" in table  # the identical row, by the one reading rule
     assert "Screens, not findings (fewer than 3 seeds): `same` (2 seeds), `other` (1 seed)." in table
+    assert result["train_seconds"] == {"same": [None, None], "other": [None]}  # random models record no training
+    timed = transfer_table({**result, "train_seconds": {"same": [None, None], "other": [3941.8]}})
+    assert "- `other` trained in 66 min per seed (each model's `specter_training.json`)." in timed
+    assert "`same` trained" not in timed
     other_power = result["detectable"]["other"]["cite"]
     assert other_power["queries"] == result["queries"]["cite"] and other_power["detectable"] > 0
     assert f"cite: {other_power['detectable']:.1f} MAP with its {other_power['queries']} queries" in table

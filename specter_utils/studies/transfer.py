@@ -19,7 +19,7 @@ from specter_utils.evaluation.hierarchical import adjust_family, ranking_test, r
 from specter_utils.evaluation.paired import RowScores, detectable_difference
 from specter_utils.evaluation.suite import RESULT_KEYS
 from specter_utils.executed import machine_info, source_commit
-from specter_utils.io import atomic_write, write_json
+from specter_utils.io import atomic_write, read_json, write_json
 from specter_utils.presentation.tables import mean_sd
 from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec
@@ -33,6 +33,7 @@ from specter_utils.studies.levers import (
     scores,
     study_papers,
 )
+from specter_utils.training.model_card import SUMMARY_FILE
 from specter_utils.workflow.embed import embed
 from specter_utils.workflow.sweep import ranking_qrels
 
@@ -79,6 +80,7 @@ def transfer_rows(
         "base_model": str(spec.training.base_model),
         "maps": {row.name: {task: row.task_map(task) for task in tasks} for row in (base, *rows.values())},
         "tests": {f"{name}/{task}": test.as_dict() for (name, task), test in tests.items()},
+        "train_seconds": {name: [train_seconds(folder) for folder in folders] for name, folders in models.items()},
         "detectable": {
             name: {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
             for name, row in rows.items()
@@ -87,6 +89,12 @@ def transfer_rows(
         "machine": machine_info(),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
+
+
+def train_seconds(model: str | Path) -> float | None:
+    """The training wall time a model folder records (``specter_training.json``), None where it has none."""
+    summary = Path(model) / SUMMARY_FILE
+    return read_json(summary).get("runtime_s") if summary.is_file() else None
 
 
 def transfer_table(result: Mapping[str, Any]) -> str:
@@ -107,6 +115,11 @@ def transfer_table(result: Mapping[str, Any]) -> str:
         f"{result['max_length']} wordpieces; each difference a two-level bootstrap over seeds and queries, Holm over "
         f"the table's {len(result['tests'])} comparisons."
     )
+    for name, seconds in result.get("train_seconds", {}).items():
+        known = [s for s in seconds if s]
+        if known:
+            minutes = ", ".join(f"{s / 60:.0f}" for s in known)
+            lines += ["", f"- `{name}` trained in {minutes} min per seed (each model's `{SUMMARY_FILE}`)."]
     screens = [f"`{name}` ({n} seed{'s' if n != 1 else ''})" for name, n in seeds.items() if n < FINDING_SEEDS]
     if screens:
         lines += ["", f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}."]
