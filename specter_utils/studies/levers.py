@@ -514,13 +514,14 @@ def lever_reading(
         listed = ", ".join(f"{READING_TASK[signs[task]]} on {task} ({parts[task]})" for task in tasks)
         return f"against `{other}`: {listed} ({scope})"
 
-    lines, screens = [], []
+    lines: list[str] = []
+    screens: dict[str, int] = {}
     for name, entry in compared["rows"].items():
         group = by_setting[name]
         if group[0].get("kind") != "trained" or name == reference:
             continue
         if entry["seeds"] < FINDING_SEEDS:
-            screens.append(f"`{name}` ({entry['seeds']} seed{'s' * (entry['seeds'] != 1)})")
+            screens[name] = entry["seeds"]
             continue
         sentences = [
             v
@@ -533,12 +534,20 @@ def lever_reading(
             + "; ".join(sentences)
             + f"; slowest seed trained in {slowest:.1f} min."
         )
-    if screens:
-        lines.append(f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}.")
-    power = power_sentence(by_setting, tasks, reference)
-    if power:
-        lines.append(power)
+    lines += [line for line in (screens_line(screens), power_sentence(by_setting, tasks, reference)) if line]
     return ["Reading, computed from the rows above:", "", *lines] if lines else []
+
+
+def screens_line(seeds: Mapping[str, int]) -> str:
+    """The settings (``{name: seeds}``) with fewer than ``FINDING_SEEDS`` seeds, as one line; empty where none."""
+    screens = [f"`{name}` ({n} seed{'s' * (n != 1)})" for name, n in seeds.items() if n < FINDING_SEEDS]
+    return f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}." if screens else ""
+
+
+def detectable_by_task(row: RowScores, base: RowScores, tasks: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per task, what the queries can detect for ``row`` against ``base``, each row's AP averaged over its seeds
+    (:func:`evaluation.paired.detectable_difference`)."""
+    return {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
 
 
 def power_sentence(by_setting: Mapping[str, Sequence[Mapping[str, Any]]], tasks: Sequence[str], reference: str) -> str:
@@ -548,8 +557,7 @@ def power_sentence(by_setting: Mapping[str, Sequence[Mapping[str, Any]]], tasks:
     if BASE not in by_setting or reference not in by_setting:
         return ""
     base, row = (RowScores(name, [], [r["per_query_ap"] for r in by_setting[name]]) for name in (BASE, reference))
-    found = {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
-    return power_line(found, reference)
+    return power_line(detectable_by_task(row, base, tasks), reference)
 
 
 def power_line(found: Mapping[str, Mapping[str, float]], row: str) -> str:

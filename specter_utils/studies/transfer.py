@@ -16,7 +16,7 @@ from typing import Any
 
 from specter_utils.errors import DataError
 from specter_utils.evaluation.hierarchical import adjust_family, ranking_test, reading_sentence
-from specter_utils.evaluation.paired import RowScores, detectable_difference
+from specter_utils.evaluation.paired import RowScores
 from specter_utils.evaluation.suite import RESULT_KEYS
 from specter_utils.executed import machine_info, source_commit
 from specter_utils.io import atomic_write, read_json, write_json
@@ -25,12 +25,13 @@ from specter_utils.runs import RunPaths, corpus_label
 from specter_utils.spec import RunSpec
 from specter_utils.studies.levers import (
     BASE,
-    FINDING_SEEDS,
     TASKS,
+    detectable_by_task,
     difference_cell,
     power_line,
     recorded_spec,
     scores,
+    screens_line,
     study_papers,
 )
 from specter_utils.training.model_card import SUMMARY_FILE
@@ -81,10 +82,7 @@ def transfer_rows(
         "maps": {row.name: {task: row.task_map(task) for task in tasks} for row in (base, *rows.values())},
         "tests": {f"{name}/{task}": test.as_dict() for (name, task), test in tests.items()},
         "train_seconds": {name: [train_seconds(folder) for folder in folders] for name, folders in models.items()},
-        "detectable": {
-            name: {task: detectable_difference(row.query_means(task), base.query_means(task)) for task in tasks}
-            for name, row in rows.items()
-        },
+        "detectable": {name: detectable_by_task(row, base, tasks) for name, row in rows.items()},
         "commit": source_commit(),
         "machine": machine_info(),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -120,9 +118,8 @@ def transfer_table(result: Mapping[str, Any]) -> str:
         if known:
             minutes = ", ".join(f"{s / 60:.0f}" for s in known)
             lines += ["", f"- `{name}` trained in {minutes} min per seed (each model's `{SUMMARY_FILE}`)."]
-    screens = [f"`{name}` ({n} seed{'s' if n != 1 else ''})" for name, n in seeds.items() if n < FINDING_SEEDS]
-    if screens:
-        lines += ["", f"- Screens, not findings (fewer than {FINDING_SEEDS} seeds): {', '.join(screens)}."]
+    if screens_line(seeds):
+        lines += ["", screens_line(seeds)]
     for key, test in result["tests"].items():
         name, task = key.split("/")
         lines += ["", "- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test)]
