@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from specter_utils.data.records import Paper
+from specter_utils.data.records import Paper, is_plain_id
 from specter_utils.data.specter_format import (
     SpecterData,
+    read_graph,
     read_metadata,
     read_specter_dir,
     read_split,
@@ -137,3 +138,15 @@ def test_one_metadata_reader_keeps_untitled_papers_and_only_training_drops_them(
     training = ReadReport()
     assert set(read_metadata(path, training)) == {"a"}  # SPECTER training data drops the untitled paper
     assert training.counts["no_title_dropped"] == 1
+
+
+@pytest.mark.parametrize("bad", ["a b", "\u00a0x", "x\u2003", "x\x1c", ""])
+def test_a_candidate_id_with_whitespace_names_its_query(tmp_path, bad):
+    (tmp_path / "data.json").write_text(json.dumps({"q1": {"ok": {"count": 5}, bad: {"count": 1}}}))
+    with pytest.raises(DataError, match="candidate id of query 'q1' is empty or contains whitespace"):
+        read_graph(tmp_path / "data.json")
+
+
+def test_the_fast_id_check_agrees_with_str_isspace_on_every_character():
+    odd = [chr(c) for c in range(0x3000 + 1) if is_plain_id(f"a{chr(c)}b") != (not chr(c).isspace())]
+    assert odd == [] and is_plain_id("a") and not is_plain_id("") and not is_plain_id(5)

@@ -48,17 +48,23 @@ class MatchedSampler:
         self.pool = pool
         self.widened: Counter[int] = Counter()  # window half-width used -> slots; max_step + 1: unmatched
         self.keys = ("year", "in-degree bucket") if use_years else ("in-degree bucket",)
+        self._windows: dict[tuple[tuple[int | None, int], int], list[list[str]]] = {}
 
     def _key(self, paper: str) -> tuple[int | None, int]:
         return (self.years.get(paper) if self.use_years else None, degree_bucket(self.degree.get(paper, 0)))
 
     def _window(self, key: tuple[int | None, int], step: int) -> list[list[str]]:
-        year, bucket = key
-        return [
-            papers
-            for (y, b), papers in self.cells.items()
-            if abs(b - bucket) <= step and (y == year if y is None or year is None else abs(y - year) <= step)
-        ]
+        """The cells within ``step`` of ``key``, in the cells' order (computed once per key and step: the cells do
+        not change after construction)."""
+        cached = self._windows.get((key, step))
+        if cached is None:
+            year, bucket = key
+            cached = self._windows[(key, step)] = [
+                papers
+                for (y, b), papers in self.cells.items()
+                if abs(b - bucket) <= step and (y == year if y is None or year is None else abs(y - year) <= step)
+            ]
+        return cached
 
     def draw(self, like: str, taken: set[str], rng: random.Random) -> str | None:
         """A paper of the pool outside ``taken`` matched to ``like``; None when the pool has none left."""

@@ -99,8 +99,18 @@ class ReadReport:
         return "\n".join(lines)
 
 
+def is_plain_id(value: Any) -> bool:
+    """Whether ``value`` is a non-empty string without whitespace: the common case, checked at C speed."""
+    if type(value) is not str:
+        return False
+    parts = value.split()  # str.split() splits on exactly the characters str.isspace() names
+    return len(parts) == 1 and len(parts[0]) == len(value)
+
+
 def check_id(value: Any, path: str | Path, line: int | None = None, what: str = "paper id") -> str:
     """A paper id as every format allows it: a non-empty string (or number) without whitespace."""
+    if is_plain_id(value):
+        return value
     if value is None or isinstance(value, (bool, list, dict, float)):
         raise DataError(f"{what} {value!r} is not an id", path, line)
     text = str(value)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.records import Paper, ReadReport, check_id, read_paper_file
+from specter_utils.data.records import Paper, ReadReport, check_id, is_plain_id, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_lines, write_json
 from specter_utils.layout import DATA_FILE, METADATA_FILE
@@ -47,7 +47,8 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
             raise DataError("candidates must be an object {candidate_id: {count: c}}", path, record_id=query)
         row: dict[str, int] = {}
         for cand, info in candidates.items():
-            check_id(cand, path, what=f"candidate id of query {query!r}")
+            if not is_plain_id(cand):  # the message is built only for an id that fails
+                check_id(cand, path, what=f"candidate id of query {query!r}")
             if not isinstance(info, dict) or "count" not in info:
                 raise DataError(f"candidate {cand!r} has no 'count'", path, record_id=query)
             count = info["count"]

@@ -114,7 +114,11 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
             kwargs["logging_level"] = logging.WARNING
         kwargs.update({"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1})
         init_ray(ray, kwargs, attempts=1 if address else 2)
-    ray.data.DataContext.get_current().enable_progress_bars = not quiet
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = not quiet
+    # The input is a few small shards, one per chunk: the V1 parquet reader lists them in a task, where the V2 reader
+    # starts footer-reading actors (a Python process each, seconds of start-up) for every read.
+    context.use_datasource_v2 = False
     try:
         yield ray
     finally:
