@@ -6,6 +6,10 @@ docs/s, each Ray run's ratio to the local run, and the minimum cosine of its vec
 
     python bench/bench_ray.py                          # 2,000 hep-th papers, 256 wordpieces, 1 and 2 actors
     python bench/bench_ray.py --n 200 --workers 1      # a quick look
+    python bench/bench_ray.py --n 48 --max-length 48 --workers 2 --readers v1 v2 --repeat 2   # fixed cost per job
+
+``--readers``: Ray Data's parquet reader for the input shards (v1: the engine's; v2: Ray Data's default), each
+actor count run once per reader and repeat, alternating (A B A B), so both see the same machine.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_embedding import pick_papers  # noqa: E402
 
 from specter_utils.config import EmbedConfig  # noqa: E402
+from specter_utils.embedding import ray_engine  # noqa: E402
 from specter_utils.embedding.embed import EmbedRun, embed_to_file  # noqa: E402
 from specter_utils.embedding.ray_engine import embed_with_ray, init_ray  # noqa: E402
+from specter_utils.executed import machine_info  # noqa: E402
 from specter_utils.models import prepare_offline_env  # noqa: E402
 from specter_utils.paths import hepth_dir  # noqa: E402
 
@@ -43,6 +49,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="CPU actor counts (default 1 2)")
     parser.add_argument("--src", type=Path, default=None, help="hep-th folder (default ../shared/data/hepth)")
+    parser.add_argument(
+        "--readers", nargs="+", choices=["v1", "v2"], default=["v1"], help="parquet readers (default v1)"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each actor count and reader (default 1)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -63,14 +73,16 @@ def main() -> None:
         init_ray(ray, {"num_cpus": os.cpu_count(), "include_dashboard": False, "log_to_driver": False})
         ray.data.DataContext.get_current().enable_progress_bars = False
         startup_s = time.perf_counter() - start
-        for workers in args.workers:
-            out = Path(tmp) / f"ray-{workers}.jsonl"
+        runs = [(w, reader) for _ in range(args.repeat) for w in args.workers for reader in args.readers]
+        for index, (workers, reader) in enumerate(runs):
+            out = Path(tmp) / f"ray-{index}.jsonl"
+            ray_engine.USE_DATASOURCE_V2 = reader == "v2"
             start = time.perf_counter()
             result = embed_with_ray(spec, papers, out, run, workers=workers)
             seconds = time.perf_counter() - start
             rows.append(
                 {
-                    "engine": "ray",
+                    "engine": f"ray ({reader})",
                     "actors": workers,
                     "seconds": seconds,
                     "docs_per_s": len(papers) / seconds,
@@ -97,8 +109,17 @@ def main() -> None:
     for row in rows[1:]:
         overhead = row["seconds"] - rows[0]["seconds"]
         print(f"ray, {row['actors']} actor(s): {overhead:+.1f} s against local ({overhead / rows[0]['seconds']:+.0%})")
+    for reader in args.readers if len(args.readers) > 1 else []:
+        for workers in args.workers:
+            times = [r["seconds"] for r in rows[1:] if r["engine"] == f"ray ({reader})" and r["actors"] == workers]
+            print(f"{reader}, {workers} actor(s): mean {np.mean(times):.1f} s over {len(times)} run(s)")
+    if len(args.readers) > 1:
+        mean = {r: np.mean([x["seconds"] for x in rows[1:] if x["engine"] == f"ray ({r})"]) for r in args.readers}
+        print(f"v2 / v1 time per job: {mean['v2'] / mean['v1']:.2f}x")
     if args.json:
-        args.json.write_text(json.dumps({"startup_s": startup_s, "rows": rows}, indent=2))
+        settings = {**vars(args), "src": str(args.src), "json": str(args.json)}
+        record = {"startup_s": startup_s, "machine": machine_info(), "settings": settings, "rows": rows}
+        args.json.write_text(json.dumps(record, indent=2))
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ from specter_utils.models import prepare_offline_env
 ACTORS = "actors.json"  # the actor plan of the run, so a resumed run states the same device
 # kept free of CPU actors: Ray Data's file listing asks a whole CPU, and the job waits for ever without it
 READ_CPUS = 1.0
+# Ray Data's parquet reader for the input shards (a few small files, one per chunk): V1 lists them in one task; V2
+# starts footer-reading actors, a Python process each, for every read (bench/bench_ray.py --readers v1 v2)
+USE_DATASOURCE_V2 = False
 
 
 class RayUnavailable(DataError):
@@ -116,9 +119,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
         init_ray(ray, kwargs, attempts=1 if address else 2)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = not quiet
-    # The input is a few small shards, one per chunk: the V1 parquet reader lists them in a task, where the V2 reader
-    # starts footer-reading actors (a Python process each, seconds of start-up) for every read.
-    context.use_datasource_v2 = False
+    context.use_datasource_v2 = USE_DATASOURCE_V2
     try:
         yield ray
     finally:
