@@ -123,15 +123,20 @@ def test_ray_matches_the_local_embedder_and_a_rerun_embeds_only_unfinished_chunk
     kept = len(ray_engine.finished_rows(vectors_dir, 384))
     assert 0 < len(papers) - kept and not (vectors_dir / "chunk=1" / "rows-000000099-4.parquet").exists()
 
-    read = []
+    read, readers = [], []
     original = local_ray.data.read_parquet
+    context = local_ray.data.DataContext.get_current()
+    before = context.use_datasource_v2
 
     def spy(paths, **kwargs):
         read.extend(paths)
+        readers.append(context.use_datasource_v2)
         return original(paths, **kwargs)
 
     monkeypatch.setattr(local_ray.data, "read_parquet", spy)
     result = embed_with_ray(spec, papers, out, run, workers=1)  # one chunk left: one actor (one model load)
+    # the V1 reader during the job (no footer-reading actors), the driver's own setting after it
+    assert readers == [ray_engine.USE_DATASOURCE_V2] == [False] and context.use_datasource_v2 == before
     # only the chunk that lost rows went back through Ray
     assert sorted(Path(p).name for p in read) == [f"chunk-{c:06d}.parquet" for c in sorted(lost_chunks)]
     assert result.info["resumed_papers"] == len(papers) - 8 * len(lost_chunks)

@@ -106,7 +106,8 @@ def init_ray(ray: Any, kwargs: dict[str, Any], attempts: int = 2) -> None:
 
 @contextlib.contextmanager
 def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = True) -> Iterator[Any]:
-    """Connect to the cluster at ``address``, or start a local Ray (``ray.init()``) and stop it afterwards."""
+    """Connect to the cluster at ``address``, or start a local Ray (``ray.init()``) and stop it afterwards. The
+    driver's Ray Data settings this job changes (progress bars, parquet reader) are put back afterwards."""
     ray = _ray()
     if address:
         check_address(address)
@@ -118,11 +119,14 @@ def ray_session(address: str | None, num_cpus: int | None = None, quiet: bool = 
         kwargs.update({"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1})
         init_ray(ray, kwargs, attempts=1 if address else 2)
     context = ray.data.DataContext.get_current()
+    kept = {"enable_progress_bars": context.enable_progress_bars, "use_datasource_v2": context.use_datasource_v2}
     context.enable_progress_bars = not quiet
     context.use_datasource_v2 = USE_DATASOURCE_V2
     try:
         yield ray
     finally:
+        for name, value in kept.items():
+            setattr(context, name, value)
         if started:
             ray.shutdown()
 
