@@ -109,12 +109,14 @@ def main() -> None:
     for row in rows[1:]:
         overhead = row["seconds"] - rows[0]["seconds"]
         print(f"ray, {row['actors']} actor(s): {overhead:+.1f} s against local ({overhead / rows[0]['seconds']:+.0%})")
-    for reader in args.readers if len(args.readers) > 1 else []:
-        for workers in args.workers:
-            times = [r["seconds"] for r in rows[1:] if r["engine"] == f"ray ({reader})" and r["actors"] == workers]
-            print(f"{reader}, {workers} actor(s): mean {np.mean(times):.1f} s over {len(times)} run(s)")
-    if len(args.readers) > 1:
-        mean = {r: np.mean([x["seconds"] for x in rows[1:] if x["engine"] == f"ray ({r})"]) for r in args.readers}
+    readers = sorted(set(args.readers))
+    if len(readers) > 1:  # both readers: each one's mean time per job, and their ratio
+        by_reader = {r: [x for x in rows[1:] if x["engine"] == f"ray ({r})"] for r in readers}
+        for reader, runs_of in by_reader.items():
+            for workers in args.workers:
+                times = [x["seconds"] for x in runs_of if x["actors"] == workers]
+                print(f"{reader}, {workers} actor(s): mean {np.mean(times):.1f} s over {len(times)} run(s)")
+        mean = {r: np.mean([x["seconds"] for x in runs_of]) for r, runs_of in by_reader.items()}
         print(f"v2 / v1 time per job: {mean['v2'] / mean['v1']:.2f}x")
     if args.json:
         settings = {**vars(args), "src": str(args.src), "json": str(args.json)}

@@ -118,8 +118,8 @@ def transfer_table(result: Mapping[str, Any]) -> str:
         if known:
             minutes = ", ".join(f"{s / 60:.0f}" for s in known)
             lines += ["", f"- `{name}` trained in {minutes} min per seed (each model's `{SUMMARY_FILE}`)."]
-    if screens_line(seeds):
-        lines += ["", screens_line(seeds)]
+    if screens := screens_line(seeds):
+        lines += ["", screens]
     for key, test in result["tests"].items():
         name, task = key.split("/")
         lines += ["", "- " + reading_sentence(name, BASE, f"{RESULT_KEYS[task]} MAP", test)]
