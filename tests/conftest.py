@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -89,6 +90,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
                 f"{w} {busy:.0f} s of tests, done at {end:.0f} s" for w, (busy, end) in sorted(WORKER_TIMES.items())
             )
         )
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (for a skip decided at collection)."""
+    return importlib.util.find_spec(module) is not None
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,11 @@
 """Data-parallel training on torch.distributed, proven on CPU with gloo: 2 processes against 1.
 
-The equivalence checks run in one 2-process ``torchrun`` job whose worker is this file
-(``python -m torch.distributed.run --standalone --nproc_per_node 2 tests/test_distributed.py OUT MODEL``):
-each rank computes its half and rank 0 writes, next to it, what one process computes on the whole
-batch. The tests then compare the two. The end-to-end test runs ``specter-utils train`` under
-torchrun with the recommended recipe and compares the model with a one-process run on the same
-global batch.
+Everything that needs two processes runs in one 2-process ``torchrun`` job whose worker is this file
+(``python -m torch.distributed.run --standalone --nproc_per_node 2 tests/test_distributed.py OUT MODEL
+TRAIN_FLAGS...``): each rank computes its half and rank 0 writes, next to it, what one process computes on
+the whole batch; the tests then compare the two. Then the same processes, on the same process group, run
+``specter-utils train`` (the command line's ``main``) with the recommended recipe, and the end-to-end tests
+compare its model with a one-process run on the same global batch.
 
 Tolerance: 2 processes and 1 process add the same numbers in another order (DDP averages the
 per-process gradients, the loss is a mean of means, padding differs), so they agree to rounding.
@@ -175,8 +175,12 @@ def _sampler_batches(model_path: str, rank: int, in_batch: bool) -> dict:
     return {"rank_batches": every, "positives": positives, "rows": n}
 
 
-def worker(out: Path, model_path: str) -> None:
+def worker(out: Path, model_path: str, train_flags: list[str]) -> int:
+    """The equivalence checks, then ``specter-utils train`` with ``train_flags`` in the same processes (one torchrun
+    start, and one import of torch and sentence-transformers per process, for both); the train command's exit code."""
     import torch.distributed as dist
+
+    from specter_utils.cli import main
 
     os.environ["SAMPLER_OUT"] = str(out / "sampler_run")
     dist.init_process_group("gloo")
@@ -191,7 +195,9 @@ def worker(out: Path, model_path: str) -> None:
     if rank == 0:
         write_json(out / "results.json", results)
     dist.barrier()
-    dist.destroy_process_group()
+    # the trainer finds the process group set up and uses it (taken down and set up again in the same torchrun
+    # job, the second set-up waited past the timeout); setting it up is transformers' part, not the project's
+    return main(["train", *train_flags])
 
 
 # --- the tests (one process, which launches torchrun) ---
@@ -224,11 +230,22 @@ def no_dropout_model(random_tiny_model, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def results(no_dropout_model, tmp_path_factory) -> dict:
+def torchrun_job(no_dropout_model, citation_data, tmp_path_factory) -> dict:
+    """The one 2-process torchrun job of this file: its worker's equivalence checks, then ``specter-utils train``
+    with :func:`_train_flags` in the same processes (the end-to-end run below)."""
     out = tmp_path_factory.mktemp("distributed")
-    done = _torchrun(__file__, str(out), str(no_dropout_model))
+    run = out / "run"
+    done = _torchrun(
+        __file__, str(out), str(no_dropout_model), *_train_flags(citation_data, no_dropout_model, run, BATCH)
+    )
     assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads((out / "results.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    return {"results": results, "out": run, "stdout": done.stdout, "stderr": done.stderr}
+
+
+@pytest.fixture(scope="module")
+def results(torchrun_job) -> dict:
+    return torchrun_job["results"]
 
 
 def test_triplet_loss_two_processes_equal_one_with_the_double_batch(results):
@@ -320,11 +337,9 @@ def _train_flags(data: Path, model: Path, out: Path, batch: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def two_process_run(citation_data, no_dropout_model, tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("e2e") / "run"
-    done = _torchrun("-m", "specter_utils", "train", *_train_flags(citation_data, no_dropout_model, out, BATCH))
-    assert done.returncode == 0, done.stderr[-4000:]
-    return {"out": out, "stdout": done.stdout, "stderr": done.stderr}
+def two_process_run(torchrun_job) -> dict:
+    """``specter-utils train`` under torchrun with 2 processes (run by :func:`torchrun_job`'s worker)."""
+    return torchrun_job
 
 
 def test_two_process_train_writes_a_loadable_model_with_its_world_size(two_process_run):
@@ -469,4 +484,4 @@ def test_resume_keeps_the_global_batch_and_needs_every_process_part(tmp_path):
 
 
 if __name__ == "__main__":
-    worker(Path(sys.argv[1]), sys.argv[2])
+    sys.exit(worker(Path(sys.argv[1]), sys.argv[2], sys.argv[3:]))

@@ -102,6 +102,42 @@ def test_bm25_ranks_the_lexical_match_first(bench: Path) -> None:
     assert "bm25s" in result["config"]["description"] and result["config"]["text_free"] is False
 
 
+def test_bm25_gives_bm25s_own_scores_to_the_last_bit(tmp_path: Path) -> None:
+    """The candidates-only scorer against ``bm25s.BM25.get_scores`` over the whole index, on a synthetic benchmark:
+    every held-out query's candidates (tokenized in one call), a paper that is no query (tokenized alone), a query
+    whose words repeat (each occurrence adds its score) and one whose words no other paper has (0 for the others)."""
+    import bm25s
+    import numpy as np
+
+    from specter_utils.benchmark.build import build_benchmark
+    from specter_utils.data.synthetic import generate_synthetic_corpus
+    from specter_utils.evaluation.rankers import _text, bm25_scorer
+
+    build_benchmark(generate_synthetic_corpus(n_papers=200, seed=3), tmp_path / "bench", seed=0, n_queries=15)
+    data = ranker_data(tmp_path / "bench" / "scidocs")
+    ids = [pid for pid, paper in data.papers.items() if _text(paper)]
+    other = next(pid for pid in ids if pid not in data.held_out)
+    repeated, unknown = sorted(data.held_out)[0], sorted(data.held_out)[1]
+    title = data.papers[repeated].title
+    data.papers[repeated].abstract = f"{title} {title} {data.papers[repeated].abstract}"
+    data.papers[unknown].title, data.papers[unknown].abstract = "zzzyx", "qqqwv"
+    reference = bm25s.BM25()
+    reference.index(bm25s.tokenize([_text(data.papers[pid]) for pid in ids], show_progress=False), show_progress=False)
+    score = bm25_scorer(data)
+    checked = 0
+    for query in [*sorted(data.held_out), other]:
+        if query not in data.papers:
+            continue
+        words = [w for w in bm25s.tokenize(_text(data.papers[query]), return_ids=False)[0] if w in reference.vocab_dict]
+        expected = reference.get_scores(words) if words else np.zeros(len(ids), dtype=np.float32)
+        candidates = sorted({*ids[::7], query})  # the query itself: every one of its words adds a score
+        got = score(query, candidates)
+        assert got == {pid: float(expected[ids.index(pid)]) for pid in candidates}, query  # exact equality
+        checked += 1
+    assert checked >= 10 and set(score(unknown, [p for p in ids if p != unknown]).values()) == {0.0}
+    assert max(score(repeated, ids).values()) > 0
+
+
 def test_year_ranks_the_most_recent_earlier_paper_first(bench: Path) -> None:
     # q1 (2000): cited_by_query 1999, popular 1995, lonely 1990, then recent 2001 (newer than the query)
     assert ranking(bench, "year", "cite") == ["cited_by_query", "popular", "lonely", "recent"]

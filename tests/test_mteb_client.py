@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import installed
 from sklearn.linear_model import LogisticRegression
 
 from specter_utils.cli import main
@@ -27,10 +28,7 @@ from specter_utils.embedding.io import EmbeddingSet
 from specter_utils.evaluation.beir import read_beir_dir, retrieval_metrics, retrieve
 from specter_utils.evaluation.formats import classification
 from specter_utils.evaluation.formats.tasks import load_task_data, read_tasks
-
-pytest.importorskip("mteb", reason="mteb is not installed (pip install -e .[mteb]; the dev extra has it)")
-
-from specter_utils.evaluation.mteb_client import (  # noqa: E402
+from specter_utils.evaluation.mteb_client import (
     MTEB_SEED,
     load_model,
     local_classification_task,
@@ -38,7 +36,14 @@ from specter_utils.evaluation.mteb_client import (  # noqa: E402
     run_mteb,
 )
 
-pytestmark = pytest.mark.slow
+# mteb is imported by the tests that run it, not at collection (its import takes seconds on every worker)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not installed("mteb"),
+        reason="mteb is not installed (pip install -e .[mteb]; the dev extra has it)",
+    ),
+]
 
 TOPICS = {
     "physics": "quantum particle boson gauge field lattice neutrino collider string symmetry".split(),

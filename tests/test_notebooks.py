@@ -313,7 +313,10 @@ def test_smoke_heads_beat_chance(smoke_run) -> None:
     run_dir, figures = smoke_run
     heads = metrics(run_dir, "08_classification_heads")
     n_classes = heads["frozen"]["trained"]["n_classes"]
-    frozen = [r for r in heads["rows"] if r["training"] == "frozen" and r["max_length"] != 32]
+    spec = load_spec("smoke")
+    length, end_to_end_length = spec["embedding.max_length"], spec["heads.end_to_end.max_length"]
+    assert length != end_to_end_length  # the preset keeps the frozen rows and the end-to-end ones apart
+    frozen = [r for r in heads["rows"] if r["training"] == "frozen" and r["max_length"] == length]
     assert {r["head"] for r in frozen} == {"linear SVM (SCIDOCS)", "linear", "1x64"}
     assert {r["seed"] for r in frozen} == {None, 0, 1}
     for row in frozen:
@@ -326,7 +329,7 @@ def test_smoke_heads_beat_chance(smoke_run) -> None:
     assert {"before", "1x64 seed 0", "1x64 seed 1"} == set(heads["end_to_end"]["geometry"]["scores"]["tsne"])
     assert (figures / f"heads_geometry_{run_dir.name}.png").stat().st_size > 0
     table = {(r["head"], r["training"], r["max_length"]) for r in heads["table"]}
-    assert ("1x64", "end to end", 32) in table and ("1x64", "frozen", 32) in table
+    assert ("1x64", "end to end", end_to_end_length) in table and ("1x64", "frozen", end_to_end_length) in table
     # each classifier against its frozen reference, with an interval; no per-paper labels in the metrics file
     compared = {d["row"].split(": ", 1)[1] for d in heads["deltas"]}
     assert {"linear SVM (SCIDOCS), frozen vs linear, frozen", "1x64, end to end vs 1x64, frozen"} <= compared

@@ -32,6 +32,7 @@ from typing import Any
 
 import bm25s
 import numpy as np
+import scipy.sparse
 
 from specter_utils.data.graph import CitationGraph, edges_from_paper_lists
 from specter_utils.data.records import Paper
@@ -126,21 +127,46 @@ def _ranking_data(root: Path, tasks: Iterable[str] | None = None) -> dict[str, d
 
 # ---------------------------------------------------------------- the three rankers
 def bm25_scorer(data: RankerData) -> QueryScorer:
-    """Scores of BM25 over every paper with text (module docstring); None for a query without text."""
+    """Scores of BM25 over every paper with text (module docstring); None for a query without text.
+
+    The numbers of ``bm25s.BM25.get_scores``, to the last bit (float32, each query token's precomputed score added in
+    the query's token order), computed for the query's candidates only, from each candidate's own tokens; the
+    held-out queries are tokenized in one call (bm25s tokenizes each text on its own)."""
     ids = [pid for pid, paper in data.papers.items() if _text(paper)]
     row = {pid: i for i, pid in enumerate(ids)}
     tokens = bm25s.tokenize([_text(data.papers[pid]) for pid in ids], show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(tokens, show_progress=False)
+    index = retriever.scores  # per vocabulary token: its documents and their scores (rows of a CSR matrix)
+    shape = (len(index["indptr"]) - 1, index["num_docs"])
+    # per document: its tokens (sorted) and their scores
+    by_paper = scipy.sparse.csr_matrix((index["data"], index["indices"], index["indptr"]), shape=shape).tocsc()
+    held = [q for q in sorted(data.held_out) if q in data.papers and _text(data.papers[q])]
+    held_words = bm25s.tokenize([_text(data.papers[q]) for q in held], return_ids=False, show_progress=False)
+    words = dict(zip(held, held_words, strict=True))
 
     def score(query: str, candidates: Sequence[str]) -> dict[str, float] | None:
         paper = data.papers.get(query)
         if paper is None or not _text(paper):
             return None
-        words = bm25s.tokenize(_text(paper), return_ids=False, show_progress=False)[0]
-        words = [w for w in words if w in retriever.vocab_dict]
-        scores = retriever.get_scores(words) if words else np.zeros(len(ids))
-        return {c: float(scores[row[c]]) for c in candidates if c in row}
+        query_words = words.get(query)
+        if query_words is None:
+            query_words = bm25s.tokenize(_text(paper), return_ids=False, show_progress=False)[0]
+        token_ids = [retriever.vocab_dict[w] for w in query_words if w in retriever.vocab_dict]
+        scored = [c for c in candidates if c in row]
+        if not token_ids:
+            return dict.fromkeys(scored, 0.0)
+        columns = np.fromiter((row[c] for c in scored), dtype=np.int64, count=len(scored))
+        first, lengths = by_paper.indptr[columns], np.diff(by_paper.indptr)[columns]
+        entries = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        owner = np.repeat(np.arange(len(scored)), lengths)  # each entry's candidate
+        unique, order = np.unique(token_ids, return_inverse=True)
+        place = np.minimum(np.searchsorted(unique, by_paper.indices[entries]), len(unique) - 1)
+        kept = unique[place] == by_paper.indices[entries]
+        table = np.zeros((len(scored), len(unique)), dtype=by_paper.dtype)  # candidate x the query's tokens
+        table[owner[kept], place[kept]] = by_paper.data[entries[kept]]
+        total = np.cumsum(table[:, order], axis=1)[:, -1]  # added one by one in the query's token order, as bm25s
+        return {c: float(v) for c, v in zip(scored, total, strict=True)}
 
     return score
 
