@@ -9,10 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from specter_utils.paths import REPO_ROOT, shared_data_dir
+
+T = TypeVar("T")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -98,6 +101,15 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def kept_for_the_session(value: T) -> T:
+    """``value`` (a session fixture's, alive until the end) and everything else alive now, frozen after a collection
+    (``gc.freeze``): the cyclic collector stops walking its objects (hep-th's papers: hundreds of thousands) at every
+    later full collection."""
+    gc.collect()
+    gc.freeze()
+    return value
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` (or ``$SPECTER_SHARED_DATA``); skips where it is absent."""
@@ -120,7 +132,7 @@ def hepth_corpus(hepth_src: Path):
     """The whole hep-th corpus, read once per test session (about 5 s)."""
     from specter_utils.data.hepth import read_hepth
 
-    return read_hepth(hepth_src)
+    return kept_for_the_session(read_hepth(hepth_src))
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +142,7 @@ def hepth_benchmark(hepth_corpus, tmp_path_factory) -> tuple[dict, Path]:
     from specter_utils.benchmark.build import build_benchmark
 
     out = tmp_path_factory.mktemp("hepth_benchmark")
-    return build_benchmark(hepth_corpus, out, seed=0), out
+    return kept_for_the_session((build_benchmark(hepth_corpus, out, seed=0), out))
 
 
 @pytest.fixture(scope="session")

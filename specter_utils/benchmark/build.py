@@ -47,6 +47,7 @@ from specter_utils.data.specter_format import write_specter_dir
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, write_json
 from specter_utils.layout import BENCHMARK_FILE, LATER_PAPERS_FILE, SCIREPEVAL_DIR
+from specter_utils.memory import collector_paused
 from specter_utils.vocabularies import MULTI_LABEL_RULES, SPLIT_RULES
 
 SCIDOCS_DIR, TRAIN_DIR = "scidocs", "train"
@@ -251,6 +252,7 @@ def _label_slot(corpus: Corpus, config: BenchmarkConfig) -> str:
     return f"classification of the corpus labels from {what}; a paper with several labels: {rule}"
 
 
+@collector_paused()
 def build_benchmark(
     corpus: Corpus,
     out_dir: str | Path,
