@@ -68,6 +68,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: each file's tests keep their order
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported and built by collection lives until the session ends: ``gc.freeze()`` keeps the cyclic
+    collector from walking it again at every full collection (Python's own, and ``memory.release_memory`` after each
+    sweep row), which on a heap holding torch, transformers and every test module costs a third of a second each."""
+    gc.freeze()
+
+
 # per xdist worker, on the controller: [seconds its tests took (setup, call, teardown), seconds from the session's
 # start to its last report], printed at the end so that the balance of LONGEST_FIRST can be read off any run
 WORKER_TIMES: dict[str, list[float]] = {}
@@ -236,10 +243,3 @@ def installed_wheel(tmp_path_factory) -> tuple[str, Path]:
                 env=env,
             )
     return str(python), wheels[-1]
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Everything imported and built by collection lives until the session ends: ``gc.freeze()`` keeps the cyclic
-    collector from walking it again at every full collection (Python's own, and ``memory.release_memory`` after each
-    sweep row), which on a heap holding torch, transformers and every test module costs a third of a second each."""
-    gc.freeze()

@@ -16,6 +16,7 @@ Paper metadata files, SPECTER's ``metadata.json`` and SCIDOCS's ``paper_metadata
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,10 +108,14 @@ def is_plain_id(value: Any) -> bool:
     return len(parts) == 1 and len(parts[0]) == len(value)
 
 
-def check_id(value: Any, path: str | Path, line: int | None = None, what: str = "paper id") -> str:
-    """A paper id as every format allows it: a non-empty string (or number) without whitespace."""
+def check_id(value: Any, path: str | Path, line: int | None = None, what: str | Callable[[], str] = "paper id") -> str:
+    """A paper id as every format allows it: a non-empty string (or number) without whitespace. ``what`` names the
+    id in the error; a function giving that name is called only for an id that fails (a reader checking millions of
+    ids builds no message for the ones that pass)."""
     if is_plain_id(value):
         return value
+    if callable(what):
+        what = what()
     if value is None or isinstance(value, (bool, list, dict, float)):
         raise DataError(f"{what} {value!r} is not an id", path, line)
     text = str(value)

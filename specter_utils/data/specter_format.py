@@ -6,11 +6,12 @@ citation and ``count == 1`` a citation of a citation (see docs/protocol.md secti
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specter_utils.data.records import Paper, ReadReport, check_id, is_plain_id, read_paper_file
+from specter_utils.data.records import Paper, ReadReport, check_id, read_paper_file
 from specter_utils.errors import DataError
 from specter_utils.io import atomic_write, read_json, read_lines, write_json
 from specter_utils.layout import DATA_FILE, METADATA_FILE
@@ -46,9 +47,9 @@ def read_graph(path: str | Path, report: ReadReport | None = None) -> dict[str, 
         if not isinstance(candidates, dict):
             raise DataError("candidates must be an object {candidate_id: {count: c}}", path, record_id=query)
         row: dict[str, int] = {}
+        candidate_id = functools.partial("candidate id of query {!r}".format, query)  # called only for a bad id
         for cand, info in candidates.items():
-            if not is_plain_id(cand):  # the message is built only for an id that fails
-                check_id(cand, path, what=f"candidate id of query {query!r}")
+            check_id(cand, path, what=candidate_id)
             if not isinstance(info, dict) or "count" not in info:
                 raise DataError(f"candidate {cand!r} has no 'count'", path, record_id=query)
             count = info["count"]

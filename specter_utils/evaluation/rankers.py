@@ -157,18 +157,25 @@ def bm25_scorer(data: RankerData) -> QueryScorer:
         if not token_ids:
             return dict.fromkeys(scored, 0.0)
         columns = np.fromiter((row[c] for c in scored), dtype=np.int64, count=len(scored))
-        first, lengths = by_paper.indptr[columns], np.diff(by_paper.indptr)[columns]
-        entries = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-        owner = np.repeat(np.arange(len(scored)), lengths)  # each entry's candidate
-        unique, order = np.unique(token_ids, return_inverse=True)
-        place = np.minimum(np.searchsorted(unique, by_paper.indices[entries]), len(unique) - 1)
-        kept = unique[place] == by_paper.indices[entries]
-        table = np.zeros((len(scored), len(unique)), dtype=by_paper.dtype)  # candidate x the query's tokens
-        table[owner[kept], place[kept]] = by_paper.data[entries[kept]]
-        total = np.cumsum(table[:, order], axis=1)[:, -1]  # added one by one in the query's token order, as bm25s
+        total = _query_scores(by_paper, columns, token_ids)
         return {c: float(v) for c, v in zip(scored, total, strict=True)}
 
     return score
+
+
+def _query_scores(by_paper: scipy.sparse.csc_matrix, columns: np.ndarray, token_ids: list[int]) -> np.ndarray:
+    """Each document of ``columns``' BM25 score for the query tokens ``token_ids`` (in the query's order, repeats
+    kept): its precomputed score of each token (``by_paper``: documents as columns, tokens as rows), added one by one
+    in that order in float32, as ``bm25s`` adds them."""
+    first, lengths = by_paper.indptr[columns], np.diff(by_paper.indptr)[columns]
+    entries = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+    owner = np.repeat(np.arange(len(columns)), lengths)  # each entry's document
+    unique, order = np.unique(token_ids, return_inverse=True)
+    place = np.minimum(np.searchsorted(unique, by_paper.indices[entries]), len(unique) - 1)
+    kept = unique[place] == by_paper.indices[entries]
+    table = np.zeros((len(columns), len(unique)), dtype=by_paper.dtype)  # document x the query's distinct tokens
+    table[owner[kept], place[kept]] = by_paper.data[entries[kept]]
+    return np.cumsum(table[:, order], axis=1)[:, -1]  # a running sum along the query's tokens: bm25s's order
 
 
 def in_degree_scorer(data: RankerData) -> QueryScorer:
